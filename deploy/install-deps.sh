@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, whatever faultline needs to build and test that this
+# Debian 12 machine does not have yet. Safe to run again: it installs only
+# what is missing, and skips apt-get entirely when nothing is.
+#   deploy/install-deps.sh          build + run dependencies
+#   deploy/install-deps.sh --test   also what the test suite uses (kcat, journald tools, ...)
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libre2-dev libyaml-cpp-dev nlohmann-json3-dev libvectorscan-dev
+  librdkafka-dev libsystemd-dev libcurl4-openssl-dev libssl-dev zlib1g-dev
+  libcpp-httplib-dev
+)
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(
+    doctest-dev kcat systemd-journal-remote systemd ripgrep grep python3 openssl curl
+    libbenchmark-dev clang libclang-rt-14-dev procps
+  )
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: everything is installed"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

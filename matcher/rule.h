@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "matcher/diagnostics.h"
+#include "matcher/fault_event.h"
+#include "matcher/vocabulary.h"
+
+namespace faultline {
+
+// What a match means. A rule has one; a `classify:` table entry overrides
+// any part of it for one value of a capture (the Xid code).
+struct Outcome {
+  std::optional<std::string> category;
+  std::optional<Severity> severity;
+  std::optional<Action> action;
+  std::optional<std::string> summary;  // may interpolate captures: "Xid {xid} on {pci}"
+  std::optional<EventThreshold> threshold;
+  std::optional<std::chrono::seconds> expire;
+};
+
+// Classification by a capture's value: `table` maps a value to its outcome,
+// `fallback` applies to values not in the table (unknown future Xid codes).
+struct Classification {
+  std::string capture;
+  std::map<std::string, Outcome> table;
+  Outcome fallback;
+  SourceLocation at;
+};
+
+// One embedded rule test: a line that must (or must not) match, and for
+// `match:` tests the captures expected.
+struct RuleTest {
+  std::string line;
+  std::map<std::string, std::string> fields;  // expected captures (match tests only)
+  std::optional<Origin> origin;               // default: the rule's first source
+  // Expected resolved outcome, optional: `action: taint` in a test checks
+  // the classification too.
+  std::optional<Action> action;
+  std::optional<Severity> severity;
+  SourceLocation at;
+};
+
+// One rule as written in a rule pack, with the pack defaults applied.
+struct Rule {
+  std::string id;  // unique across all loaded packs; the reason shown on the node
+  std::string pack;
+  std::string description;
+  std::vector<Origin> sources;  // the origins it trusts; never empty after loading
+  std::string pattern;          // RE2 syntax, unanchored, named captures (?P<name>...)
+  std::string category;
+  Severity severity = Severity::kWarning;
+  Action action = Action::kEvent;
+  std::string summary;  // may interpolate captures
+  std::optional<EventThreshold> threshold;
+  std::optional<std::chrono::seconds> expire;
+  std::optional<Classification> classify;
+  std::vector<RuleTest> match_tests;
+  std::vector<RuleTest> no_match_tests;
+  bool disabled = false;  // `disabled: true` in an override: loaded, never matched
+  bool is_override = false;  // `override: true`: replaces the earlier rule with this id
+  SourceLocation defined_at;  // the `- id:` line
+  SourceLocation pattern_at;  // the pattern scalar, for regex errors
+};
+
+// One match of one rule on one line, with the outcome resolved (the
+// classification applied, the summary interpolated).
+struct RuleMatch {
+  const Rule* rule = nullptr;                 // owned by the RuleSet; valid while it lives
+  std::map<std::string, std::string> fields;  // named captures that took part in the match
+  std::string category;
+  Severity severity = Severity::kWarning;
+  Action action = Action::kEvent;
+  std::string summary;
+  std::optional<EventThreshold> threshold;
+  std::optional<std::chrono::seconds> expire;
+};
+
+}  // namespace faultline

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "matcher/diagnostics.h"
+#include "matcher/log_record.h"
+#include "matcher/rule.h"
+
+namespace faultline {
+
+// Parses one YAML rule pack. Never throws: yaml-cpp's exceptions are caught
+// and become diagnostics at the line and column yaml-cpp reports (1-based).
+std::vector<Rule> LoadRulePack(std::string_view yaml_text, std::string_view file_name,
+                               Diagnostics& diags);
+
+// The packs compiled into the binary from rules/*.yaml: (file name, text).
+struct RulePackText {
+  std::string file;  // "rules/nvidia-xid.yaml"
+  std::string text;
+};
+const std::vector<RulePackText>& BuiltinRulePacks();
+
+// Where rules come from: the built-in packs (unless off), then each path in
+// order (a file, or a directory whose *.yaml / *.yml files are read in name
+// order). A later pack may replace or disable an earlier rule by id only with
+// `override: true`; any other repeated id is an error at both places.
+struct RuleSources {
+  bool builtin = true;
+  std::vector<std::string> paths;
+};
+
+struct CompileOptions {
+  // Rejects regexes whose RE2 program is larger than this, so that one rule
+  // cannot make matching slow for all.
+  int max_program_size = 5000;
+  // RE2::Options::max_mem for each combined RE2::Set.
+  std::int64_t max_memory_bytes = std::int64_t{64} << 20;
+  // Off only for tests proving that results are identical without it.
+  bool use_prefilter = true;
+};
+
+class RuleSet;
+
+// Loads, merges and compiles. Returns nullptr if any error was reported
+// (every problem is in `diags`); `texts` receives each file's content for
+// Diagnostics::Print. Never throws.
+std::shared_ptr<const RuleSet> LoadRules(const RuleSources& sources, const CompileOptions& options,
+                                         Diagnostics& diags, SourceTexts& texts);
+
+// An immutable, compiled set of rules.
+//
+// Thread-safety: Match() is const and may run on many threads at once. To
+// change rules, compile a new RuleSet and swap the shared_ptr (see
+// RuleSetHolder); readers keep the old one until they finish.
+class RuleSet {
+ public:
+  // Reports every rule that does not compile to `diags`, at its location.
+  // Returns nullptr if any rule failed. Never throws.
+  static std::shared_ptr<const RuleSet> Compile(std::vector<Rule> rules,
+                                                const CompileOptions& options, Diagnostics& diags);
+
+  ~RuleSet();
+  RuleSet(const RuleSet&) = delete;
+  RuleSet& operator=(const RuleSet&) = delete;
+
+  // Appends to `out` each enabled rule that trusts `origin` (every rule when
+  // origin is kAny) and matches `text`, with its outcome resolved. Rules with
+  // action `ignore` are returned too; callers drop them. If an RE2::Set runs
+  // out of memory, falls back to trying the rules one by one and counts it
+  // in dfa_fallbacks(): never silently "no match".
+  void Match(std::string_view text, Origin origin, std::vector<RuleMatch>& out) const;
+  void Match(const LogRecord& record, std::vector<RuleMatch>& out) const {
+    Match(record.text, record.origin, out);
+  }
+
+  // All rules, including disabled ones, in load order.
+  const std::vector<Rule>& rules() const;
+  std::size_t size() const;  // enabled rules
+  std::uint64_t dfa_fallbacks() const;
+
+  struct Impl;  // the RE2 and Vectorscan objects; keeps their headers out of this one
+
+ private:
+  explicit RuleSet(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The RuleSet in force. A matcher takes a snapshot per batch; a reload swaps
+// in a RuleSet that compiled without errors, so a broken rule pack never
+// replaces a working one and a batch never sees two rule sets. Thread-safe.
+class RuleSetHolder {
+ public:
+  explicit RuleSetHolder(std::shared_ptr<const RuleSet> initial) : current_(std::move(initial)) {}
+
+  std::shared_ptr<const RuleSet> Get() const { return current_.load(); }
+  void Replace(std::shared_ptr<const RuleSet> next) { current_.store(std::move(next)); }
+
+ private:
+  std::atomic<std::shared_ptr<const RuleSet>> current_;
+};
+
+// Builds the event for one match of `record`: id from (node, source, cursor,
+// rule), message cut to FaultEvent::kMaxMessageBytes.
+FaultEvent MakeFaultEvent(const RuleMatch& match, const LogRecord& record, std::string_view node,
+                          std::string_view boot_id,
+                          std::chrono::system_clock::time_point detected_time);
+
+}  // namespace faultline

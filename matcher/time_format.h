@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace faultline {
+
+// "2026-11-22T07:02:53.179123Z": UTC, microseconds, always 6 digits.
+std::string FormatRfc3339(std::chrono::system_clock::time_point t);
+
+// Parses RFC 3339 as Go's time.RFC3339Nano writes it and kubelet reads it:
+// "2026-11-22T07:02:53Z", "2026-11-22T07:02:53.17905Z" (trailing zeros
+// trimmed, as containerd writes) and "2026-11-22T07:02:53.178710000+02:00"
+// (CRI-O). Fractions beyond nanoseconds are cut. nullopt if malformed.
+std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_view text);
+
+// Durations as written in rule packs and configs: a sequence of
+// <integer><unit> with units ms, s, m, h, d: "90s", "10m", "24h", "1h30m",
+// "7d". nullopt if malformed, empty, or zero-length units are missing.
+std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text);
+
+// The shortest form ParseDuration reads back: "1h30m", "250ms", "0s".
+std::string FormatDuration(std::chrono::milliseconds d);
+
+}  // namespace faultline

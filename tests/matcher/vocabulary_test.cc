@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// The shared vocabulary: status, time formats, durations, the event schema, metrics.
+#include <doctest/doctest.h>
+
+#include "matcher/fault_event.h"
+#include "matcher/metrics.h"
+#include "matcher/status.h"
+#include "matcher/time_format.h"
+
+namespace faultline {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+TEST_CASE("Result carries a value or the status saying why there is none") {
+  Result<int> good = 7;
+  Result<int> bad = UnavailableError("broker down");
+  CHECK(good.has_value());
+  CHECK(*good == 7);
+  CHECK_FALSE(bad.has_value());
+  CHECK(bad.error().code() == StatusCode::kUnavailable);
+  CHECK(bad.error().ToString() == "unavailable: broker down");
+}
+
+TEST_CASE("RFC 3339 parses containerd's trimmed and CRI-O's 9-digit forms alike") {
+  auto containerd = ParseRfc3339("2026-11-22T07:02:53.17905Z");
+  auto crio = ParseRfc3339("2026-11-22T07:02:53.179050000+00:00");
+  auto offset = ParseRfc3339("2026-11-22T09:02:53.17905+02:00");
+  REQUIRE(containerd);
+  REQUIRE(crio);
+  REQUIRE(offset);
+  CHECK(*containerd == *crio);
+  CHECK(*containerd == *offset);
+  CHECK(FormatRfc3339(*containerd) == "2026-11-22T07:02:53.179050Z");
+  CHECK_FALSE(ParseRfc3339("2026-11-22 07:02:53Z"));
+  CHECK_FALSE(ParseRfc3339("2026-11-22T07:02:53"));
+  CHECK_FALSE(ParseRfc3339("2026-13-22T07:02:53Z"));
+}
+
+TEST_CASE("durations read as rule packs write them") {
+  CHECK(ParseDuration("90s") == milliseconds(90'000));
+  CHECK(ParseDuration("1h30m") == milliseconds(5'400'000));
+  CHECK(ParseDuration("7d") == milliseconds(7 * 86'400'000LL));
+  CHECK(ParseDuration("250ms") == milliseconds(250));
+  CHECK_FALSE(ParseDuration("10"));
+  CHECK_FALSE(ParseDuration("ten minutes"));
+  CHECK_FALSE(ParseDuration(""));
+  CHECK(FormatDuration(milliseconds(5'400'000)) == "1h30m");
+  CHECK(FormatDuration(milliseconds(0)) == "0s");
+}
+
+FaultEvent SampleEvent() {
+  FaultEvent e;
+  e.node = "gpu-17";
+  e.source = "kmsg";
+  e.origin = Origin::kKernel;
+  e.rule = "nvidia.xid";
+  e.pack = "nvidia-xid";
+  e.category = "hardware";
+  e.severity = Severity::kCritical;
+  e.action = Action::kTaint;
+  e.summary = "Xid 79: GPU has fallen off the bus";
+  e.fields = {{"xid", "79"}, {"pci", "0000:3b:00"}};
+  e.message = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.";
+  e.log_time = *ParseRfc3339("2026-11-22T07:02:53.179Z");
+  e.detected_time = *ParseRfc3339("2026-11-22T07:02:53.200Z");
+  e.labels = {{"priority", "4"}};
+  e.id = MakeEventId(e.node, e.source, "boot-1:42", e.rule);
+  e.threshold = EventThreshold{5, seconds(86400), {"pci"}};
+  e.expire = seconds(3600);
+  return e;
+}
+
+TEST_CASE("an event survives a JSON round trip field for field") {
+  const FaultEvent e = SampleEvent();
+  auto back = ParseFaultEvent(SerializeFaultEvent(e));
+  REQUIRE(back.has_value());
+  CHECK(back->id == e.id);
+  CHECK(back->node == "gpu-17");
+  CHECK(back->origin == Origin::kKernel);
+  CHECK(back->severity == Severity::kCritical);
+  CHECK(back->action == Action::kTaint);
+  CHECK(back->fields == e.fields);
+  CHECK(back->labels == e.labels);
+  CHECK(back->log_time == e.log_time);
+  CHECK(back->threshold == e.threshold);
+  CHECK(back->expire == seconds(3600));
+  CHECK(ToJson(*back)["schema"] == 1);
+}
+
+TEST_CASE("event ids are stable for the same record and differ for another") {
+  CHECK(MakeEventId("n", "kmsg", "b:1", "r") == MakeEventId("n", "kmsg", "b:1", "r"));
+  CHECK(MakeEventId("n", "kmsg", "b:1", "r") != MakeEventId("n", "kmsg", "b:2", "r"));
+  CHECK(MakeEventId("ab", "c", "", "") != MakeEventId("a", "bc", "", ""));
+  CHECK(MakeEventId("n", "kmsg", "b:1", "r").size() == 32);
+}
+
+TEST_CASE("a malformed event is an error naming the key, never an exception") {
+  CHECK(ParseFaultEvent("not json").error().code() == StatusCode::kInvalidArgument);
+  CHECK(ParseFaultEvent("[1,2]").error().code() == StatusCode::kInvalidArgument);
+  nlohmann::json j = ToJson(SampleEvent());
+  j["severity"] = "apocalyptic";
+  auto bad = ParseFaultEvent(j.dump());
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().message().find("severity") != std::string::npos);
+  j = ToJson(SampleEvent());
+  j["schema"] = 99;
+  CHECK(ParseFaultEvent(j.dump()).error().code() == StatusCode::kFailedPrecondition);
+  j = ToJson(SampleEvent());
+  j["suppressed"] = -3;
+  CHECK_FALSE(ParseFaultEvent(j.dump()).has_value());
+  j = ToJson(SampleEvent());
+  j.erase("node");
+  CHECK(ParseFaultEvent(j.dump()).error().message().find("node") != std::string::npos);
+}
+
+TEST_CASE("the message is cut to its bound without splitting a UTF-8 character") {
+  std::string line(FaultEvent::kMaxMessageBytes - 1, 'x');
+  line += "\xc3\xa9 tail";  // é straddles the bound
+  FaultEvent e = SampleEvent();
+  e.message = line;
+  const std::string cut = ToJson(e)["message"];
+  CHECK(cut.size() == FaultEvent::kMaxMessageBytes - 1);
+}
+
+TEST_CASE("metrics render in the Prometheus text format") {
+  MetricsRegistry registry;
+  registry.GetCounter("faultline_records_read_total", "Records read.", {{"source", "kmsg"}}).Inc(3);
+  registry.GetGauge("faultline_queue_depth", "Batches queued.").Set(2);
+  auto& h = registry.GetHistogram("faultline_delivery_seconds", "Latency.", {0.1, 1});
+  h.Observe(0.05);
+  h.Observe(5);
+  const std::string text = registry.RenderPrometheus();
+  CHECK(text.find("# TYPE faultline_records_read_total counter") != std::string::npos);
+  CHECK(text.find("faultline_records_read_total{source=\"kmsg\"} 3\n") != std::string::npos);
+  CHECK(text.find("faultline_queue_depth 2\n") != std::string::npos);
+  CHECK(text.find("faultline_delivery_seconds_bucket{le=\"0.1\"} 1\n") !=
+        std::string::npos);
+  CHECK(text.find("faultline_delivery_seconds_bucket{le=\"+Inf\"} 2\n") != std::string::npos);
+  CHECK(text.find("faultline_delivery_seconds_count 2\n") != std::string::npos);
+  CHECK(registry.CounterValue("faultline_records_read_total", {{"source", "kmsg"}}) == 3);
+}
+
+}  // namespace
+}  // namespace faultline
