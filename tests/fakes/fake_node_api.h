@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tainter/node_api.h"
+
+namespace faultline {
+
+// An in-memory cluster of Nodes that behaves like the API server as NodeApi
+// sees it:
+//  - every write bumps metadata.resourceVersion (a decimal counter shared by
+//    all nodes, as etcd's revision is);
+//  - UpdateNode is idempotent: a change already in effect succeeds without a
+//    write (the resourceVersion stays), taints are identified by key+effect,
+//    and taints/annotations the change does not name are left alone;
+//  - an unknown node is kNotFound;
+//  - ListNodes understands the label selector forms faultline uses:
+//    "k=v", "k==v", "k!=v", "k", "!k", joined by commas;
+//  - the next calls can be told to fail (FailNext), per operation or for any.
+//
+// Tests reach in with Node()/MutateNode() to see or change state, e.g. to add
+// a foreign taint "concurrently". Thread-safe (one mutex), so a test may
+// inspect it while a tainter runs on another thread.
+class FakeNodeApi final : public NodeApi {
+ public:
+  enum class Op { kAny, kGet, kList, kUpdate, kEvent };
+
+  // Adds or replaces a node; an empty resource_version gets a fresh one.
+  void AddNode(NodeInfo node) {
+    std::lock_guard lock(mu_);
+    if (node.resource_version.empty()) node.resource_version = NextVersionLocked();
+    if (node.uid.empty()) node.uid = "uid-" + node.name;
+    std::string name = node.name;
+    nodes_[name] = std::move(node);
+  }
+  void AddNode(const std::string& name, std::map<std::string, std::string> labels = {}) {
+    NodeInfo node;
+    node.name = name;
+    node.labels = std::move(labels);
+    AddNode(std::move(node));
+  }
+  void RemoveNode(const std::string& name) {
+    std::lock_guard lock(mu_);
+    nodes_.erase(name);
+  }
+
+  // A copy of the node as stored; nullopt if absent.
+  std::optional<NodeInfo> Node(const std::string& name) const {
+    std::lock_guard lock(mu_);
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) return std::nullopt;
+    return it->second;
+  }
+  // Changes a node as another controller would (bumps resourceVersion).
+  void MutateNode(const std::string& name, const std::function<void(NodeInfo&)>& mutate) {
+    std::lock_guard lock(mu_);
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) return;
+    mutate(it->second);
+    it->second.resource_version = NextVersionLocked();
+  }
+
+  // True if `name` carries a taint with this key (any effect if empty).
+  bool HasTaint(const std::string& name, std::string_view key, std::string_view effect = "") const {
+    std::lock_guard lock(mu_);
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) return false;
+    return std::any_of(it->second.taints.begin(), it->second.taints.end(), [&](const NodeTaint& t) {
+      return t.key == key && (effect.empty() || t.effect == effect);
+    });
+  }
+
+  // The next calls of `op` (or of any operation) return these errors, in
+  // order, before behaving normally again.
+  void FailNext(Status error, Op op = Op::kAny) {
+    std::lock_guard lock(mu_);
+    failures_.push_back({op, std::move(error)});
+  }
+
+  std::vector<NodeEvent> events() const {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+  std::vector<NodeEvent> EventsFor(const std::string& node) const {
+    std::lock_guard lock(mu_);
+    std::vector<NodeEvent> out;
+    for (const NodeEvent& e : events_) {
+      if (e.node == node) out.push_back(e);
+    }
+    return out;
+  }
+  // Calls per operation (failed ones included) and writes that changed a node.
+  int calls(Op op = Op::kAny) const {
+    std::lock_guard lock(mu_);
+    if (op == Op::kAny) return calls_total_;
+    auto it = calls_.find(op);
+    return it == calls_.end() ? 0 : it->second;
+  }
+  int writes() const {
+    std::lock_guard lock(mu_);
+    return writes_;
+  }
+
+  Result<NodeInfo> GetNode(std::string_view name) override {
+    std::lock_guard lock(mu_);
+    FL_RETURN_IF_ERROR(BeginLocked(Op::kGet));
+    auto it = nodes_.find(std::string(name));
+    if (it == nodes_.end()) return NotFoundError("nodes \"" + std::string(name) + "\" not found");
+    return it->second;
+  }
+
+  Result<std::vector<NodeInfo>> ListNodes(std::string_view label_selector) override {
+    std::lock_guard lock(mu_);
+    FL_RETURN_IF_ERROR(BeginLocked(Op::kList));
+    std::vector<NodeInfo> out;
+    for (const auto& [name, node] : nodes_) {
+      Result<bool> m = Matches(label_selector, node.labels);
+      if (!m) return m.error();
+      if (*m) out.push_back(node);
+    }
+    return out;
+  }
+
+  Status UpdateNode(std::string_view name, const NodeChange& change) override {
+    std::lock_guard lock(mu_);
+    FL_RETURN_IF_ERROR(BeginLocked(Op::kUpdate));
+    auto it = nodes_.find(std::string(name));
+    if (it == nodes_.end()) return NotFoundError("nodes \"" + std::string(name) + "\" not found");
+    NodeInfo& node = it->second;
+    bool changed = false;
+    if (change.remove_taint) {
+      const auto before = node.taints.size();
+      std::erase_if(node.taints,
+                    [&](const NodeTaint& t) { return t.SameAs(*change.remove_taint); });
+      changed |= node.taints.size() != before;
+    }
+    if (change.add_taint) {
+      const bool present =
+          std::any_of(node.taints.begin(), node.taints.end(),
+                      [&](const NodeTaint& t) { return t.SameAs(*change.add_taint); });
+      if (!present) {
+        node.taints.push_back(*change.add_taint);
+        changed = true;
+      }
+    }
+    for (const auto& [key, value] : change.annotations) {
+      auto a = node.annotations.find(key);
+      if (!value) {
+        if (a != node.annotations.end()) {
+          node.annotations.erase(a);
+          changed = true;
+        }
+      } else if (a == node.annotations.end() || a->second != *value) {
+        node.annotations[key] = *value;
+        changed = true;
+      }
+    }
+    if (changed) {
+      node.resource_version = NextVersionLocked();
+      ++writes_;
+    }
+    return OkStatus();
+  }
+
+  Status CreateEvent(const NodeEvent& event) override {
+    std::lock_guard lock(mu_);
+    FL_RETURN_IF_ERROR(BeginLocked(Op::kEvent));
+    events_.push_back(event);
+    return OkStatus();
+  }
+
+  // Label selector matching, exposed so tests can check the selector itself.
+  static Result<bool> Matches(std::string_view selector,
+                              const std::map<std::string, std::string>& labels) {
+    std::size_t pos = 0;
+    while (pos <= selector.size()) {
+      std::size_t comma = selector.find(',', pos);
+      if (comma == std::string_view::npos) comma = selector.size();
+      std::string term(Trim(selector.substr(pos, comma - pos)));
+      pos = comma + 1;
+      if (term.empty()) {
+        if (comma == selector.size()) break;
+        continue;
+      }
+      bool ok = false;
+      if (auto ne = term.find("!="); ne != std::string::npos) {
+        auto it = labels.find(std::string(Trim(term.substr(0, ne))));
+        ok = it == labels.end() || it->second != Trim(term.substr(ne + 2));
+      } else if (auto eq = term.find('='); eq != std::string::npos) {
+        std::size_t vstart = eq + 1;
+        if (vstart < term.size() && term[vstart] == '=') ++vstart;
+        auto it = labels.find(std::string(Trim(term.substr(0, eq))));
+        ok = it != labels.end() && it->second == Trim(term.substr(vstart));
+      } else if (term[0] == '!') {
+        ok = labels.count(std::string(Trim(term.substr(1)))) == 0;
+      } else if (term.find_first_of(" ()") != std::string::npos) {
+        return InvalidArgumentError("unsupported label selector term '" + term + "'");
+      } else {
+        ok = labels.count(term) != 0;
+      }
+      if (!ok) return false;
+      if (comma == selector.size()) break;
+    }
+    return true;
+  }
+
+ private:
+  static std::string_view Trim(std::string_view s) {
+    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+    while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+    return s;
+  }
+
+  std::string NextVersionLocked() { return std::to_string(++version_); }
+
+  Status BeginLocked(Op op) {
+    ++calls_total_;
+    ++calls_[op];
+    for (auto it = failures_.begin(); it != failures_.end(); ++it) {
+      if (it->first == Op::kAny || it->first == op) {
+        Status s = std::move(it->second);
+        failures_.erase(it);
+        return s;
+      }
+    }
+    return OkStatus();
+  }
+
+  mutable std::mutex mu_;
+  std::map<std::string, NodeInfo> nodes_;
+  std::vector<NodeEvent> events_;
+  std::deque<std::pair<Op, Status>> failures_;
+  std::map<Op, int> calls_;
+  int calls_total_ = 0;
+  int writes_ = 0;
+  long long version_ = 1000;
+};
+
+}  // namespace faultline
