@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tainter/policy.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "matcher/time_format.h"
+
+namespace faultline {
+
+std::string_view OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kIgnored:
+      return "ignored";
+    case Outcome::kDuplicate:
+      return "duplicate";
+    case Outcome::kUnmanaged:
+      return "unmanaged";
+    case Outcome::kBelowThreshold:
+      return "below_threshold";
+    case Outcome::kStale:
+      return "stale";
+    case Outcome::kRecordEvent:
+      return "record_event";
+    case Outcome::kTaint:
+      return "taint";
+    case Outcome::kUpdateReasons:
+      return "update_reasons";
+    case Outcome::kRefusedByValve:
+      return "refused_by_valve";
+    case Outcome::kLift:
+      return "lift";
+  }
+  return "unknown";
+}
+
+Policy::Policy(Options options, const Clock& clock) : options_(std::move(options)), clock_(clock) {}
+
+void Policy::SetNode(const std::string& node, bool managed, bool opted_out) {
+  NodeState& state = nodes_[node];
+  state.managed = managed;
+  state.opted_out = opted_out;
+}
+
+void Policy::Adopt(const std::string& node, bool tainted, std::vector<Reason> reasons) {
+  NodeState& state = nodes_[node];
+  state.tainted = tainted;
+  state.reasons.clear();
+  if (!tainted) return;  // a taint lifted by hand takes its reasons with it
+  for (Reason& r : reasons) {
+    std::string rule = r.rule;
+    state.reasons[rule] = std::move(r);
+  }
+  if (state.reasons.empty()) {
+    // Our taint without our annotation: someone (or an older faultline) put
+    // it there. Keep it until a person lifts it; never guess an expiry.
+    Reason adopted;
+    adopted.rule = std::string(Reason::kAdoptedRule);
+    adopted.summary = "taint found on the node without faultline's reasons";
+    adopted.first_seen = adopted.last_seen = clock_.Now();
+    state.reasons[adopted.rule] = std::move(adopted);
+  }
+  // What we adopted is what the annotation says: no need to write it back.
+  state.persisted_at = clock_.MonotonicNow();
+}
+
+void Policy::ForgetNode(const std::string& node) { nodes_.erase(node); }
+
+bool Policy::Remember(const std::string& id) {
+  if (id.empty()) return true;  // nothing to dedupe on; decide it
+  const auto now = clock_.MonotonicNow();
+  if (auto it = dedupe_index_.find(id); it != dedupe_index_.end()) {
+    dedupe_lru_.splice(dedupe_lru_.begin(), dedupe_lru_, it->second);
+    return false;
+  }
+  dedupe_lru_.emplace_front(id, now);
+  dedupe_index_[id] = dedupe_lru_.begin();
+  while (dedupe_lru_.size() > options_.dedupe_capacity ||
+         (!dedupe_lru_.empty() && now - dedupe_lru_.back().second > options_.dedupe_ttl)) {
+    dedupe_index_.erase(dedupe_lru_.back().first);
+    dedupe_lru_.pop_back();
+  }
+  return true;
+}
+
+std::chrono::system_clock::time_point Policy::EventTime(const FaultEvent& event) const {
+  // The agent's detection time orders events across a restart (replayed
+  // events are old); an unset or future one (clock skew) reads as now.
+  const auto now = clock_.Now();
+  if (event.detected_time.time_since_epoch().count() == 0 || event.detected_time > now) return now;
+  return event.detected_time;
+}
+
+std::uint64_t Policy::CountInWindow(const FaultEvent& event,
+                                    std::chrono::system_clock::time_point at) {
+  std::string key = event.node;
+  key += '\x1f';
+  key += event.rule;
+  for (const std::string& capture : event.threshold->key) {
+    key += '\x1f';
+    auto it = event.fields.find(capture);
+    if (it != event.fields.end()) key += it->second;
+  }
+  Window& w = windows_[key];
+  w.span = event.threshold->window;
+  w.hits.emplace_back(at, 1 + event.suppressed);
+  std::uint64_t total = 0;
+  if (w.span.count() > 0) {
+    std::erase_if(w.hits, [&](const auto& hit) { return hit.first <= at - w.span; });
+  }
+  for (const auto& hit : w.hits) total += hit.second;
+  return total;
+}
+
+Reason Policy::MakeReason(const FaultEvent& event, std::chrono::system_clock::time_point at) const {
+  Reason r;
+  r.rule = event.rule;
+  r.summary = event.summary;
+  r.message = TruncateUtf8(event.message, kMaxReasonMessageBytes);
+  r.event_id = event.id;
+  r.first_seen = r.last_seen = at;
+  if (event.expire) r.expires_at = at + *event.expire;
+  return r;
+}
+
+int Policy::Allowed(double fraction) const {
+  const int by_fraction =
+      static_cast<int>(std::floor(fraction * static_cast<double>(managed_nodes()) + 1e-9));
+  return std::max(options_.min_allowed, by_fraction);
+}
+
+std::string Policy::ValveRefusal(const std::string& rule) {
+  const int managed = managed_nodes();
+  const int tainted = tainted_nodes();
+  if (tainted + 1 > Allowed(options_.max_fraction)) {
+    return "max_fraction: " + std::to_string(tainted) + " of " + std::to_string(managed) +
+           " managed nodes already tainted, limit " +
+           std::to_string(Allowed(options_.max_fraction));
+  }
+  int by_rule = 0;
+  for (const auto& [name, state] : nodes_) {
+    if (state.managed && state.tainted && state.reasons.count(rule) != 0) ++by_rule;
+  }
+  if (by_rule + 1 > Allowed(options_.per_rule_max_fraction)) {
+    return "per_rule_max_fraction: " + std::to_string(by_rule) + " of " + std::to_string(managed) +
+           " managed nodes already tainted for rule " + rule + ", limit " +
+           std::to_string(Allowed(options_.per_rule_max_fraction));
+  }
+  if (options_.max_new_taints > 0) {
+    const auto now = clock_.MonotonicNow();
+    while (!recent_taints_.empty() && now - recent_taints_.front() >= options_.new_taint_window) {
+      recent_taints_.pop_front();
+    }
+    if (static_cast<int>(recent_taints_.size()) >= options_.max_new_taints) {
+      return "max_new_taints: " + std::to_string(recent_taints_.size()) + " new taints within " +
+             FormatDuration(options_.new_taint_window) + ", limit " +
+             std::to_string(options_.max_new_taints);
+    }
+  }
+  return "";
+}
+
+bool Policy::EventDue(NodeState& state, const std::string& rule) {
+  const auto now = clock_.MonotonicNow();
+  auto it = state.last_event.find(rule);
+  if (it != state.last_event.end() && now - it->second < options_.event_interval) return false;
+  state.last_event[rule] = now;
+  return true;
+}
+
+Decision Policy::Decide(const FaultEvent& event) {
+  Decision d;
+  d.node = event.node;
+  d.event_id = event.id;
+  d.reason.rule = event.rule;
+  if (!Remember(event.id)) {
+    d.outcome = Outcome::kDuplicate;
+    return d;
+  }
+  if (event.action == Action::kIgnore) {
+    d.outcome = Outcome::kIgnored;
+    return d;
+  }
+  auto node_it = nodes_.find(event.node);
+  if (node_it == nodes_.end() || !node_it->second.managed) {
+    d.outcome = Outcome::kUnmanaged;
+    return d;
+  }
+  NodeState& state = node_it->second;
+  const auto at = EventTime(event);
+  d.reason = MakeReason(event, at);
+
+  if (event.threshold && event.threshold->count > 1) {
+    const std::uint64_t count = CountInWindow(event, at);
+    if (count < static_cast<std::uint64_t>(event.threshold->count)) {
+      d.outcome = Outcome::kBelowThreshold;
+      d.detail = std::to_string(count) + "/" + std::to_string(event.threshold->count) + " in " +
+                 FormatDuration(event.threshold->window);
+      return d;
+    }
+  }
+  if (d.reason.expires_at && *d.reason.expires_at <= clock_.Now()) {
+    d.outcome = Outcome::kStale;
+    return d;
+  }
+  if (event.action == Action::kEvent || state.opted_out) {
+    d.outcome = Outcome::kRecordEvent;
+    d.opted_out = event.action == Action::kTaint;
+    d.emit_event = EventDue(state, event.rule);
+    return d;
+  }
+
+  // action: taint.
+  if (state.tainted) {
+    auto [it, inserted] = state.reasons.try_emplace(event.rule, d.reason);
+    Reason& r = it->second;
+    const bool moved = !inserted && at > r.last_seen;
+    if (!inserted) {
+      r.first_seen = std::min(r.first_seen, at);
+      if (at >= r.last_seen) {
+        r.last_seen = at;
+        r.summary = d.reason.summary;
+        r.message = d.reason.message;
+        r.event_id = d.reason.event_id;
+      }
+      // A repeat extends the quiet period; a version of the rule without
+      // `expire` makes the reason permanent.
+      if (!d.reason.expires_at) {
+        r.expires_at.reset();
+      } else if (r.expires_at) {
+        r.expires_at = std::max(*r.expires_at, *d.reason.expires_at);
+      }
+    }
+    d.reason = r;
+    d.outcome = Outcome::kUpdateReasons;
+    d.emit_event = inserted && EventDue(state, event.rule);
+    d.write_reasons = inserted || (moved && clock_.MonotonicNow() - state.persisted_at >=
+                                                options_.persist_interval);
+    return d;
+  }
+  if (std::string refusal = ValveRefusal(event.rule); !refusal.empty()) {
+    d.outcome = Outcome::kRefusedByValve;
+    d.detail = std::move(refusal);
+    d.emit_event = EventDue(state, "valve\x1f" + event.rule);
+    return d;
+  }
+  state.tainted = true;
+  state.reasons[event.rule] = d.reason;
+  recent_taints_.push_back(clock_.MonotonicNow());
+  d.outcome = Outcome::kTaint;
+  d.emit_event = true;
+  d.write_reasons = true;
+  state.last_event[event.rule] = clock_.MonotonicNow();
+  return d;
+}
+
+void Policy::Replay(const FaultEvent& event) {
+  Remember(event.id);
+  if (event.action == Action::kIgnore || !event.threshold || event.threshold->count <= 1) return;
+  CountInWindow(event, EventTime(event));
+}
+
+std::vector<Decision> Policy::Expire() {
+  std::vector<Decision> out;
+  const auto now = clock_.Now();
+  for (auto& [name, state] : nodes_) {
+    const std::size_t before = state.reasons.size();
+    std::erase_if(state.reasons, [&](const auto& kv) {
+      return kv.second.expires_at && *kv.second.expires_at <= now;
+    });
+    if (state.reasons.size() == before || !state.tainted) continue;
+    Decision d;
+    d.node = name;
+    if (state.reasons.empty()) {
+      state.tainted = false;
+      d.outcome = Outcome::kLift;
+      d.emit_event = true;
+    } else {
+      d.outcome = Outcome::kUpdateReasons;
+    }
+    d.write_reasons = true;
+    out.push_back(std::move(d));
+  }
+  // Forget windows whose newest hit has left the window.
+  std::erase_if(windows_, [&](const auto& kv) {
+    const Window& w = kv.second;
+    if (w.hits.empty()) return true;
+    if (w.span.count() == 0) return false;
+    auto newest = std::max_element(w.hits.begin(), w.hits.end())->first;
+    return newest <= now - w.span;
+  });
+  const auto mono = clock_.MonotonicNow();
+  while (!dedupe_lru_.empty() && mono - dedupe_lru_.back().second > options_.dedupe_ttl) {
+    dedupe_index_.erase(dedupe_lru_.back().first);
+    dedupe_lru_.pop_back();
+  }
+  return out;
+}
+
+bool Policy::Untaint(const std::string& node) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return false;
+  const bool was = it->second.tainted;
+  it->second.tainted = false;
+  it->second.reasons.clear();
+  return was;
+}
+
+bool Policy::IsTainted(const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it != nodes_.end() && it->second.tainted;
+}
+
+std::vector<Reason> Policy::ActiveReasons(const std::string& node) const {
+  std::vector<Reason> out;
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return out;
+  for (const auto& [rule, r] : it->second.reasons) out.push_back(r);
+  return out;
+}
+
+void Policy::MarkPersisted(const std::string& node) {
+  auto it = nodes_.find(node);
+  if (it != nodes_.end()) it->second.persisted_at = clock_.MonotonicNow();
+}
+
+int Policy::managed_nodes() const {
+  int n = 0;
+  for (const auto& [name, state] : nodes_) n += state.managed ? 1 : 0;
+  return n;
+}
+
+int Policy::tainted_nodes() const {
+  int n = 0;
+  for (const auto& [name, state] : nodes_) n += state.managed && state.tainted ? 1 : 0;
+  return n;
+}
+
+std::vector<std::string> Policy::TaintedNodes() const {
+  std::vector<std::string> out;
+  for (const auto& [name, state] : nodes_) {
+    if (state.tainted) out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace faultline

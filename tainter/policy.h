@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "matcher/clock.h"
+#include "matcher/fault_event.h"
+#include "tainter/reasons.h"
+
+namespace faultline {
+
+// What the policy decided about one event, or about a node at a Tick.
+enum class Outcome : std::uint8_t {
+  kIgnored,         // action: ignore
+  kDuplicate,       // an event id already decided
+  kUnmanaged,       // the node does not match the node selector (or is unknown)
+  kBelowThreshold,  // counted in its window; not enough yet
+  kStale,           // its quiet period (`expire`) was over before it arrived
+  kRecordEvent,     // a Warning Event on the node, no taint (action: event; or opted out)
+  kTaint,           // add faultline's taint and write the reasons
+  kUpdateReasons,   // already tainted: write the refreshed reasons, no new taint
+  kRefusedByValve,  // would taint, but the safety valve is shut
+  kLift,            // no active reason is left: remove faultline's taint
+};
+std::string_view OutcomeName(Outcome outcome);  // "taint", "refused_by_valve", ...
+
+struct Decision {
+  Outcome outcome = Outcome::kIgnored;
+  std::string node;
+  std::string event_id;
+  // The reason the event stands for (rule, summary, message, times, expiry);
+  // for kLift, empty.
+  Reason reason;
+  // Whether a Warning Event is due: new rules, refused taints and opted-out
+  // nodes are rate-limited per node and rule so a flapping fault cannot
+  // flood the API server with Events.
+  bool emit_event = false;
+  // Whether the node's reasons annotation must be written.
+  bool write_reasons = false;
+  bool opted_out = false;  // kRecordEvent for a taint that the opt-out label prevented
+  std::string detail;      // kRefusedByValve: which limit; kBelowThreshold: "2/5 in 10m"
+};
+
+// The tainter's decisions, as pure logic: no I/O, the time from `clock`.
+//
+// Per event: dedupe by id (a bounded LRU set with a TTL), the rule's action
+// (ignore / event / taint), its threshold (count within a window per node and
+// key captures; an event weighs 1 + suppressed), then the safety valve. Per
+// node: faultline's active reasons, each with an optional expiry that a
+// repeat of the rule extends; the taint is lifted only once no reason is
+// left. Reasons without `expire` stay until a person lifts the taint.
+//
+// The safety valve bounds how much of the fleet faultline takes out:
+//  - at most max_fraction of MANAGED nodes carry faultline's taint at once,
+//  - at most per_rule_max_fraction of them for any one rule,
+//  - at most max_new_taints new taints within new_taint_window.
+// Each fraction allows at least `min_allowed` nodes, so a 5-node cluster can
+// still lose one. Past a limit, the would-be taint is refused (kRefusedByValve).
+// Lifting never consults the valve.
+//
+// The node inventory (managed or not, opted out or not, tainted or not, with
+// which reasons) is fed in by the caller: SetNode() from the API server's
+// node list, Adopt() from the taint and annotation found on a node.
+//
+// The policy assumes every decision it returns is applied; a caller that
+// finally gives up on one calls Adopt() or ForgetNode() with the truth.
+//
+// Thread-safety: none; one thread owns it.
+class Policy {
+ public:
+  struct Options {
+    double max_fraction = 0.10;
+    double per_rule_max_fraction = 0.10;
+    int min_allowed = 1;
+    int max_new_taints = 5;
+    std::chrono::seconds new_taint_window{std::chrono::minutes(10)};
+    std::size_t dedupe_capacity = 100'000;
+    std::chrono::seconds dedupe_ttl{std::chrono::hours(48)};
+    // At most one Warning Event per node and rule within this interval for
+    // refused taints, opted-out nodes and repeats.
+    std::chrono::seconds event_interval{std::chrono::minutes(10)};
+    // A repeat that only moves last_seen/expires_at is written to the
+    // annotation at most this often (the in-memory state is always current).
+    std::chrono::seconds persist_interval{std::chrono::minutes(1)};
+  };
+
+  Policy(Options options, const Clock& clock);
+
+  // The node inventory. A node never seen through SetNode/Adopt is unknown:
+  // Decide() answers kUnmanaged for it, so the caller should learn it first.
+  void SetNode(const std::string& node, bool managed, bool opted_out);
+  // Takes faultline's state as found on the node: whether it carries our
+  // taint, and the reasons decoded from the annotation. A tainted node with
+  // no reasons gets one "adopted" reason that never expires. An untainted
+  // node's reasons are dropped (someone lifted the taint by hand).
+  // Adopting never taints or lifts anything.
+  void Adopt(const std::string& node, bool tainted, std::vector<Reason> reasons);
+  void ForgetNode(const std::string& node);
+  bool Knows(const std::string& node) const { return nodes_.count(node) != 0; }
+
+  // Decides one live event and updates the state as if the decision holds.
+  Decision Decide(const FaultEvent& event);
+
+  // Feeds an event already decided before (re-read from Kafka after a
+  // restart or a rebalance): it fills the threshold window and the dedupe
+  // set, and never produces a decision.
+  void Replay(const FaultEvent& event);
+
+  // Lapses reasons whose expiry has passed. Returns kLift for tainted nodes
+  // left without any reason and kUpdateReasons (write_reasons) for nodes
+  // that still have some; also trims old windows and dedupe entries.
+  std::vector<Decision> Expire();
+
+  // A person lifted the taint (`faultline-tainter untaint`): drops the
+  // node's reasons; returns whether faultline had it tainted.
+  bool Untaint(const std::string& node);
+
+  // State for the applier, `nodes` and metrics.
+  bool IsTainted(const std::string& node) const;
+  std::vector<Reason> ActiveReasons(const std::string& node) const;
+  // Reasons were last written at this time (write_reasons throttling).
+  void MarkPersisted(const std::string& node);
+  int managed_nodes() const;
+  int tainted_nodes() const;  // managed nodes that carry faultline's taint
+  std::vector<std::string> TaintedNodes() const;
+  std::size_t window_count() const { return windows_.size(); }
+  std::size_t dedupe_size() const { return dedupe_index_.size(); }
+  const Options& options() const { return options_; }
+
+ private:
+  struct NodeState {
+    bool managed = false;
+    bool opted_out = false;
+    bool tainted = false;
+    std::map<std::string, Reason> reasons;  // by rule
+    std::chrono::steady_clock::time_point persisted_at{};
+    std::map<std::string, std::chrono::steady_clock::time_point> last_event;  // by rule
+  };
+  struct Window {
+    std::chrono::seconds span{0};
+    std::deque<std::pair<std::chrono::system_clock::time_point, std::uint64_t>> hits;
+  };
+
+  // true: first time this id is seen (and remembers it).
+  bool Remember(const std::string& id);
+  // Adds the event to its window; returns the weight within the window.
+  std::uint64_t CountInWindow(const FaultEvent& event, std::chrono::system_clock::time_point at);
+  std::chrono::system_clock::time_point EventTime(const FaultEvent& event) const;
+  Reason MakeReason(const FaultEvent& event, std::chrono::system_clock::time_point at) const;
+  // Empty when a taint is allowed, else which limit refuses it.
+  std::string ValveRefusal(const std::string& rule);
+  bool EventDue(NodeState& state, const std::string& rule);
+  int Allowed(double fraction) const;
+
+  Options options_;
+  const Clock& clock_;
+  std::map<std::string, NodeState> nodes_;
+  std::unordered_map<std::string, Window> windows_;
+  std::list<std::pair<std::string, std::chrono::steady_clock::time_point>> dedupe_lru_;
+  std::unordered_map<std::string, decltype(dedupe_lru_)::iterator> dedupe_index_;
+  std::deque<std::chrono::steady_clock::time_point> recent_taints_;
+};
+
+}  // namespace faultline
