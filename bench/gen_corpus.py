@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Deterministic corpus of realistic GPU-node logs for faultline's benchmarks and tests.
+
+    python3 bench/gen_corpus.py --size-mb 256 --fault-rate 0.001 --seed 1 \
+        --out corpus.log --truth corpus.truth.json
+
+The corpus mixes the plain-text shapes faultline scan reads: raw kmsg text, dmesg
+("[ 1234.567890] "), dmesg -T ("[Sun Nov 22 07:02:53 2026] "), syslog/journalctl -o short
+("Nov 22 07:02:53 gpu-17 kernel: ", "... systemd-networkd[1021]: "), CRI pod-log lines
+("2026-11-22T07:02:53.17905Z stderr F ") and ibcounters records. Noise covers systemd,
+kubelet, containerd, sshd, CRON, NCCL INFO, training progress and near misses that must
+not match any rule ("Xid" in unrelated text, mlx5 ACCESS_REG failures from monitoring
+tools, ENA admin-queue text, NCCL INFO "Connection refused, retrying", ...).
+
+A --fault-rate fraction of lines comes from fault templates covering every built-in
+rule (and most Xid codes of the catalog). Each template knows which rule ids its line
+matches when every rule applies (`faultline scan --source any`), so the truth file is
+exact:
+
+    {"seed": 1, "bytes": N, "lines": N, "noise_lines": N,
+     "fault_lines": N,          # lines that match at least one rule
+     "context_lines": N,        # non-matching lines emitted inside multi-line faults
+     "matches": N,              # sum of per_rule (a line may match several rules)
+     "per_rule": {"nvidia.xid": N, ...}}
+
+Same arguments, same bytes: the generator uses only its own random.Random(seed).
+Standard library only; writes about 100-200 MB/s.
+"""
+
+import argparse
+import json
+import random
+import sys
+
+HOSTS = ["gpu-17", "gpu-a100-042", "dgx-h100-07", "gb200-n17", "node-3"]
+HOST = "gpu-17"
+MONTHS = ["Nov"]
+DAYS = ["Sun"]
+PCI_GPU = ["0000:18:00", "0000:2a:00", "0000:3a:00", "0000:5d:00", "0000:9a:00", "0000:ab:00",
+           "0000:ba:00", "0000:db:00", "0009:01:00", "0018:01:00"]
+PCI_NIC = ["0000:0c:00.0", "0000:1f:00.0", "0000:3b:00.0", "0000:4d:00.0", "0000:86:00.1",
+           "0000:b5:00.0", "0000:c1:00.0", "0000:d2:00.0"]
+NETDEVS = ["enp12s0np0", "enp31s0np0", "enp59s0f0np0", "ibp77s0", "eth2", "eth3"]
+HCAS = ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7"]
+PROCS = ["python", "python3", "pt_main_thread", "torchrun", "nv-hostengine", "ffmpeg"]
+
+
+class Prefixer:
+    """Renders the per-origin line prefixes with a slowly advancing clock."""
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.t = 1800.0  # seconds since boot
+        self.wall = 7 * 3600 + 2 * 60 + 53  # 07:02:53
+
+    def tick(self):
+        step = self.rng.random() * 0.02
+        self.t += step
+        self.wall += step
+
+    def hms(self):
+        w = int(self.wall) % 86400
+        return "%02d:%02d:%02d" % (w // 3600, w // 60 % 60, w % 60)
+
+    def kernel(self, text):
+        r = self.rng.random()
+        if r < 0.35:
+            return "[%12.6f] %s" % (self.t, text)
+        if r < 0.55:
+            return "[Sun Nov 22 %s 2026] %s" % (self.hms(), text)
+        if r < 0.85:
+            return "Nov 22 %s %s kernel: %s" % (self.hms(), HOST, text)
+        return text
+
+    def journal(self, ident, text):
+        if self.rng.random() < 0.8:
+            return "Nov 22 %s %s %s: %s" % (self.hms(), HOST, ident, text)
+        return "%s: %s" % (ident, text)
+
+    def pod(self, text):
+        r = self.rng.random()
+        frac = ("%09d" % self.rng.randrange(10**9)).rstrip("0") or "0"
+        if r < 0.6:
+            return "2026-11-22T%s.%sZ %s F %s" % (self.hms(), frac, self.rng.choice(["stdout", "stderr"]), text)
+        if r < 0.8:
+            return "2026-11-22T%s.%09d+00:00 stderr F %s" % (self.hms(), self.rng.randrange(10**9), text)
+        return text
+
+    def ib(self, text):
+        return text
+
+
+# ---------------------------------------------------------------- noise
+def noise_pool(rng, px, n):
+    R = rng.randrange
+    C = rng.choice
+
+    def k_usb():
+        return px.kernel("usb 1-%d: new high-speed USB device number %d using xhci_hcd" % (R(1, 9), R(2, 40)))
+
+    def k_audit():
+        return px.kernel('audit: type=1400 audit(1763794973.%03d:%d): apparmor="STATUS" operation="profile_replace" profile="unconfined" name="cri-containerd.apparmor.d" pid=%d comm="apparmor_parser"' % (R(1000), R(100, 9999), R(1000, 99999)))
+
+    def k_veth():
+        return px.kernel("cni0: port %d(veth%08x) entered %s state" % (R(1, 60), R(1 << 32), C(["forwarding", "blocking", "disabled"])))
+
+    def k_nvrm_attach():
+        return px.kernel("NVRM: GPU at PCI:%s: GPU-%08x-%04x-%04x-%04x-%012x" % (C(PCI_GPU), R(1 << 32), R(65536), R(65536), R(65536), R(1 << 48)))
+
+    def k_nvrm_load():
+        return px.kernel("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.127.05  Tue Oct  8 03:22:07 UTC 2024")
+
+    def k_modeset():
+        return px.kernel("nvidia-modeset: Loading NVIDIA Kernel Mode Setting Driver for UNIX platforms  550.127.05")
+
+    def k_access_reg():  # mlxlink / DCGM probing registers the firmware refuses: noise
+        return px.kernel("mlx5_core %s: mlx5_cmd_out_err:%d:(pid %d): ACCESS_REG(0x805) op_mod(0x1) failed, status bad parameter(0x3), syndrome (0x%06x), err(-22)" % (C(PCI_NIC), R(700, 900), R(1000, 60000), R(1 << 24)))
+
+    def k_mlx_fw():
+        return px.kernel("mlx5_core %s: firmware version: 28.39.%d" % (C(PCI_NIC), R(1000, 3000)))
+
+    def k_mlx_port():
+        return px.kernel("mlx5_core %s: Port: 1 Link %s" % (C(PCI_NIC), C(["ACTIVE", "INACTIVE"])))
+
+    def k_ena():  # ENA prints admin-queue text like EFA's: must not match the EFA rule
+        return px.kernel(C([
+            "ena 0000:00:05.0: The ena device didn't send a completion for the admin cmd %d status 0" % R(1, 20),
+            "ena 0000:00:05.0: The ena device sent a completion but the driver didn't receive a MSI-X interrupt (cmd %d), autopolling mode is OFF" % R(1, 20),
+            "ena 0000:00:05.0: Failed to process command %d (opcode %d) comp_status 1 err -5" % (R(1, 20), R(1, 20)),
+            "ena 0000:00:06.0 eth1: Found a Tx that wasn't completed on time, qid %d, index %d." % (R(8), R(1024)),
+        ]))
+
+    def k_fs():
+        return px.kernel(C([
+            "EXT4-fs (nvme0n1p%d): mounted filesystem with ordered data mode. Quota mode: none." % R(1, 4),
+            "XFS (nvme%dn1): Mounting V5 Filesystem %08x-0e9c-4a37-9a42-7e3c1b2d4f60" % (R(8), R(1 << 32)),
+            "XFS (nvme%dn1): Ending clean mount" % R(8),
+            "EXT4-fs (sda1): re-mounted. Opts: errors=remount-ro. Quota mode: none.",
+        ]))
+
+    def k_misc():
+        return px.kernel(C([
+            "IPv6: ADDRCONF(NETDEV_CHANGE): %s: link becomes ready" % C(NETDEVS),
+            "pcieport 0000:%02x:01.0: AER: enabled with IRQ %d" % (R(256), R(24, 300)),
+            "mce: CPU%d: Thermal monitoring enabled (TM1)" % R(128),
+            "EDAC MC%d: Giving out device to module skx_edac controller Skylake Socket#0 IMC#0: DEV 0000:2e:0a.0 (INTERRUPT)" % R(4),
+            "oom_reaper: reaped process %d (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB" % R(1000, 99999),
+            "python invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=999",
+            "IPVS: rr: TCP 10.96.%d.%d:443 - no destination available" % (R(256), R(256)),
+            "nvidia-nvswitch%d: SXid (PCI:0000:%02x:00.0): 12028, Severity 0 Engine instance %d Sub-engine instance 00" % (R(6), R(256), R(64)),
+            "NVRM: _kgspLogXid119: Note: Please also check logs above.",
+            "nvidia-peermem: loading out-of-tree module taints kernel.",
+            "pcieport 0000:00:1c.0: AER: Corrected error received: 0000:00:1c.0",
+            "NFS: Registering the id_resolver key type",
+            "faultline: kmsg reader started at seq %d" % R(1, 10**6),
+            "Memory cgroup stats for /kubepods.slice/kubepods-burstable.slice:",
+            "[  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name",
+        ]))
+
+    def j_systemd():
+        return px.journal("systemd[1]", C([
+            "Started Session %d of User root." % R(1, 9999),
+            "Starting Cleanup of Temporary Directories...",
+            "run-containerd-runc-k8s.io-%016x-runc.%06x.mount: Deactivated successfully." % (R(1 << 64), R(1 << 24)),
+            "kubelet.service: Main process exited, code=exited, status=1/FAILURE" if R(50) == 0 else "Reloading finished in %d ms." % R(50, 400),
+            "var-lib-kubelet-pods-%08x\\x2dvolumes.mount: Deactivated successfully." % R(1 << 32),
+        ]))
+
+    def j_kubelet():
+        return px.journal("kubelet[2211]", C([
+            'I1122 %s.%06d    2211 kubelet.go:2451] "SyncLoop (PLEG): event for pod" pod="train/job-%d-worker-%d" event={"ID":"%08x","Type":"ContainerStarted"}' % (px.hms(), R(10**6), R(1000), R(64), R(1 << 32)),
+            'I1122 %s.%06d    2211 prober.go:107] "Probe failed" probeType="Readiness" pod="monitoring/dcgm-exporter-%05x" containerName="exporter"' % (px.hms(), R(10**6), R(1 << 20)),
+            'E1122 %s.%06d    2211 pod_workers.go:1298] "Error syncing pod, skipping" err="failed to \\"StartContainer\\" with CrashLoopBackOff" pod="dev/notebook-%d"' % (px.hms(), R(10**6), R(100)),
+        ]))
+
+    def j_containerd():
+        return px.journal("containerd[1190]", 'time="2026-11-22T%s.%09dZ" level=info msg="shim disconnected" id=%016x namespace=k8s.io' % (px.hms(), R(10**9), R(1 << 64)))
+
+    def j_sshd():
+        return px.journal("sshd[%d]" % R(1000, 60000), C([
+            "Accepted publickey for ops from 10.%d.%d.%d port %d ssh2: ED25519 SHA256:%s" % (R(256), R(256), R(256), R(1024, 65535), "x" * 10),
+            "pam_unix(sshd:session): session closed for user ops",
+            "Connection closed by 10.%d.%d.%d port %d [preauth]" % (R(256), R(256), R(256), R(1024, 65535)),
+        ]))
+
+    def j_cron():
+        return px.journal("CRON[%d]" % R(1000, 60000), "(root) CMD (/usr/local/bin/gpu-healthcheck --quiet >/dev/null 2>&1)")
+
+    def j_misc():
+        return C([
+            px.journal("systemd-networkd[1021]", "%s: Gained IPv6LL" % C(NETDEVS)),
+            px.journal("xid-exporter[2231]", "scraped %d Xid events from 8 GPUs" % R(3)),
+            px.journal("nv-fabricmanager[2213]", "Successfully configured all the available NVSwitches to route GPU NVLink traffic."),
+            px.journal("nv-hostengine[4021]", "Detected %d volatile single-bit ECC error(s) in GPU %d." % (R(1, 99), R(8))),
+            px.journal("nvidia-persistenced[1301]", "device 0000:%02x:00.0 - persistence mode enabled." % R(256)),
+            px.journal("node-exporter[1533]", 'level=info collector=infiniband msg="port counters" device=%s port=1' % C(HCAS)),
+            px.journal("kernel", "Xid watch: runbook for Xid 79 is at https://wiki/gpu/Xid-79"),
+        ])
+
+    def p_nccl_info():
+        rank = R(8)
+        pid = R(1000, 99999)
+        return px.pod(C([
+            "%s:%d:%d [%d] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/IB [2]mlx5_4:1/IB [3]mlx5_5:1/IB ; OOB eth0:10.0.%d.%d<0>" % (C(HOSTS), pid, pid, rank, R(256), R(256)),
+            "%s:%d:%d [%d] NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] [send] via NET/IB/%d/GDRDMA" % (C(HOSTS), pid, pid + R(99), rank, R(32), rank, rank, R(64), rank, rank),
+            "%s:%d:%d [%d] NCCL INFO comm 0x%x rank %d nranks %d cudaDev %d busId %x - Init COMPLETE" % (C(HOSTS), pid, pid, rank, R(1 << 40), R(512), 512, rank, R(1 << 20)),
+            "%s:%d:%d [%d] NCCL INFO Call to connect returned Connection refused, retrying" % (C(HOSTS), pid, pid, rank),
+            "%s:%d:%d [%d] NCCL INFO NET/IB: Dev %d Port 1 qpn %d mtu 5 LID 0 subnet-prefix 0 FLID 0 fn 0 hca %s" % (C(HOSTS), pid, pid, rank, rank, R(1 << 16), C(HCAS)),
+            "%s:%d:%d [%d] NCCL INFO Bootstrap : Using eth0:10.0.%d.%d<0>" % (C(HOSTS), pid, pid, rank, R(256), R(256)),
+            "%s:%d:%d [%d] NCCL INFO [Service thread] Connection closed by localRank %d" % (C(HOSTS), pid, pid, rank, R(8)),
+            "%s:%d:%d [%d] NCCL INFO cudaDriverVersion 12040" % (C(HOSTS), pid, pid, rank),
+        ]))
+
+    def p_train():
+        return px.pod(C([
+            "step %d/50000 | loss %.4f | lr %.1e | %.1f TFLOPs | grad_norm %.3f" % (R(50000), rng.random() * 4, rng.random() * 1e-3, 300 + rng.random() * 200, rng.random() * 3),
+            "[rank%d]:[I1122 %s.%09d ProcessGroupNCCL.cpp:2051] [PG ID 0 PG GUID 0 Rank %d] ProcessGroupNCCL created ncclComm_ 0x%x on CUDA device:" % (R(8), px.hms(), R(10**9), R(8), R(1 << 40)),
+            "epoch %d: checked Xid counters on all GPUs: none" % R(100),
+            "INFO:root:saving checkpoint to /ckpt/run-%d/step-%d (%.1f GB)" % (R(100), R(50000), rng.random() * 900),
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB" % (rng.random() * 8),
+            "wandb: Run summary: loss %.4f" % (rng.random() * 4),
+            "timeout(ms)=600000 for collectives; watchdog enabled",
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+        ]))
+
+    def ib_noise():
+        return px.ib("%s port 1 %s +%d (total %d)" % (C(HCAS), C(["port_rcv_data", "port_xmit_data", "port_rcv_packets", "port_xmit_packets"]), R(1, 10**6), R(10**6, 10**10)))
+
+    makers = [(k_usb, 2), (k_audit, 3), (k_veth, 4), (k_nvrm_attach, 1), (k_nvrm_load, 1), (k_modeset, 1),
+              (k_access_reg, 3), (k_mlx_fw, 1), (k_mlx_port, 1), (k_ena, 2), (k_fs, 2), (k_misc, 6),
+              (j_systemd, 8), (j_kubelet, 12), (j_containerd, 8), (j_sshd, 3), (j_cron, 2), (j_misc, 5),
+              (p_nccl_info, 14), (p_train, 16), (ib_noise, 4)]
+    fns = [f for f, w in makers for _ in range(w)]
+    pool = []
+    for _ in range(n):
+        px.tick()
+        pool.append(rng.choice(fns)())
+    return pool
+
+
+# ---------------------------------------------------------------- faults
+XID_TEXT = {
+    13: "Graphics SM Warp Exception on (GPC 1, TPC 0, SM 0): Out Of Range Address",
+    31: "Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS GPC1 GPCCLIENT_T1_0 faulted @ 0x7f2c_8a000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ",
+    43: "Ch 00000002",
+    45: "Ch 00000010",
+    48: "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 3, subpartition 0.",
+    63: "Row Remapper: New row (0x0000000e9b9107e0) marked for remapping, reset gpu to activate.",
+    64: "Row Remapper: Failed to mark row for remapping.",
+    74: "NVLink: fatal error detected on link 7(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)",
+    79: "GPU has fallen off the bus.",
+    94: "Contained: CE User Channel (0x9). RST: No, D-RST: No",
+    95: "Uncontained: FBHUB. RST: Yes, D-RST: No",
+    109: "Ch 00000010, errorString CTX SWITCH TIMEOUT, Info 0x3c054",
+    119: "Timeout after 6s of waiting for RPC response from GPU0 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20801348 0x410).",
+    120: "GSP task exception: instruction access page fault @ pc:0x6a3b005e",
+}
+NVLINK5_UNITS = {144: "SAW_MVB", 145: "RLW_SRC_TRACK", 146: "TLW_RX", 147: "TREX", 148: "NVLPW_CTRL", 149: "NETIR_LINK_EVT", 150: "MSE_WATCHDOG"}
+RECOVERY = ["0x0 (None)", "0x1 (GPU Reset Required)", "0x2 (Node Reboot Required)", "0x3 (Drain P2P)", "0x4 (Drain and Reset)"]
+
+
+def fault_templates(rng, px):
+    R = rng.randrange
+    C = rng.choice
+    K = px.kernel
+    P = px.pod
+    J = px.journal
+    I = px.ib
+
+    def nic():
+        return C(PCI_NIC)
+
+    def xid():
+        code = C(list(range(1, 173)) + [13, 31, 43, 45, 48, 63, 79, 79, 94, 95, 119, 149, 154, 154, 199, 231])
+        pci = C(PCI_GPU)
+        shape = R(6)
+        where = "PCI:%s" % pci if shape else pci  # the older shape has no "PCI:"
+        if shape == 5:
+            where = "PCI:%s GPU-I:%02d" % (pci, R(1, 8))
+        if code in NVLINK5_UNITS:
+            body = "%s %s XC0 i0 Link %02d (0x%08x 0x%08x 0x00000000 0x00000000 0x00000000 0x00000000)" % (
+                NVLINK5_UNITS[code], C(["Fatal", "Nonfatal", " Fatal  "]).strip(), R(18), R(1 << 32), R(1 << 32))
+        elif code == 154:
+            frm, to = rng.sample(RECOVERY, 2)
+            body = "GPU recovery action changed from %s to %s" % (frm, to)
+        else:
+            text = XID_TEXT.get(code, "Unexpected status 0x%x for Xid %d" % (R(1 << 16), code))
+            pid = C(["%d" % R(100, 99999), "'<unknown>'", "'%d'" % R(100, 99999)])
+            body = "pid=%s, name=%s, %s" % (pid, C(PROCS + ["<unknown>"]), text) if R(4) else text
+        return [(K("NVRM: Xid (%s): %d, %s" % (where, code, body)), ["nvidia.xid"])]
+
+    def nv_gpu():
+        pci = C(PCI_GPU) + ".0"
+        return C([
+            [(K("NVRM: GPU %s: GPU has fallen off the bus." % pci), ["nvidia.gpu-fallen-off-bus"])],
+            [(K("NVRM: GPU at PCI:%s has fallen off the bus." % pci), ["nvidia.gpu-fallen-off-bus"])],
+            [(K("NVRM: The NVIDIA GPU %s" % pci), []),
+             (K("NVRM: (PCI ID: 10de:2330) installed in this system has"), []),
+             (K("NVRM: fallen off the bus and is not responding to commands."), ["nvidia.gpu-not-responding"])],
+            [(K("NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:%d" % R(1000, 4000)), ["nvidia.reset-required"])],
+            [(K("NVRM: GPU %s: RmInitAdapter failed! (0x%x:0x65:%d)" % (pci, C([0x22, 0x24, 0x25, 0x62]), R(100, 3000))), ["nvidia.rminit-failed"])],
+            [(K("NVRM: nvAssertFailedNoLog: Assertion failed: Back to back GSP RPC timeout detected! GPU marked for reset @ kernel_gsp.c:2459"), ["nvidia.gsp-reset-marked"])],
+            [(K("NVRM: GPU%d _issueRpcAndWait: rpcSendMessage failed with status 0x0000000f for fn %d sequence %d!" % (R(8), R(1, 100), R(10000))), ["nvidia.gsp-rpc-failure"])],
+            [(K("NVRM: _kgspLogXid119: ********************************* GSP Timeout **********************************"), ["nvidia.gsp-rpc-failure"])],
+            [(K("nvidia-nvswitch%d: SXid (PCI:0000:%02x:00.0): %s" % (R(6), R(256), C([
+                "24007, Fatal, Link %d sourcetrack TCEN0 crumbstore ECC DBE Error" % R(64),
+                "12028, Non-fatal, Link %d egress non-posted PRIV error (First)" % R(64),
+                "19049, Non-fatal, Link %d NVLDL RX SHORT ERROR RATE" % R(64),
+                "20034, Fatal, Link %d LTSSM Fault Up" % R(64)]))), ["nvidia.sxid"])],
+            [(J("nv-hostengine[4021]", "GPU %d had uncorrectable memory errors and row remapping failed." % R(8)), ["nvidia.dcgm-row-remap-failure"])],
+            [(J("nv-hostengine[4021]", "GPU %d had memory errors and row remappings are pending" % R(8)), ["nvidia.dcgm-row-remap-pending"])],
+            [(J("nv-hostengine[4021]", "Detected %d volatile double-bit ECC error(s) in GPU %d." % (R(1, 9), R(8))), ["nvidia.dcgm-volatile-dbe"])],
+            [(K("nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing"), ["nvidia.peermem-error"])],
+            [(K("nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -2)"), ["nvidia.peermem-error"])],
+        ])
+
+    def nccl():
+        host, pid, rank = C(HOSTS), R(1000, 99999), R(8)
+        pre = "%s:%d:%d [%d] " % (host, pid, pid + R(1, 999), rank)
+        peer = "10.0.%d.%d<%d>" % (R(256), R(256), R(1024, 65535))
+        warn = ["nccl.warn"]
+        return C([
+            [(P(pre + "NCCL WARN NET/IB : Got completion from peer %s with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.0.4.11 remoteGids::ffff:10.0.4.12 hca %s" % (peer, C(HCAS))), warn + ["nccl.ib-completion-error"])],
+            [(P(pre + "NCCL WARN NET/IB: Got completion from peer %s with status=transport retry counter exceeded(12) opcode=IBV_WC_SEND(0) vendor_err=129 hca %s" % (peer, C(HCAS))), warn + ["nccl.ib-completion-error"])],
+            [(P(pre + "NCCL WARN NET/IB : Got completion from peer %s with error 13, opcode 129, len 0, vendor err 136" % peer), warn + ["nccl.ib-completion-error"])],
+            [(P(pre + "NCCL WARN NET/IB : Got async event : port error"), warn + ["nccl.ib-async-event"])],
+            [(P("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3"), ["nccl.system-error"])],
+            [(P("RuntimeError: NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:219, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1"), ["nccl.cuda-error"])],
+            [(P("ncclInternalError: Internal check failed."), ["nccl.internal-error"])],
+            [(P("ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely."), ["nccl.remote-error"])],
+            [(P(pre + "NCCL WARN socketStartConnect: Connect to %s failed : Software caused connection abort" % peer), warn + ["nccl.socket-error"])],
+            [(P(pre + "NCCL WARN Net : Connect to %s failed : Connection refused" % peer), warn + ["nccl.socket-error"])],
+            [(P(pre + "NCCL WARN Cuda failure 'an illegal memory access was encountered'"), warn)],
+            [(P("[rank%d]:[E1122 %s.%09d ProcessGroupNCCL.cpp:616] [Rank %d] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%d, OpType=%s, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for %d milliseconds before timing out." % (rank, px.hms(), R(10**9), rank, R(10**6), C(["ALLREDUCE", "ALLGATHER", "BROADCAST", "REDUCE_SCATTER"]), 600000 + R(1, 999))), ["nccl.watchdog-timeout"])],
+            [(P("RuntimeError: CUDA error: uncorrectable ECC error encountered"), ["nccl.cuda-uncorrectable"])],
+            [(P("torch.AcceleratorError: CUDA error: uncorrectable NVLink error detected during the execution"), ["nccl.cuda-uncorrectable"])],
+            [(K("pt_main_thread[%d]: segfault at %x ip 00007f3b91a2c4e1 sp 00007f3a5fffe9c0 error 4 in libnccl.so.2.19.3[7f3b91800000+1f4b000]" % (R(1000, 99999), R(1 << 40))), ["nccl.segfault"])],
+        ])
+
+    def ib():
+        dev, port = C(HCAS), 1
+        return C([
+            [(K("mlx5_core %s: poll_health:815:(pid 0): device's health compromised - reached miss count" % nic()), ["mlx5.health-compromised"])],
+            [(K("mlx5_core %s: poll_health:739:(pid 0): Fatal error 1 detected" % nic()), ["mlx5.health-compromised"])],
+            [(K("mlx5_core %s: print_health_info:424:(pid 0): synd 0x1: firmware internal error" % nic()), ["mlx5.fw-syndrome"])],
+            [(K("mlx5_core %s: wait_func:1054:(pid %d): CREATE_MKEY(0x200) timeout. Will cause a leak of a command resource" % (nic(), R(1000, 60000))), ["mlx5.cmd-timeout"])],
+            [(K("mlx5_core %s: Port module event[error]: module %d, Cable error, %s" % (nic(), R(2), C(["High Temperature", "Bus stuck (I2C or data shorted)", "Power Budget Exceeded"]))), ["mlx5.port-module-error"])],
+            [(K("mlx5_core %s: Port module event: module %d, Cable %s" % (nic(), R(2), C(["plugged", "unplugged"]))), ["mlx5.port-module-event"])],
+            [(K("mlx5_core %s: mlx5_pcie_event:301:(pid 0): Detected insufficient power on the PCIe slot (27W)." % nic()), ["mlx5.pcie-insufficient-power"])],
+            [(K("mlx5_core %s %s: Link down" % (nic(), C(NETDEVS))), ["net.netdev-link-down"])],
+            [(K("mlx5_core %s %s: Link up" % (nic(), C(NETDEVS))), ["net.netdev-link-up"])],
+            [(J("systemd-networkd[1021]", "%s: Lost carrier" % C(["ib0", "ib1"] + NETDEVS)), ["net.carrier-lost"])],
+            [(J("systemd-networkd[1021]", "%s: Gained carrier" % C(["ib0", "ib1"] + NETDEVS)), ["net.carrier-gained"])],
+            [(K("NETDEV WATCHDOG: %s (mlx5_core): transmit queue %d timed out %d ms" % (C(NETDEVS), R(64), R(5000, 9000))), ["net.netdev-watchdog"])],
+            [(K("efa 0000:%02x:1c.0 efa_0: The device didn't send any completion for admin cmd CREATE_QP(1) status 0 (ctx: 0x00000000c4f2b3e1, sq producer: %d, sq consumer: %d, cq consumer: %d)" % (R(256), R(1000), R(1000), R(1000))), ["efa.admin-queue-timeout"])],
+            [(K("efa 0000:%02x:1c.0 efa_0: Failed to process command CREATE_QP (opcode 1) comp_status 3 err -12" % R(256)), ["efa.admin-command-failed"])],
+            [(I("%s port %d state ACTIVE -> DOWN" % (dev, port)), ["ib.port-down"])],
+            [(I("%s port %d state INIT -> ACTIVE" % (dev, port)), ["ib.port-up"])],
+            [(I("%s port %d phys_state %s" % (dev, port, C(["LinkUp -> Polling", "Polling -> LinkUp", "LinkUp -> Disabled"]))), ["ib.phys-state"])],
+            [(I("%s port %d link_downed +1 (total %d)" % (dev, port, R(1, 50))), ["ib.link-downed"])],
+            [(I("%s port %d link_error_recovery +%d (total %d)" % (dev, port, R(1, 5), R(5, 90))), ["ib.link-error-recovery"])],
+            [(I("%s port %d symbol_error +%d (total %d)" % (dev, port, R(1, 500), R(500, 9000))), ["ib.port-errors"])],
+        ])
+
+    def host():
+        pci = "0000:%02x:00.0" % R(256)
+        return C([
+            [(K("nvidia %s: AER: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Receiver ID)" % pci), ["host.pcie-aer-fatal"])],
+            [(K("pcieport %s: AER: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)" % pci), ["host.pcie-aer-nonfatal"])],
+            [(K("pcieport %s: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)" % pci), ["host.pcie-aer-corrected"])],
+            [(K("pcieport %s: DPC: containment event, status:0x1f01 source:0x0000" % pci), ["host.pcie-dpc"])],
+            [(K("pcieport %s: pciehp: Slot(%d): Card not present" % (pci, R(1, 16))), ["host.pciehp-removed"])],
+            [(K("mce: [Hardware Error]: CPU %d: Machine Check Exception: 5 Bank 7: be00000000800400" % R(128)), ["host.mce-fatal"])],
+            [(K("mce: [Hardware Error]: Machine check events logged"), ["host.mce-corrected"])],
+            [(K("{%d}[Hardware Error]: event severity: %s" % (R(1, 9), C(["fatal", "corrected", "recoverable"]))), ["host.hw-error-severity"])],
+            [(K("EDAC MC%d: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#%d_DIMM#0 (channel:1 slot:0 page:0x%x offset:0x0 grain:32 syndrome:0x0)" % (R(4), R(8), R(1 << 20))), ["host.edac-ue"])],
+            [(K("EDAC MC%d: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#%d_DIMM#0 (channel:1 slot:0 page:0x%x offset:0x0 grain:32 syndrome:0x0)" % (R(4), R(8), R(1 << 20))), ["host.edac-ce"])],
+            [(K("INFO: task %s:%d blocked for more than %d seconds." % (C(["python", "kworker/u256:3", "containerd-shim"]), R(100, 99999), C([120, 122, 245]))), ["host.hung-task"])],
+            [(K("watchdog: BUG: soft lockup - CPU#%d stuck for %ds! [python:%d]" % (R(128), R(21, 60), R(100, 99999))), ["host.soft-lockup"])],
+            [(K("EXT4-fs (nvme0n1p%d): Remounting filesystem read-only" % R(1, 4)), ["host.ext4-readonly"])],
+            [(K("EXT4-fs error (device nvme0n1p%d): ext4_find_entry:1455: inode #2: comm ls: reading directory lblock 0" % R(1, 4)), ["host.ext4-error"])],
+            [(K("XFS (nvme%dn1): Filesystem has been shut down due to log error (0x2)." % R(8)), ["host.xfs-shutdown"])],
+            [(K("blk_update_request: I/O error, dev nvme%dn1, sector %d op 0x1:(WRITE) flags 0x800 phys_seg 1 prio class 0" % (R(8), R(1 << 30))), ["host.io-error"])],
+            [(K("nfs: server 10.0.0.%d not responding, still trying" % R(256)), ["host.nfs-not-responding"])],
+            [(K("nfs: server 10.0.0.%d OK" % R(256)), ["host.nfs-ok"])],
+            [(K("Memory cgroup out of memory: Killed process %d (python) total-vm:98123456kB, anon-rss:64123456kB, file-rss:10240kB, shmem-rss:0kB, UID:1000 pgtables:131072kB oom_score_adj:999" % R(100, 99999)), ["host.oom-kill"])],
+            [(J("systemd[1]", "%s: Failed with result 'exit-code'." % C(["nvidia-fabricmanager.service", "kubelet.service", "mnt-datasets.mount"])), ["host.unit-failed"])],
+            [(K("faultline: kmsg ring buffer overrun: %d records lost" % R(1, 5000)), ["faultline.kmsg-overrun"])],
+        ])
+
+    # Weighted so every rule shows up many times in a few MiB; Xids are the most common.
+    return [(xid, 6), (nv_gpu, 3), (nccl, 3), (ib, 4), (host, 4)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--size-mb", type=float, required=True, help="corpus size in MiB")
+    ap.add_argument("--fault-rate", type=float, default=0.001, help="fraction of lines drawn from fault templates")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", required=True, help="corpus file ('-' = stdout)")
+    ap.add_argument("--truth", help="write the ground truth JSON here")
+    ap.add_argument("--pool", type=int, default=60000, help="distinct noise lines to draw from")
+    args = ap.parse_args()
+
+    rng = random.Random(args.seed)
+    px = Prefixer(rng)
+    pool = noise_pool(rng, px, args.pool)
+    templates = fault_templates(rng, px)
+    tfns = [f for f, w in templates for _ in range(w)]
+
+    target = int(args.size_mb * 1024 * 1024)
+    out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")
+    per_rule = {}
+    written = lines = noise = faults = context = 0
+    acc = 0.0
+    chunk = 8192
+    while written < target:
+        # A block is noise lines (str) with fault groups (lists of (text, rules)) spliced in.
+        block = rng.choices(pool, k=chunk)
+        acc += args.fault_rate * chunk
+        nfault = int(acc)
+        acc -= nfault
+        inserts = []
+        for _ in range(nfault):
+            px.tick()
+            inserts.append((rng.randrange(chunk + 1), rng.choice(tfns)()))
+        inserts.sort(key=lambda x: x[0], reverse=True)
+        for pos, group in inserts:
+            block.insert(pos, group)
+        texts = []
+        size = 0
+        for entry in block:
+            if isinstance(entry, str):
+                n = len(entry) + 1
+                if written + size + n > target:
+                    break
+                texts.append(entry)
+                noise += 1
+            else:
+                n = sum(len(t) + 1 for t, _ in entry)
+                if written + size + n > target:
+                    break
+                for text, rules in entry:
+                    texts.append(text)
+                    if rules:
+                        faults += 1
+                        for r in rules:
+                            per_rule[r] = per_rule.get(r, 0) + 1
+                    else:
+                        context += 1
+            size += n
+        else:
+            size = -1  # block complete
+        data = ("\n".join(texts) + "\n").encode() if texts else b""
+        lines += len(texts)
+        written += len(data)
+        out.write(data)
+        if size != -1:
+            break
+    if out is not sys.stdout.buffer:
+        out.close()
+
+    if args.truth:
+        truth = {
+            "seed": args.seed, "fault_rate": args.fault_rate, "bytes": written, "lines": lines,
+            "noise_lines": noise, "fault_lines": faults, "context_lines": context,
+            "matches": sum(per_rule.values()), "per_rule": dict(sorted(per_rule.items())),
+        }
+        with open(args.truth, "w") as f:
+            json.dump(truth, f, indent=1)
+            f.write("\n")
+    print("wrote %d bytes, %d lines, %d fault lines (%d rules matched %d times)" % (
+        written, lines, faults, len(per_rule), sum(per_rule.values())), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
