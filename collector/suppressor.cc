@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "collector/suppressor.h"
+
+#include <algorithm>
+
+namespace faultline {
+
+std::string Suppressor::KeyOf(const FaultEvent& event) {
+  // Rule ids and capture names cannot contain NUL; values come from log text
+  // but are bounded by the line, and the separators keep "a","bc" apart from
+  // "ab","c".
+  std::string key = event.rule;
+  for (const auto& [name, value] : event.fields) {
+    key.push_back('\0');
+    key += name;
+    key.push_back('\0');
+    key += std::to_string(value.size());
+    key.push_back(':');
+    key += value;
+  }
+  return key;
+}
+
+Suppressor::Verdict Suppressor::Admit(const FaultEvent& event, Hold hold,
+                                      std::chrono::steady_clock::time_point now) {
+  if (options_.window.count() <= 0) return Verdict::kPublish;
+  std::string key = KeyOf(event);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    Entry entry;
+    entry.window_end = now + options_.window;
+    entries_.emplace(std::move(key), std::move(entry));
+    return Verdict::kPublish;
+  }
+  Entry& entry = it->second;
+  ++entry.folded;
+  entry.last = event;
+  const bool held = std::any_of(entry.holds.begin(), entry.holds.end(),
+                                [&](const Hold& h) { return h.holder == hold.holder; });
+  if (held) return Verdict::kFolded;
+  entry.holds.push_back(hold);
+  return Verdict::kFoldedAndHeld;
+}
+
+void Suppressor::Emit(Entry& entry, std::chrono::steady_clock::time_point now,
+                      std::vector<FollowUp>& out) {
+  FollowUp follow_up{std::move(entry.last), std::move(entry.holds)};
+  follow_up.event.suppressed = entry.folded;
+  out.push_back(std::move(follow_up));
+  entry.folded = 0;
+  entry.last = FaultEvent();
+  entry.holds.clear();
+  entry.window_end = now + options_.window;
+}
+
+void Suppressor::TakeDue(std::chrono::steady_clock::time_point now, std::vector<FollowUp>& out) {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    Entry& entry = it->second;
+    if (entry.folded >= options_.max_folded && entry.folded > 0) {
+      Emit(entry, now, out);
+    } else if (now >= entry.window_end) {
+      if (entry.folded == 0) {
+        it = entries_.erase(it);
+        continue;
+      }
+      Emit(entry, now, out);
+    }
+    ++it;
+  }
+}
+
+void Suppressor::TakeAll(std::vector<FollowUp>& out) {
+  for (auto& [key, entry] : entries_) {
+    if (entry.folded > 0) Emit(entry, entry.window_end, out);
+  }
+  entries_.clear();
+}
+
+}  // namespace faultline
