@@ -22,7 +22,8 @@ exact:
      "fault_lines": N,          # lines that match at least one rule
      "context_lines": N,        # non-matching lines emitted inside multi-line faults
      "matches": N,              # sum of per_rule (a line may match several rules)
-     "per_rule": {"nvidia.xid": N, ...}}
+     "per_rule": {"nvidia.xid": N, ...},
+     "rule_lines": {"nvidia.xid": [line numbers], ...}}   # only with --truth-lines
 
 Same arguments, same bytes: the generator uses only its own random.Random(seed).
 Standard library only; writes about 100-200 MB/s.
@@ -385,7 +386,8 @@ def fault_templates(rng, px):
             [(K("nfs: server 10.0.0.%d not responding, still trying" % R(256)), ["host.nfs-not-responding"])],
             [(K("nfs: server 10.0.0.%d OK" % R(256)), ["host.nfs-ok"])],
             [(K("Memory cgroup out of memory: Killed process %d (python) total-vm:98123456kB, anon-rss:64123456kB, file-rss:10240kB, shmem-rss:0kB, UID:1000 pgtables:131072kB oom_score_adj:999" % R(100, 99999)), ["host.oom-kill"])],
-            [(J("systemd[1]", "%s: Failed with result 'exit-code'." % C(["nvidia-fabricmanager.service", "kubelet.service", "mnt-datasets.mount"])), ["host.unit-failed"])],
+            [(J("systemd[1]", "%s: Failed with result 'exit-code'." % C(["kubelet.service", "mnt-datasets.mount"])), ["host.unit-failed"])],
+            [(J("systemd[1]", "nvidia-fabricmanager.service: Failed with result '%s'." % C(["exit-code", "signal"])), ["host.unit-failed", "nvidia.fabricmanager-failed"])],
             [(K("faultline: kmsg ring buffer overrun: %d records lost" % R(1, 5000)), ["faultline.kmsg-overrun"])],
         ])
 
@@ -401,6 +403,8 @@ def main():
     ap.add_argument("--out", required=True, help="corpus file ('-' = stdout)")
     ap.add_argument("--truth", help="write the ground truth JSON here")
     ap.add_argument("--pool", type=int, default=60000, help="distinct noise lines to draw from")
+    ap.add_argument("--truth-lines", action="store_true",
+                    help="also list, per rule, the 1-based line numbers of its matches in the truth file")
     args = ap.parse_args()
 
     rng = random.Random(args.seed)
@@ -412,6 +416,7 @@ def main():
     target = int(args.size_mb * 1024 * 1024)
     out = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")
     per_rule = {}
+    rule_lines = {}
     written = lines = noise = faults = context = 0
     acc = 0.0
     chunk = 8192
@@ -447,6 +452,8 @@ def main():
                         faults += 1
                         for r in rules:
                             per_rule[r] = per_rule.get(r, 0) + 1
+                            if args.truth_lines:
+                                rule_lines.setdefault(r, []).append(lines + len(texts))
                     else:
                         context += 1
             size += n
@@ -467,6 +474,8 @@ def main():
             "noise_lines": noise, "fault_lines": faults, "context_lines": context,
             "matches": sum(per_rule.values()), "per_rule": dict(sorted(per_rule.items())),
         }
+        if args.truth_lines:
+            truth["rule_lines"] = dict(sorted(rule_lines.items()))
         with open(args.truth, "w") as f:
             json.dump(truth, f, indent=1)
             f.write("\n")
