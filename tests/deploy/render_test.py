@@ -666,6 +666,19 @@ def main():
     if needs_kubectl and not shutil.which("kubectl"):
         print("SKIPPED: kubectl not installed")
         return 0
+    if needs_kubectl:
+        # Components and `labels:` need kustomize v4+ (kubectl 1.21+); Debian
+        # 12's kubernetes-client (1.20) carries kustomize v2.
+        out = subprocess.run(["kubectl", "version", "--client", "-o", "json"],
+                             capture_output=True, text=True)
+        try:
+            kustomize = json.loads(out.stdout).get("kustomizeVersion", "")
+        except ValueError:
+            kustomize = ""
+        major = re.match(r"v?(\d+)", kustomize)
+        if not major or int(major.group(1)) < 5:
+            print(f"SKIPPED: kubectl's kustomize {kustomize or '?'} is older than v5")
+            return 0
 
     deploy = os.path.join(args.source_dir, "deploy")
     image_ref = None
