@@ -155,6 +155,8 @@ def noise_pool(rng, px, n):
             "pcieport 0000:00:1c.0: AER: Corrected error received: 0000:00:1c.0",
             "NFS: Registering the id_resolver key type",
             "faultline: kmsg reader started at seq %d" % R(1, 10**6),
+            "I/O error, dev loop%d, sector 0 op 0x0:(READ) flags 0x80700 phys_seg 1 prio class 2" % R(16),
+            "nvidia_peermem: module verification failed: signature and/or required key missing - tainting kernel",
             "Memory cgroup stats for /kubepods.slice/kubepods-burstable.slice:",
             "[  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name",
         ]))
@@ -197,6 +199,8 @@ def noise_pool(rng, px, n):
             px.journal("nvidia-persistenced[1301]", "device 0000:%02x:00.0 - persistence mode enabled." % R(256)),
             px.journal("node-exporter[1533]", 'level=info collector=infiniband msg="port counters" device=%s port=1' % C(HCAS)),
             px.journal("kernel", "Xid watch: runbook for Xid 79 is at https://wiki/gpu/Xid-79"),
+            px.journal("systemd-networkd[1021]", "veth%07x: %s carrier" % (R(1 << 28), C(["Lost", "Gained"]))),
+            px.journal("systemd-networkd[1021]", "cali%011x: Lost carrier" % R(1 << 44)),
         ])
 
     def p_nccl_info():
