@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 
 namespace faultline {
 
+struct Classification;
+
 // What a match means. A rule has one; a `classify:` table entry overrides
 // any part of it for one value of a capture (the Xid code).
 struct Outcome {
@@ -22,6 +25,9 @@ struct Outcome {
   std::optional<std::string> summary;  // may interpolate captures: "Xid {xid} on {pci}"
   std::optional<EventThreshold> threshold;
   std::optional<std::chrono::seconds> expire;
+  // A nested `classify:` (one level below a rule's own), applied after this
+  // outcome. Shared and immutable once loaded.
+  std::shared_ptr<const Classification> classify;
 };
 
 // Classification by a capture's value: `table` maps a value to its outcome,
@@ -62,10 +68,14 @@ struct Rule {
   std::optional<Classification> classify;
   std::vector<RuleTest> match_tests;
   std::vector<RuleTest> no_match_tests;
-  bool disabled = false;  // `disabled: true` in an override: loaded, never matched
-  bool is_override = false;  // `override: true`: replaces the earlier rule with this id
+  bool disabled = false;      // `disabled: true` in an override: loaded, never matched
+  bool is_override = false;   // `override: true`: replaces the earlier rule with this id
   SourceLocation defined_at;  // the `- id:` line
   SourceLocation pattern_at;  // the pattern scalar, for regex errors
+  // Each key written for this rule in its pack (not filled in from
+  // `defaults:`), with the location of its value: what an override replaces,
+  // and where E105 points for `threshold`, `summary`, ...
+  std::map<std::string, SourceLocation> keys_at;
 };
 
 // One match of one rule on one line, with the outcome resolved (the

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "matcher/classify.h"
+
+#include <charconv>
+
+namespace faultline {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+std::optional<long long> ToNumber(std::string_view s) {
+  long long v = 0;
+  if (s.empty()) return std::nullopt;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// "144-150" -> {144, 150}; nullopt for anything that is not a range.
+std::optional<std::pair<long long, long long>> AsRange(std::string_view item) {
+  std::size_t dash = item.find('-', 1);
+  if (dash == std::string_view::npos) return std::nullopt;
+  auto lo = ToNumber(item.substr(0, dash));
+  auto hi = ToNumber(item.substr(dash + 1));
+  if (!lo || !hi) return std::nullopt;
+  return std::pair(*lo, *hi);
+}
+
+void Apply(const Outcome& o, RuleMatch& m) {
+  if (o.category) m.category = *o.category;
+  if (o.severity) m.severity = *o.severity;
+  if (o.action) m.action = *o.action;
+  if (o.summary) m.summary = *o.summary;
+  if (o.threshold) m.threshold = o.threshold;
+  if (o.expire) m.expire = o.expire;
+}
+
+const Outcome* ClassifyFields(const Classification& c,
+                              const std::map<std::string, std::string>& fields) {
+  auto it = fields.find(c.capture);
+  return Classify(c,
+                  it == fields.end() ? std::nullopt : std::optional<std::string_view>(it->second));
+}
+
+}  // namespace
+
+std::vector<std::string> SplitValueKey(std::string_view key) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t comma = key.find(',', start);
+    items.emplace_back(Trim(key.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+const Outcome* Classify(const Classification& c, std::optional<std::string_view> value) {
+  if (!value) return &c.fallback;
+  for (const auto& [key, outcome] : c.table) {
+    if (key == *value) return &outcome;
+  }
+  for (const auto& [key, outcome] : c.table) {
+    if (key.find(',') == std::string::npos) continue;
+    for (const std::string& item : SplitValueKey(key)) {
+      if (item == *value) return &outcome;
+    }
+  }
+  if (auto number = ToNumber(*value)) {
+    for (const auto& [key, outcome] : c.table) {
+      for (const std::string& item : SplitValueKey(key)) {
+        auto range = AsRange(item);
+        if (range && *number >= range->first && *number <= range->second) return &outcome;
+      }
+    }
+  }
+  return &c.fallback;
+}
+
+void ResolveOutcome(const Rule& rule, RuleMatch& m) {
+  m.category = rule.category;
+  m.severity = rule.severity;
+  m.action = rule.action;
+  m.summary = rule.summary;
+  m.threshold = rule.threshold;
+  m.expire = rule.expire;
+  if (rule.classify) {
+    const Outcome* o = ClassifyFields(*rule.classify, m.fields);
+    Apply(*o, m);
+    if (o->classify) Apply(*ClassifyFields(*o->classify, m.fields), m);
+  }
+  if (m.summary.empty()) m.summary = rule.description.empty() ? rule.id : rule.description;
+  m.summary = InterpolateSummary(m.summary, m.fields);
+}
+
+std::string InterpolateSummary(std::string_view summary,
+                               const std::map<std::string, std::string>& fields) {
+  std::string out;
+  out.reserve(summary.size() + 32);
+  for (std::size_t i = 0; i < summary.size(); ++i) {
+    char c = summary[i];
+    if ((c == '{' || c == '}') && i + 1 < summary.size() && summary[i + 1] == c) {
+      out += c;
+      ++i;
+      continue;
+    }
+    if (c == '{') {
+      std::size_t close = summary.find('}', i + 1);
+      if (close != std::string_view::npos) {
+        auto it = fields.find(std::string(summary.substr(i + 1, close - i - 1)));
+        if (it != fields.end()) out += it->second;
+        i = close;
+        continue;
+      }
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::vector<std::string> SummaryCaptures(std::string_view summary) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < summary.size(); ++i) {
+    char c = summary[i];
+    if ((c == '{' || c == '}') && i + 1 < summary.size() && summary[i + 1] == c) {
+      ++i;
+      continue;
+    }
+    if (c != '{') continue;
+    std::size_t close = summary.find('}', i + 1);
+    if (close == std::string_view::npos) break;
+    names.emplace_back(summary.substr(i + 1, close - i - 1));
+    i = close;
+  }
+  return names;
+}
+
+}  // namespace faultline

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: Apache-2.0
+// Required-literal extraction from RE2 syntax, and the Vectorscan literal
+// matcher that finds them all in one pass over a buffer.
+#include "matcher/literal_prefilter.h"
+
+#include <algorithm>
+#include <climits>
+#include <mutex>
+
+#include <hs/hs.h>
+
+namespace faultline {
+namespace {
+
+// ---- Extraction -----------------------------------------------------------
+//
+// A small recursive-descent reader of RE2 syntax that computes, per node,
+// either the exact string it matches (a run of literal characters) or a set
+// of literals one of which every match contains. Anything it does not
+// understand makes the node "unknown", which only loses prefiltering for the
+// rule, never a match.
+
+using LitSet = std::vector<RequiredLiteral>;
+
+// Typical noise of a GPU node's logs: literals that occur here are common and
+// make poor prefilter keys (every line would be a candidate).
+constexpr std::string_view kNoise =
+    "kernel: audit: type=1400 audit(1700000000.000:100): apparmor=\"STATUS\" "
+    "systemd[1]: Started Session 1 of user root. Starting Daily Cleanup of Temporary Directories "
+    "containerd[812]: time=\"2026-11-22T07:02:53Z\" level=info msg=\"StartContainer for \" "
+    "kubelet[901]: I1122 07:02:53.179000 901 kubelet.go:2000] \"SyncLoop (PLEG): event for pod\" "
+    "pod=\"default/train-0\" event=&{ID:abc Type:ContainerStarted Data:} "
+    "reconciler.go operationExecutor.VerifyControllerAttachedVolume started for volume "
+    "IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready EXT4-fs (nvme0n1p1): mounted "
+    "filesystem "
+    "NCCL INFO Channel 00/32 : 0 1 2 3 4 5 6 7 NCCL INFO Connected all rings comm 0x55 rank 0 "
+    "nranks 8 "
+    "NCCL INFO Using network IB NCCL INFO Bootstrap : Using eth0 "
+    "INFO epoch 1 step 100 loss 2.345 lr 0.0001 throughput 1234.5 samples/sec "
+    "sshd[1234]: Accepted publickey for root from 10.0.0.1 port 22 ssh2 pam_unix(sshd:session): "
+    "session opened "
+    "CRON[2222]: (root) CMD (command -v debian-sa1 > /dev/null && debian-sa1 1 1) "
+    "nvidia-persistenced: device 0000:3b:00.0 - registered "
+    "mlx5_core 0000:5e:00.0: firmware version 28.39.1002 mlx5_core: E-Switch: Total vports "
+    "eth0: Link is Up - 100Gbps/Full - flow control off "
+    "dockerd level=warning msg=\"cleaning up after shim disconnected\" error GET /healthz 200";
+
+double ByteWeight(unsigned char c) {
+  if (c == ' ') return 0.3;
+  if (c >= '0' && c <= '9') return 0.6;  // timestamps and counters everywhere
+  if (std::string_view("etaoinsrhl").find(static_cast<char>(c)) != std::string_view::npos) {
+    return 0.8;
+  }
+  if (c >= 'a' && c <= 'z') return 1.2;
+  if (c >= 'A' && c <= 'Z') return 1.6;
+  if (std::string_view("._-/=,()[]\"").find(static_cast<char>(c)) != std::string_view::npos) {
+    return 0.9;
+  }
+  return 1.8;
+}
+
+// Higher is rarer, i.e. a better key.
+double Score(const RequiredLiteral& lit) {
+  if (lit.text.size() < 3) return 0;
+  double s = 0;
+  for (unsigned char c : lit.text) s += ByteWeight(c);
+  std::string hay(kNoise), needle = lit.text;
+  if (lit.caseless) {
+    std::transform(hay.begin(), hay.end(), hay.begin(), ::tolower);
+    std::transform(needle.begin(), needle.end(), needle.begin(), ::tolower);
+  }
+  std::size_t hits = 0;
+  for (std::size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) {
+    ++hits;
+  }
+  return s / (1.0 + 4.0 * static_cast<double>(hits));
+}
+
+double SetScore(const LitSet& set) {
+  if (set.empty()) return 0;
+  double worst = 1e9;
+  for (const RequiredLiteral& lit : set) worst = std::min(worst, Score(lit));
+  // Each extra alternative is another chance of a false candidate.
+  return worst / static_cast<double>(set.size());
+}
+
+struct Info {
+  bool exact = false;  // the node matches exactly `text` (and nothing else)
+  RequiredLiteral text;
+  LitSet best;  // one of these occurs in every match; empty = unknown
+};
+
+class Extractor {
+ public:
+  explicit Extractor(std::string_view p) : p_(p) {}
+
+  LitSet Run() {
+    Info root = Alternation(false);
+    if (failed_ || pos_ != p_.size()) return {};
+    LitSet set = root.exact ? LitSet{root.text} : root.best;
+    if (SetScore(set) < 2.0) return {};  // too short or too common to select anything
+    for (const RequiredLiteral& lit : set) {
+      if (lit.text.size() < 3) return {};
+    }
+    return set;
+  }
+
+ private:
+  bool AtEnd() const { return pos_ >= p_.size(); }
+  char Peek() const { return p_[pos_]; }
+
+  static void Consider(LitSet candidate, LitSet& best) {
+    if (SetScore(candidate) > SetScore(best)) best = std::move(candidate);
+  }
+
+  Info Alternation(bool caseless) {
+    std::vector<Info> branches;
+    branches.push_back(Concat(caseless));
+    while (!failed_ && !AtEnd() && Peek() == '|') {
+      ++pos_;
+      branches.push_back(Concat(caseless));
+    }
+    if (branches.size() == 1) return branches[0];
+    Info out;
+    for (Info& b : branches) {
+      LitSet s = b.exact ? LitSet{b.text} : b.best;
+      if (s.empty() || (b.exact && b.text.text.size() < 3)) return Info{};
+      out.best.insert(out.best.end(), s.begin(), s.end());
+    }
+    return out;
+  }
+
+  // A sequence of atoms; `caseless` may change inside with (?i).
+  Info Concat(bool caseless) {
+    Info out;
+    RequiredLiteral run;
+    bool all_exact = true;
+    auto flush = [&] {
+      if (!run.text.empty()) Consider({run}, out.best);
+      run = {};
+    };
+    while (!failed_ && !AtEnd() && Peek() != '|' && Peek() != ')') {
+      // A flag group "(?i)" changes the rest of this sequence.
+      if (p_.compare(pos_, 2, "(?") == 0) {
+        std::size_t close = p_.find(')', pos_);
+        std::size_t colon = p_.find(':', pos_);
+        std::string_view flags =
+            close == std::string_view::npos ? "" : p_.substr(pos_ + 2, close - pos_ - 2);
+        if (close != std::string_view::npos && (colon == std::string_view::npos || colon > close) &&
+            !flags.empty() && flags.find_first_not_of("imsU-") == std::string_view::npos) {
+          std::size_t minus = flags.find('-');
+          std::string_view on = flags.substr(0, minus);
+          if (on.find('i') != std::string_view::npos) caseless = true;
+          if (minus != std::string_view::npos &&
+              flags.substr(minus).find('i') != std::string_view::npos) {
+            caseless = false;
+          }
+          pos_ = close + 1;
+          continue;
+        }
+      }
+      Info atom = Atom(caseless);
+      if (failed_) return {};
+      // Quantifier.
+      int min_repeat = 1;
+      bool repeated = false;
+      if (!AtEnd()) {
+        char q = Peek();
+        if (q == '*' || q == '?') {
+          min_repeat = 0;
+          repeated = true;
+          ++pos_;
+        } else if (q == '+') {
+          repeated = true;
+          ++pos_;
+        } else if (q == '{') {
+          std::size_t close = p_.find('}', pos_);
+          std::string_view body =
+              close == std::string_view::npos ? "" : p_.substr(pos_ + 1, close - pos_ - 1);
+          if (!body.empty() && body.find_first_not_of("0123456789,") == std::string_view::npos &&
+              body[0] != ',') {
+            min_repeat = std::atoi(std::string(body).c_str());
+            repeated = true;
+            pos_ = close + 1;
+          }
+        }
+        if (repeated && !AtEnd() && Peek() == '?') ++pos_;  // non-greedy
+      }
+      if (repeated) {
+        // The atom's literals are required only if it must occur; it is no
+        // longer exact, so it ends the current run.
+        flush();
+        all_exact = false;
+        if (min_repeat >= 1) {
+          if (atom.exact) {
+            Consider({atom.text}, out.best);
+          } else {
+            Consider(atom.best, out.best);
+          }
+        }
+        continue;
+      }
+      if (atom.exact) {
+        if (atom.text.text.empty()) continue;  // an empty group
+        if (atom.text.caseless != run.caseless && !run.text.empty()) {
+          // A caseless search also finds the case-sensitive text: widen.
+          run.caseless = true;
+        } else if (run.text.empty()) {
+          run.caseless = atom.text.caseless;
+        }
+        run.text += atom.text.text;
+        continue;
+      }
+      flush();
+      all_exact = false;
+      Consider(atom.best, out.best);
+    }
+    if (all_exact) {
+      out.exact = true;
+      out.text = run;
+      return out;
+    }
+    flush();
+    return out;
+  }
+
+  static Info Exact(char c, bool caseless) {
+    Info i;
+    bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (c == ':' || c == '\n' || (caseless && static_cast<unsigned char>(c) >= 0x80)) {
+      return i;  // a break: see the header for ':'; Vectorscan folds ASCII only
+    }
+    i.exact = true;
+    i.text.text = std::string(1, c);
+    i.text.caseless = caseless && letter;
+    return i;
+  }
+
+  Info Atom(bool caseless) {
+    char c = Peek();
+    if (c == '(') {
+      ++pos_;
+      bool inner_caseless = caseless;
+      if (!AtEnd() && Peek() == '?') {
+        ++pos_;
+        if (!AtEnd() && (Peek() == 'P' || Peek() == '<')) {
+          std::size_t close = p_.find('>', pos_);
+          if (close == std::string_view::npos) return Fail();
+          pos_ = close + 1;
+        } else {
+          // (?flags:...)
+          std::size_t colon = p_.find(':', pos_);
+          if (colon == std::string_view::npos) return Fail();
+          std::string_view flags = p_.substr(pos_, colon - pos_);
+          if (flags.find_first_not_of("imsU-") != std::string_view::npos) return Fail();
+          std::size_t minus = flags.find('-');
+          if (flags.substr(0, minus).find('i') != std::string_view::npos) inner_caseless = true;
+          if (minus != std::string_view::npos &&
+              flags.substr(minus).find('i') != std::string_view::npos) {
+            inner_caseless = false;
+          }
+          pos_ = colon + 1;
+        }
+      }
+      Info inner = Alternation(inner_caseless);
+      if (AtEnd() || Peek() != ')') return Fail();
+      ++pos_;
+      return inner;
+    }
+    if (c == '[') {
+      // Skip a class; it matches one of several characters: no literal.
+      ++pos_;
+      if (!AtEnd() && Peek() == '^') ++pos_;
+      if (!AtEnd() && Peek() == ']') ++pos_;
+      while (!AtEnd() && Peek() != ']') {
+        if (Peek() == '\\')
+          ++pos_;
+        else if (p_.compare(pos_, 2, "[:") == 0) {
+          std::size_t close = p_.find(":]", pos_ + 2);
+          if (close == std::string_view::npos) return Fail();
+          pos_ = close + 1;
+        }
+        ++pos_;
+      }
+      if (AtEnd()) return Fail();
+      ++pos_;
+      return Info{};
+    }
+    if (c == '.' || c == '^' || c == '$') {
+      ++pos_;
+      return Info{};
+    }
+    if (c == '\\') {
+      ++pos_;
+      if (AtEnd()) return Fail();
+      char e = p_[pos_++];
+      switch (e) {
+        case 'n':
+          return Exact('\n', caseless);
+        case 't':
+          return Exact('\t', caseless);
+        case 'r':
+          return Exact('\r', caseless);
+        case 'f':
+          return Exact('\f', caseless);
+        case 'v':
+          return Exact('\v', caseless);
+        case 'a':
+          return Exact('\a', caseless);
+        case 'x': {
+          std::string hex;
+          if (!AtEnd() && Peek() == '{') {
+            std::size_t close = p_.find('}', pos_);
+            if (close == std::string_view::npos) return Fail();
+            hex = std::string(p_.substr(pos_ + 1, close - pos_ - 1));
+            pos_ = close + 1;
+          } else {
+            hex = std::string(p_.substr(pos_, 2));
+            pos_ += 2;
+          }
+          long v = std::strtol(hex.c_str(), nullptr, 16);
+          if (v < 0x80) return Exact(static_cast<char>(v), caseless);
+          return Info{};  // a code point: its UTF-8 bytes; not worth it
+        }
+        case 'Q': {
+          std::size_t end = p_.find("\\E", pos_);
+          std::string_view quoted =
+              p_.substr(pos_, end == std::string_view::npos ? p_.npos : end - pos_);
+          pos_ = end == std::string_view::npos ? p_.size() : end + 2;
+          // One exact run, unless it holds a break character.
+          Info i;
+          i.exact = true;
+          i.text.caseless = caseless;
+          for (char q : quoted) {
+            Info one = Exact(q, caseless);
+            if (!one.exact) return Info{};
+            i.text.text += q;
+          }
+          return i;
+        }
+        case 'p':
+        case 'P':
+          if (!AtEnd() && Peek() == '{') {
+            std::size_t close = p_.find('}', pos_);
+            if (close == std::string_view::npos) return Fail();
+            pos_ = close + 1;
+          } else if (!AtEnd()) {
+            ++pos_;
+          }
+          return Info{};
+        default:
+          if ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z') || (e >= '0' && e <= '9')) {
+            return Info{};  // \d \w \s \b \A \z, backrefs (unsupported by RE2 anyway)
+          }
+          return Exact(e, caseless);  // escaped punctuation
+      }
+    }
+    if (c == '*' || c == '+' || c == '?' || c == '{' || c == ')') {
+      if (c == '{') {  // a literal brace, as RE2 reads a '{' that starts no repeat
+        ++pos_;
+        return Exact('{', caseless);
+      }
+      return Fail();
+    }
+    ++pos_;
+    return Exact(c, caseless);
+  }
+
+  Info Fail() {
+    failed_ = true;
+    return Info{};
+  }
+
+  std::string_view p_;
+  std::size_t pos_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+std::vector<RequiredLiteral> ExtractRequiredLiterals(std::string_view pattern) {
+  LitSet set = Extractor(pattern).Run();
+  // Drop repeats (an alternation of identical branches).
+  std::sort(set.begin(), set.end(), [](const RequiredLiteral& a, const RequiredLiteral& b) {
+    return std::tie(a.text, a.caseless) < std::tie(b.text, b.caseless);
+  });
+  set.erase(std::unique(set.begin(), set.end(),
+                        [](const RequiredLiteral& a, const RequiredLiteral& b) {
+                          return a.text == b.text && a.caseless == b.caseless;
+                        }),
+            set.end());
+  return set;
+}
+
+// ---- Matching ---------------------------------------------------------------
+
+struct LiteralPrefilter::State {
+  hs_database_t* db = nullptr;
+  hs_scratch_t* prototype = nullptr;
+  mutable std::mutex mu;
+  mutable std::vector<hs_scratch_t*> pool;  // idle scratches, one per concurrent Scan
+
+  ~State() {
+    for (hs_scratch_t* s : pool) hs_free_scratch(s);
+    if (prototype) hs_free_scratch(prototype);
+    if (db) hs_free_database(db);
+  }
+};
+
+LiteralPrefilter::LiteralPrefilter(std::unique_ptr<State> state) : state_(std::move(state)) {}
+LiteralPrefilter::~LiteralPrefilter() = default;
+
+Result<std::unique_ptr<LiteralPrefilter>> LiteralPrefilter::Build(
+    const std::vector<RequiredLiteral>& literals) {
+  if (literals.empty()) return InvalidArgumentError("no literals");
+  std::vector<const char*> exprs;
+  std::vector<std::size_t> lens;
+  std::vector<unsigned> flags, ids;
+  for (std::size_t i = 0; i < literals.size(); ++i) {
+    exprs.push_back(literals[i].text.data());
+    lens.push_back(literals[i].text.size());
+    flags.push_back(literals[i].caseless ? HS_FLAG_CASELESS : 0);
+    ids.push_back(static_cast<unsigned>(i));
+  }
+  auto state = std::make_unique<State>();
+  hs_compile_error_t* error = nullptr;
+  if (hs_compile_lit_multi(exprs.data(), flags.data(), ids.data(), lens.data(),
+                           static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK, nullptr, &state->db,
+                           &error) != HS_SUCCESS) {
+    std::string message = error && error->message ? error->message : "unknown error";
+    hs_free_compile_error(error);
+    return InvalidArgumentError("vectorscan: " + message);
+  }
+  if (hs_alloc_scratch(state->db, &state->prototype) != HS_SUCCESS) {
+    return InternalError("vectorscan: cannot allocate scratch");
+  }
+  return std::unique_ptr<LiteralPrefilter>(new LiteralPrefilter(std::move(state)));
+}
+
+namespace {
+struct HitContext {
+  LiteralPrefilter::HitFn fn;
+  void* context;
+};
+int OnHsMatch(unsigned id, unsigned long long /*from*/, unsigned long long to, unsigned /*flags*/,
+              void* ctx) {
+  auto* h = static_cast<HitContext*>(ctx);
+  h->fn(h->context, id, to);
+  return 0;
+}
+}  // namespace
+
+Status LiteralPrefilter::Scan(std::string_view text, HitFn on_hit, void* context) const {
+  if (text.size() > UINT_MAX) return InvalidArgumentError("buffer too large for one scan");
+  hs_scratch_t* scratch = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (!state_->pool.empty()) {
+      scratch = state_->pool.back();
+      state_->pool.pop_back();
+    }
+  }
+  if (!scratch && hs_clone_scratch(state_->prototype, &scratch) != HS_SUCCESS) {
+    return InternalError("vectorscan: cannot clone scratch");
+  }
+  HitContext h{on_hit, context};
+  hs_error_t rc = hs_scan(state_->db, text.data(), static_cast<unsigned>(text.size()), 0, scratch,
+                          &OnHsMatch, &h);
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->pool.push_back(scratch);
+  }
+  if (rc != HS_SUCCESS) return InternalError("vectorscan: scan failed: " + std::to_string(rc));
+  return OkStatus();
+}
+
+}  // namespace faultline

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "matcher/status.h"
+
+namespace faultline {
+
+// A literal that every match of a regex contains.
+struct RequiredLiteral {
+  std::string text;
+  bool caseless = false;  // the regex matches it in any letter case
+};
+
+// Literals of which every match of the RE2 `pattern` contains at least one,
+// for the prefilter; empty when there are none worth searching for (shorter
+// than 3 bytes, or the pattern is too dynamic to tell). Usually one literal;
+// an alternation ("link down|port flap") gives one per branch. Among the
+// mandatory literals it prefers the rarest in log text (scored by byte
+// class and by how often it occurs in typical log noise), not merely the
+// longest. Literals never contain ':' or a newline, so that a hit in a raw
+// input line (before `IDENT[pid]:` is rewritten to `IDENT:`) still holds for
+// the rewritten text. A caseless literal is matched in any ASCII case.
+std::vector<RequiredLiteral> ExtractRequiredLiterals(std::string_view pattern);
+
+// Many literals searched at once through a whole buffer with Vectorscan.
+// Immutable after Build; Scan is thread-safe (each call uses a scratch from
+// a small pool).
+class LiteralPrefilter {
+ public:
+  // `literals[i]` gets id i. kInvalidArgument if Vectorscan refuses them.
+  static Result<std::unique_ptr<LiteralPrefilter>> Build(
+      const std::vector<RequiredLiteral>& literals);
+  ~LiteralPrefilter();
+  LiteralPrefilter(const LiteralPrefilter&) = delete;
+  LiteralPrefilter& operator=(const LiteralPrefilter&) = delete;
+
+  // Calls on_hit(id, end) for each occurrence of literal `id` ending at byte
+  // offset `end` of `text`, in increasing order of `end`. kInternal if
+  // Vectorscan fails (the caller then falls back to no prefilter).
+  using HitFn = void (*)(void* context, unsigned id, std::uint64_t end);
+  Status Scan(std::string_view text, HitFn on_hit, void* context) const;
+
+ private:
+  struct State;
+  explicit LiteralPrefilter(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace faultline

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "matcher/rule_set.h"
+
+namespace faultline {
+
+FaultEvent MakeFaultEvent(const RuleMatch& match, const LogRecord& record, std::string_view node,
+                          std::string_view boot_id,
+                          std::chrono::system_clock::time_point detected_time) {
+  FaultEvent e;
+  e.node = std::string(node);
+  e.boot_id = std::string(boot_id);
+  e.source = record.source;
+  e.origin = record.origin;
+  e.rule = match.rule ? match.rule->id : std::string();
+  e.pack = match.rule ? match.rule->pack : std::string();
+  e.id = MakeEventId(node, record.source, record.cursor, e.rule);
+  e.category = match.category;
+  e.severity = match.severity;
+  e.action = match.action;
+  e.summary = match.summary;
+  e.fields = match.fields;
+  e.message = TruncateUtf8(record.text, FaultEvent::kMaxMessageBytes);
+  e.log_time = record.time;
+  e.detected_time = detected_time;
+  e.labels = record.labels;
+  e.threshold = match.threshold;
+  e.expire = match.expire;
+  return e;
+}
+
+}  // namespace faultline

@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reads a YAML rule pack into Rules, reporting every problem with its place.
+// Regex-dependent checks (E104, E105, E111) run in RuleSet::Compile, after
+// overrides are merged, because an override may change the pattern.
+#include "matcher/rule_pack.h"
+
+#include <optional>
+#include <set>
+
+#include <yaml-cpp/yaml.h>
+
+#include "matcher/rule_set.h"
+#include "matcher/suggest.h"
+#include "matcher/time_format.h"
+
+namespace faultline {
+namespace {
+
+using Keys = std::vector<std::string_view>;
+
+const Keys kPackKeys = {"pack", "version", "description", "defaults", "rules"};
+const Keys kDefaultKeys = {"sources", "category", "severity", "action", "threshold", "expire"};
+const Keys kRuleKeys = {"id",       "description", "sources",  "pattern",   "category",
+                        "severity", "action",      "summary",  "threshold", "expire",
+                        "classify", "tests",       "override", "disabled"};
+const Keys kOutcomeKeys = {"category",  "severity", "action",  "summary",
+                           "threshold", "expire",   "classify"};
+const Keys kClassifyKeys = {"capture", "values", "default"};
+const Keys kThresholdKeys = {"count", "window", "key"};
+const Keys kTestsKeys = {"match", "no_match"};
+const Keys kTestKeys = {"line", "fields", "action", "severity", "origin"};
+const Keys kSourceNames = {"kernel", "journal", "pod", "ibcounters"};
+const Keys kActionNames = {"taint", "event", "ignore"};
+const Keys kSeverityNames = {"info", "warning", "error", "critical"};
+
+bool ValidName(std::string_view s, bool allow_dot_underscore) {
+  if (s.empty()) return false;
+  auto lower_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!lower_digit(s[0])) return false;
+  for (char c : s) {
+    if (lower_digit(c) || c == '-') continue;
+    if (allow_dot_underscore && (c == '.' || c == '_')) continue;
+    return false;
+  }
+  return true;
+}
+
+class PackReader {
+ public:
+  PackReader(std::string_view file, Diagnostics& diags) : file_(file), diags_(diags) {}
+
+  RulePack Read(std::string_view text) {
+    RulePack pack;
+    YAML::Node root;
+    try {
+      root = YAML::Load(std::string(text));
+    } catch (const YAML::Exception& e) {
+      // yaml-cpp marks are 0-based; -1 when unknown.
+      SourceLocation at{file_, e.mark.line >= 0 ? e.mark.line + 1 : 0,
+                        e.mark.column >= 0 ? e.mark.column + 1 : 0};
+      diags_.Error("E001", at, "yaml syntax error: " + e.msg);
+      return pack;
+    } catch (const std::exception& e) {
+      diags_.Error("E001", {file_, 0, 0}, std::string("yaml syntax error: ") + e.what());
+      return pack;
+    }
+    try {
+      ReadPack(root, pack);
+    } catch (const std::exception& e) {
+      // Not expected: every access below checks types first. Still, never throw.
+      diags_.Error("E003", {file_, 0, 0}, std::string("cannot read rule pack: ") + e.what());
+    }
+    return pack;
+  }
+
+ private:
+  SourceLocation At(const YAML::Node& node) const {
+    const YAML::Mark m = node.Mark();
+    return {file_, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0};
+  }
+
+  // Reports keys of `map` not in `known`, with a hint.
+  void CheckKeys(const YAML::Node& map, const Keys& known, std::string_view what) {
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string("?");
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      diags_.Error("E101", At(it->first),
+                   "unknown key '" + key + "' in " + std::string(what) + DidYouMean(key, known));
+    }
+  }
+
+  std::optional<std::string> String(const YAML::Node& node, std::string_view key) {
+    if (!node.IsScalar()) {
+      diags_.Error("E003", At(node), std::string(key) + " must be a string");
+      return std::nullopt;
+    }
+    return node.Scalar();
+  }
+
+  std::optional<bool> Bool(const YAML::Node& node, std::string_view key) {
+    if (node.IsScalar()) {
+      const std::string& s = node.Scalar();
+      if (s == "true" || s == "True" || s == "yes") return true;
+      if (s == "false" || s == "False" || s == "no") return false;
+    }
+    diags_.Error("E003", At(node), std::string(key) + " must be true or false");
+    return std::nullopt;
+  }
+
+  std::optional<std::int64_t> Integer(const YAML::Node& node, std::string_view key) {
+    if (node.IsScalar()) {
+      const std::string& s = node.Scalar();
+      std::size_t i = (!s.empty() && s[0] == '-') ? 1 : 0;
+      bool digits = i < s.size() && s.size() - i <= 12;
+      for (std::size_t j = i; j < s.size() && digits; ++j) digits = s[j] >= '0' && s[j] <= '9';
+      if (digits) return std::stoll(s);
+    }
+    diags_.Error("E003", At(node), std::string(key) + " must be an integer");
+    return std::nullopt;
+  }
+
+  std::optional<std::chrono::seconds> Duration(const YAML::Node& node, std::string_view key) {
+    auto text = String(node, key);
+    if (!text) return std::nullopt;
+    auto d = ParseDuration(*text);
+    if (!d || d->count() <= 0) {
+      diags_.Error("E106", At(node),
+                   "bad duration '" + *text + "' for " + std::string(key) +
+                       " (use e.g. 90s, 10m, 24h, 1h30m, 7d)");
+      return std::nullopt;
+    }
+    return std::chrono::duration_cast<std::chrono::seconds>(*d);
+  }
+
+  template <typename T>
+  std::optional<T> Enum(const YAML::Node& node, std::string_view key, const char* code,
+                        const Keys& names, std::optional<T> (*parse)(std::string_view)) {
+    auto text = String(node, key);
+    if (!text) return std::nullopt;
+    std::optional<T> value = parse(*text);
+    if (!value || std::find(names.begin(), names.end(), *text) == names.end()) {
+      diags_.Error(code, At(node),
+                   "unknown " + std::string(key) + " '" + *text + "'" + DidYouMean(*text, names));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<std::vector<Origin>> Sources(const YAML::Node& node) {
+    if (!node.IsSequence()) {
+      diags_.Error("E003", At(node), "sources must be a list of strings");
+      return std::nullopt;
+    }
+    std::vector<Origin> out;
+    bool ok = true;
+    for (const YAML::Node& item : node) {
+      auto origin = Enum<Origin>(item, "source", "E109", kSourceNames, &ParseOrigin);
+      if (!origin) {
+        ok = false;
+        continue;
+      }
+      if (std::find(out.begin(), out.end(), *origin) == out.end()) out.push_back(*origin);
+    }
+    if (ok && out.empty()) {
+      diags_.Error("E003", At(node), "sources must list at least one source");
+      return std::nullopt;
+    }
+    return ok ? std::optional(out) : std::nullopt;
+  }
+
+  std::optional<EventThreshold> Threshold(const YAML::Node& node) {
+    if (!node.IsMap()) {
+      diags_.Error("E003", At(node), "threshold must be a map with count, window and key");
+      return std::nullopt;
+    }
+    CheckKeys(node, kThresholdKeys, "threshold");
+    EventThreshold t;
+    bool ok = true;
+    if (YAML::Node count = node["count"]) {
+      auto n = Integer(count, "threshold.count");
+      if (!n) {
+        ok = false;
+      } else if (*n < 1 || *n > 1'000'000) {
+        diags_.Error("E113", At(count), "bad threshold: count must be between 1 and 1000000");
+        ok = false;
+      } else {
+        t.count = static_cast<int>(*n);
+      }
+    } else {
+      diags_.Error("E113", At(node), "bad threshold: count is missing");
+      ok = false;
+    }
+    if (YAML::Node window = node["window"]) {
+      auto d = Duration(window, "threshold.window");
+      if (d) t.window = *d;
+      ok = ok && d.has_value();
+    } else {
+      diags_.Error("E113", At(node), "bad threshold: window is missing");
+      ok = false;
+    }
+    if (YAML::Node key = node["key"]; key && !key.IsNull()) {
+      if (key.IsScalar()) {
+        t.key.push_back(key.Scalar());
+      } else if (key.IsSequence()) {
+        for (const YAML::Node& k : key) {
+          auto name = String(k, "threshold.key entry");
+          if (name) t.key.push_back(*name);
+          ok = ok && name.has_value();
+        }
+      } else {
+        diags_.Error("E003", At(key), "threshold.key must be a list of capture names");
+        ok = false;
+      }
+    }
+    return ok ? std::optional(t) : std::nullopt;
+  }
+
+  // Validates a classify value key: "79", "13,31,43", "144-150".
+  void CheckValueKey(const YAML::Node& key_node) {
+    const std::string key = key_node.IsScalar() ? key_node.Scalar() : std::string();
+    auto bad = [&](const std::string& why) {
+      diags_.Error("E112", At(key_node), "bad classify value '" + key + "': " + why);
+    };
+    if (!key_node.IsScalar() || key.empty()) return bad("empty");
+    std::size_t start = 0;
+    while (start <= key.size()) {
+      std::size_t comma = key.find(',', start);
+      std::string part =
+          key.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      while (!part.empty() && part.front() == ' ') part.erase(0, 1);
+      while (!part.empty() && part.back() == ' ') part.pop_back();
+      if (part.empty()) return bad("empty entry in a comma list");
+      std::size_t dash = part.find('-', 1);
+      if (dash != std::string::npos) {
+        std::string lo = part.substr(0, dash), hi = part.substr(dash + 1);
+        auto numeric = [](const std::string& s) {
+          return !s.empty() && s.size() <= 18 &&
+                 std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+        };
+        if (!numeric(lo) || !numeric(hi)) return bad("a range needs two non-negative integers");
+        if (std::stoll(lo) > std::stoll(hi)) return bad("range start is above its end");
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+
+  // Reads outcome keys present in `node` into `out`. `allow_classify`: the
+  // nesting depth left for a classify inside this outcome.
+  void ReadOutcome(const YAML::Node& node, Outcome& out, int classify_depth) {
+    if (!node.IsMap()) {
+      diags_.Error("E003", At(node), "a classify outcome must be a map");
+      return;
+    }
+    CheckKeys(node, kOutcomeKeys, "classify outcome");
+    if (YAML::Node n = node["category"]) out.category = String(n, "category");
+    if (YAML::Node n = node["severity"])
+      out.severity = Enum<Severity>(n, "severity", "E108", kSeverityNames, &ParseSeverity);
+    if (YAML::Node n = node["action"])
+      out.action = Enum<Action>(n, "action", "E107", kActionNames, &ParseAction);
+    if (YAML::Node n = node["summary"]) out.summary = String(n, "summary");
+    if (YAML::Node n = node["threshold"]) out.threshold = Threshold(n);
+    if (YAML::Node n = node["expire"]) out.expire = Duration(n, "expire");
+    if (YAML::Node n = node["classify"]) {
+      if (classify_depth <= 0) {
+        diags_.Error("E003", At(n), "classify may nest only one level deep");
+      } else if (auto c = ReadClassify(n, classify_depth - 1)) {
+        out.classify = std::make_shared<const Classification>(std::move(*c));
+      }
+    }
+  }
+
+  std::optional<Classification> ReadClassify(const YAML::Node& node, int depth) {
+    if (!node.IsMap()) {
+      diags_.Error("E003", At(node), "classify must be a map with capture, values and default");
+      return std::nullopt;
+    }
+    CheckKeys(node, kClassifyKeys, "classify");
+    Classification c;
+    c.at = At(node);
+    if (YAML::Node n = node["capture"]) {
+      if (auto s = String(n, "classify.capture")) c.capture = *s;
+      c.at = At(n);
+    }
+    if (YAML::Node values = node["values"]) {
+      if (!values.IsMap()) {
+        diags_.Error("E003", At(values), "classify.values must be a map from value to outcome");
+      } else {
+        for (auto it = values.begin(); it != values.end(); ++it) {
+          CheckValueKey(it->first);
+          Outcome o;
+          ReadOutcome(it->second, o, depth);
+          c.table[it->first.IsScalar() ? it->first.Scalar() : std::string()] = std::move(o);
+        }
+      }
+    }
+    if (YAML::Node d = node["default"]) ReadOutcome(d, c.fallback, depth);
+    return c;
+  }
+
+  std::optional<RuleTest> ReadTest(const YAML::Node& node, bool is_match) {
+    RuleTest t;
+    t.at = At(node);
+    if (node.IsScalar()) {
+      t.line = node.Scalar();
+      return t;
+    }
+    if (!node.IsMap()) {
+      diags_.Error("E003", At(node), "a test must be a string or a map with line");
+      return std::nullopt;
+    }
+    CheckKeys(node, kTestKeys, "test");
+    YAML::Node line = node["line"];
+    if (!line) {
+      diags_.Error("E102", At(node), "missing required key 'line' in test");
+      return std::nullopt;
+    }
+    auto text = String(line, "line");
+    if (!text) return std::nullopt;
+    t.line = *text;
+    if (YAML::Node f = node["fields"]) {
+      if (!is_match) {
+        diags_.Error("E003", At(f), "fields are only checked in match tests");
+      } else if (!f.IsMap()) {
+        diags_.Error("E003", At(f), "fields must be a map from capture name to value");
+      } else {
+        for (auto it = f.begin(); it != f.end(); ++it) {
+          auto k = String(it->first, "field name");
+          auto v = String(it->second, "field value");
+          if (k && v) t.fields[*k] = *v;
+        }
+      }
+    }
+    if (YAML::Node n = node["action"])
+      t.action = Enum<Action>(n, "action", "E107", kActionNames, &ParseAction);
+    if (YAML::Node n = node["severity"])
+      t.severity = Enum<Severity>(n, "severity", "E108", kSeverityNames, &ParseSeverity);
+    if (YAML::Node n = node["origin"]) {
+      Keys origins = kSourceNames;
+      origins.push_back("any");
+      t.origin = Enum<Origin>(n, "origin", "E109", origins, &ParseOrigin);
+    }
+    return t;
+  }
+
+  void ReadTests(const YAML::Node& node, Rule& rule) {
+    if (!node.IsMap()) {
+      diags_.Error("E003", At(node), "tests must be a map with match and no_match");
+      return;
+    }
+    CheckKeys(node, kTestsKeys, "tests");
+    for (bool is_match : {true, false}) {
+      YAML::Node list = node[is_match ? "match" : "no_match"];
+      if (!list || list.IsNull()) continue;
+      if (!list.IsSequence()) {
+        diags_.Error("E003", At(list),
+                     std::string(is_match ? "match" : "no_match") + " must be a list of tests");
+        continue;
+      }
+      for (const YAML::Node& item : list) {
+        if (auto t = ReadTest(item, is_match)) {
+          (is_match ? rule.match_tests : rule.no_match_tests).push_back(std::move(*t));
+        }
+      }
+    }
+  }
+
+  struct Defaults {
+    std::optional<std::vector<Origin>> sources;
+    std::optional<std::string> category;
+    std::optional<Severity> severity;
+    std::optional<Action> action;
+    std::optional<EventThreshold> threshold;
+    std::optional<std::chrono::seconds> expire;
+  };
+
+  Defaults ReadDefaults(const YAML::Node& node) {
+    Defaults d;
+    if (!node.IsMap()) {
+      if (!node.IsNull()) diags_.Error("E003", At(node), "defaults must be a map");
+      return d;
+    }
+    CheckKeys(node, kDefaultKeys, "defaults");
+    if (YAML::Node n = node["sources"]) d.sources = Sources(n);
+    if (YAML::Node n = node["category"]) d.category = String(n, "category");
+    if (YAML::Node n = node["severity"])
+      d.severity = Enum<Severity>(n, "severity", "E108", kSeverityNames, &ParseSeverity);
+    if (YAML::Node n = node["action"])
+      d.action = Enum<Action>(n, "action", "E107", kActionNames, &ParseAction);
+    if (YAML::Node n = node["threshold"]) d.threshold = Threshold(n);
+    if (YAML::Node n = node["expire"]) d.expire = Duration(n, "expire");
+    return d;
+  }
+
+  std::optional<Rule> ReadRule(const YAML::Node& node, const std::string& pack,
+                               const Defaults& defaults) {
+    if (!node.IsMap()) {
+      diags_.Error("E003", At(node), "a rule must be a map");
+      return std::nullopt;
+    }
+    Rule r;
+    r.pack = pack;
+    r.defined_at = At(node);
+    CheckKeys(node, kRuleKeys, "rule");
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (it->first.IsScalar()) r.keys_at[it->first.Scalar()] = At(it->second);
+    }
+    if (YAML::Node n = node["override"]) r.is_override = Bool(n, "override").value_or(false);
+    if (YAML::Node n = node["disabled"]) r.disabled = Bool(n, "disabled").value_or(false);
+    if (YAML::Node n = node["id"]) {
+      r.defined_at = At(n);
+      if (auto s = String(n, "id")) {
+        r.id = *s;
+        if (!ValidName(r.id, true)) {
+          diags_.Error("E114", At(n),
+                       "bad rule id '" + r.id + "': use lower-case letters, digits, '.', '_', '-'");
+        }
+      }
+    } else {
+      diags_.Error("E102", At(node), "missing required key 'id'");
+    }
+    if (YAML::Node n = node["description"]) {
+      if (auto s = String(n, "description")) r.description = *s;
+    }
+    if (YAML::Node n = node["pattern"]) {
+      r.pattern_at = At(n);
+      if (auto s = String(n, "pattern")) r.pattern = *s;
+    } else if (!r.is_override) {
+      diags_.Error("E102", r.defined_at, "missing required key 'pattern' in rule '" + r.id + "'");
+    }
+    if (YAML::Node n = node["sources"]) {
+      if (auto s = Sources(n)) r.sources = *s;
+    } else if (!r.is_override) {
+      if (defaults.sources) {
+        r.sources = *defaults.sources;
+      } else {
+        diags_.Error("E102", r.defined_at,
+                     "missing required key 'sources' in rule '" + r.id + "' (or in defaults)");
+      }
+    }
+    if (YAML::Node n = node["category"]) {
+      r.category = String(n, "category").value_or("");
+    } else if (!r.is_override && defaults.category) {
+      r.category = *defaults.category;
+    }
+    if (YAML::Node n = node["severity"]) {
+      r.severity = Enum<Severity>(n, "severity", "E108", kSeverityNames, &ParseSeverity)
+                       .value_or(Severity::kWarning);
+    } else if (!r.is_override && defaults.severity) {
+      r.severity = *defaults.severity;
+    }
+    if (YAML::Node n = node["action"]) {
+      r.action =
+          Enum<Action>(n, "action", "E107", kActionNames, &ParseAction).value_or(Action::kEvent);
+    } else if (!r.is_override && defaults.action) {
+      r.action = *defaults.action;
+    }
+    if (YAML::Node n = node["summary"]) r.summary = String(n, "summary").value_or("");
+    if (YAML::Node n = node["threshold"]) {
+      if (!n.IsNull()) r.threshold = Threshold(n);
+    } else if (!r.is_override) {
+      r.threshold = defaults.threshold;
+    }
+    if (YAML::Node n = node["expire"]) {
+      r.expire = Duration(n, "expire");
+    } else if (!r.is_override) {
+      r.expire = defaults.expire;
+    }
+    if (YAML::Node n = node["classify"]) r.classify = ReadClassify(n, 1);
+    if (YAML::Node n = node["tests"]) ReadTests(n, r);
+    return r;
+  }
+
+  void ReadPack(const YAML::Node& root, RulePack& pack) {
+    if (!root.IsMap()) {
+      diags_.Error("E003",
+                   root.IsDefined() && !root.IsNull() ? At(root) : SourceLocation{file_, 1, 1},
+                   "a rule pack must be a map with pack, version and rules");
+      return;
+    }
+    CheckKeys(root, kPackKeys, "rule pack");
+    if (YAML::Node n = root["pack"]) {
+      pack.name_at = At(n);
+      if (auto s = String(n, "pack")) {
+        pack.name = *s;
+        if (!ValidName(pack.name, false)) {
+          diags_.Error("E114", At(n),
+                       "bad pack name '" + pack.name + "': use lower-case letters, digits and '-'");
+        }
+      }
+    } else {
+      diags_.Error("E102", {file_, 1, 1}, "missing required key 'pack'");
+    }
+    if (YAML::Node n = root["version"]) {
+      auto v = Integer(n, "version");
+      if (v && *v < 1) diags_.Error("E003", At(n), "version must be a positive integer");
+      if (v) pack.version = static_cast<int>(*v);
+    } else {
+      diags_.Error("E102", {file_, 1, 1}, "missing required key 'version'");
+    }
+    if (YAML::Node n = root["description"])
+      pack.description = String(n, "description").value_or("");
+    Defaults defaults;
+    if (YAML::Node n = root["defaults"]) defaults = ReadDefaults(n);
+    YAML::Node rules = root["rules"];
+    if (!rules || rules.IsNull()) return;  // a pack may hold no rules yet
+    if (!rules.IsSequence()) {
+      diags_.Error("E003", At(rules), "rules must be a list of rules");
+      return;
+    }
+    // Duplicate ids are found by MergeRulePacks, across this pack and others.
+    for (const YAML::Node& item : rules) {
+      std::optional<Rule> r = ReadRule(item, pack.name, defaults);
+      if (!r) continue;
+      pack.rules.push_back(std::move(*r));
+    }
+  }
+
+  std::string file_;
+  Diagnostics& diags_;
+};
+
+}  // namespace
+
+const std::vector<std::string_view>& RuleKeys() { return kRuleKeys; }
+
+RulePack ParseRulePack(std::string_view yaml_text, std::string_view file_name, Diagnostics& diags) {
+  return PackReader(file_name, diags).Read(yaml_text);
+}
+
+std::vector<Rule> LoadRulePack(std::string_view yaml_text, std::string_view file_name,
+                               Diagnostics& diags) {
+  return ParseRulePack(yaml_text, file_name, diags).rules;
+}
+
+}  // namespace faultline

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+// Compiles rules into per-origin RE2::Sets (plus an optional literal
+// prefilter) and matches one record. Whole-buffer scanning is rule_scan.cc.
+#include <algorithm>
+#include <set>
+
+#include "matcher/classify.h"
+#include "matcher/rule_set_impl.h"
+
+namespace faultline {
+namespace {
+
+bool Trusts(const Rule& rule, Origin origin) {
+  return std::find(rule.sources.begin(), rule.sources.end(), origin) != rule.sources.end();
+}
+
+RE2::Options RuleOptions(const CompileOptions& options) {
+  RE2::Options o;
+  o.set_log_errors(false);
+  o.set_max_mem(options.max_memory_bytes);
+  return o;
+}
+
+// E105 for each capture name in `names` that `defined` lacks.
+void CheckCaptures(const std::vector<std::string>& names, const std::set<std::string>& defined,
+                   const Rule& rule, const SourceLocation& at, std::string_view used_in,
+                   Diagnostics& diags) {
+  for (const std::string& name : names) {
+    if (defined.count(name)) continue;
+    diags.Error("E105", at,
+                "capture '" + name + "' used in " + std::string(used_in) +
+                    " is not defined by the pattern of rule '" + rule.id + "'");
+  }
+}
+
+SourceLocation KeyAt(const Rule& rule, const char* key) {
+  auto it = rule.keys_at.find(key);
+  return it != rule.keys_at.end() ? it->second : rule.defined_at;
+}
+
+void CheckOutcomeCaptures(const Outcome& o, const std::set<std::string>& defined, const Rule& rule,
+                          const SourceLocation& at, Diagnostics& diags);
+
+void CheckClassifyCaptures(const Classification& c, const std::set<std::string>& defined,
+                           const Rule& rule, Diagnostics& diags) {
+  if (c.capture.empty()) {
+    diags.Error("E102", c.at,
+                "missing required key 'capture' in classify of rule '" + rule.id + "'");
+  } else {
+    CheckCaptures({c.capture}, defined, rule, c.at, "classify.capture", diags);
+  }
+  for (const auto& [key, outcome] : c.table)
+    CheckOutcomeCaptures(outcome, defined, rule, c.at, diags);
+  CheckOutcomeCaptures(c.fallback, defined, rule, c.at, diags);
+}
+
+void CheckOutcomeCaptures(const Outcome& o, const std::set<std::string>& defined, const Rule& rule,
+                          const SourceLocation& at, Diagnostics& diags) {
+  if (o.summary) CheckCaptures(SummaryCaptures(*o.summary), defined, rule, at, "summary", diags);
+  if (o.threshold) CheckCaptures(o.threshold->key, defined, rule, at, "threshold.key", diags);
+  if (o.classify) CheckClassifyCaptures(*o.classify, defined, rule, diags);
+}
+
+// Regex-dependent checks of one rule: E104, E111, E105, W201.
+std::unique_ptr<RE2> CheckRule(const Rule& rule, const CompileOptions& options,
+                               Diagnostics& diags) {
+  if (rule.pattern.empty()) {
+    if (!rule.keys_at.count("pattern")) return nullptr;  // E102 or E003 already said so
+    diags.Error("E104", rule.pattern_at.line ? rule.pattern_at : rule.defined_at,
+                "invalid regex: empty pattern in rule '" + rule.id + "'");
+    return nullptr;
+  }
+  auto re = std::make_unique<RE2>(rule.pattern, RuleOptions(options));
+  if (!re->ok()) {
+    diags.Error("E104", rule.pattern_at, "invalid regex: " + re->error());
+    return nullptr;
+  }
+  if (re->ProgramSize() > options.max_program_size) {
+    diags.Error("E111", rule.pattern_at,
+                "regex program too large: size " + std::to_string(re->ProgramSize()) +
+                    " exceeds the limit of " + std::to_string(options.max_program_size) +
+                    "; simplify the pattern (bounded repeats like {1,500} multiply its size)");
+    return nullptr;
+  }
+  std::set<std::string> defined;
+  for (const auto& [name, index] : re->NamedCapturingGroups()) defined.insert(name);
+  if (rule.threshold)
+    CheckCaptures(rule.threshold->key, defined, rule, KeyAt(rule, "threshold"), "threshold.key",
+                  diags);
+  CheckCaptures(SummaryCaptures(rule.summary), defined, rule, KeyAt(rule, "summary"), "summary",
+                diags);
+  if (rule.classify) CheckClassifyCaptures(*rule.classify, defined, rule, diags);
+  for (const RuleTest& t : rule.match_tests) {
+    for (const auto& [name, value] : t.fields)
+      CheckCaptures({name}, defined, rule, t.at, "test fields", diags);
+  }
+  if (!rule.disabled) {
+    if (rule.match_tests.empty() && rule.no_match_tests.empty()) {
+      diags.Warning("W201", rule.defined_at, "rule '" + rule.id + "' has no tests");
+    } else if (rule.match_tests.empty()) {
+      diags.Warning("W201", rule.defined_at, "rule '" + rule.id + "' has no match tests");
+    } else if (rule.no_match_tests.empty()) {
+      diags.Warning("W201", rule.defined_at, "rule '" + rule.id + "' has no no_match tests");
+    }
+  }
+  return re;
+}
+
+std::unique_ptr<RE2::Set> BuildSet(const std::vector<int>& members,
+                                   const std::vector<CompiledRule>& compiled,
+                                   const CompileOptions& options) {
+  if (members.empty()) return nullptr;
+  auto set = std::make_unique<RE2::Set>(RuleOptions(options), RE2::UNANCHORED);
+  for (int index : members) {
+    std::string error;
+    if (set->Add(compiled[static_cast<std::size_t>(index)].rule->pattern, &error) < 0) {
+      return nullptr;  // cannot happen: each pattern compiled alone
+    }
+  }
+  if (!set->Compile()) return nullptr;
+  return set;
+}
+
+}  // namespace
+
+void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMatch>& out) const {
+  const CompiledRule& c = compiled[static_cast<std::size_t>(index)];
+  std::vector<re2::StringPiece> groups(static_cast<std::size_t>(c.groups) + 1);
+  if (!c.re->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED,
+                   groups.data(), c.groups + 1)) {
+    return;
+  }
+  RuleMatch m;
+  m.rule = c.rule;
+  for (const auto& [group, name] : c.named) {
+    const re2::StringPiece& g = groups[static_cast<std::size_t>(group)];
+    if (g.data() != nullptr) m.fields[name] = std::string(g.data(), g.size());
+  }
+  ResolveOutcome(*c.rule, m);
+  out.push_back(std::move(m));
+}
+
+void RuleSet::Impl::RunSet(const RE2::Set& set, const std::vector<int>& map, std::string_view text,
+                           std::vector<int>& hits) const {
+  std::vector<int> found;
+  RE2::Set::ErrorInfo info{};
+  if (options.simulate_dfa_out_of_memory) {
+    info.kind = RE2::Set::kOutOfMemory;
+  } else if (set.Match(re2::StringPiece(text.data(), text.size()), &found, &info)) {
+    for (int i : found) hits.push_back(map[static_cast<std::size_t>(i)]);
+    return;
+  }
+  if (info.kind != RE2::Set::kOutOfMemory) return;  // kNoError: no match
+  // The DFA ran out of memory: try each rule alone rather than report
+  // "no match". Counted, so that operators can raise max_memory_bytes.
+  dfa_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  for (int index : map) {
+    if (RE2::PartialMatch(re2::StringPiece(text.data(), text.size()),
+                          *compiled[static_cast<std::size_t>(index)].re)) {
+      hits.push_back(index);
+    }
+  }
+}
+
+std::shared_ptr<const RuleSet> RuleSet::Compile(std::vector<Rule> rules,
+                                                const CompileOptions& options, Diagnostics& diags) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->rules = std::move(rules);
+  bool failed = false;
+  for (const Rule& rule : impl->rules) {
+    std::size_t errors_before = diags.error_count();
+    std::unique_ptr<RE2> re = CheckRule(rule, options, diags);
+    if (!re || diags.error_count() > errors_before) {
+      failed = true;
+      continue;
+    }
+    if (rule.disabled) continue;
+    CompiledRule c;
+    c.rule = &rule;
+    c.groups = re->NumberOfCapturingGroups();
+    for (const auto& [group, name] : re->CapturingGroupNames()) c.named.emplace_back(group, name);
+    for (Origin o : rule.sources) c.origin_mask |= 1u << OriginIndex(o);
+    c.re = std::move(re);
+    impl->compiled.push_back(std::move(c));
+  }
+  if (failed) return nullptr;
+
+  for (std::size_t o = 0; o < kOriginCount; ++o) {
+    OriginSet& s = impl->by_origin[o];
+    for (std::size_t i = 0; i < impl->compiled.size(); ++i) {
+      if (o == OriginIndex(Origin::kAny) ||
+          Trusts(*impl->compiled[i].rule, static_cast<Origin>(o))) {
+        s.rules.push_back(static_cast<int>(i));
+      }
+    }
+    s.set = BuildSet(s.rules, impl->compiled, options);
+    if (!s.rules.empty() && !s.set) {
+      diags.Error("E111", {},
+                  "the rules for origin '" + std::string(OriginName(static_cast<Origin>(o))) +
+                      "' do not fit in one RE2::Set within max_memory_bytes");
+      return nullptr;
+    }
+  }
+  BuildPrefilter(*impl, diags);
+  return std::shared_ptr<const RuleSet>(new RuleSet(std::move(impl)));
+}
+
+RuleSet::RuleSet(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RuleSet::~RuleSet() = default;
+
+void RuleSet::Match(std::string_view text, Origin origin, std::vector<RuleMatch>& out) const {
+  const OriginSet& s = impl_->by_origin[OriginIndex(origin)];
+  if (!s.set) return;
+  std::vector<int> hits;
+  impl_->RunSet(*s.set, s.rules, text, hits);
+  std::sort(hits.begin(), hits.end());  // load order, whatever the Set returned
+  for (int index : hits) impl_->Capture(index, text, out);
+}
+
+const std::vector<Rule>& RuleSet::rules() const { return impl_->rules; }
+std::size_t RuleSet::size() const { return impl_->compiled.size(); }
+std::uint64_t RuleSet::dfa_fallbacks() const {
+  return impl_->dfa_fallbacks.load(std::memory_order_relaxed);
+}
+
+}  // namespace faultline

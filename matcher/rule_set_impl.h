@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// RuleSet's insides, shared by the files that build and run it
+// (rule_set.cc, rule_scan.cc). Not a contract: only matcher/ includes it.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <re2/re2.h>
+#include <re2/set.h>
+
+#include "matcher/literal_prefilter.h"
+#include "matcher/rule_set.h"
+
+namespace faultline {
+
+inline constexpr std::size_t kOriginCount = 5;  // kernel, journal, pod, ibcounters, any
+inline std::size_t OriginIndex(Origin o) { return static_cast<std::size_t>(o); }
+
+struct CompiledRule {
+  const Rule* rule = nullptr;
+  std::unique_ptr<RE2> re;
+  int groups = 0;                                  // capturing groups
+  std::vector<std::pair<int, std::string>> named;  // group index -> name
+  std::uint32_t origin_mask = 0;                   // bit per Origin it trusts
+};
+
+// All enabled rules that trust one origin, in one RE2::Set.
+struct OriginSet {
+  std::vector<int> rules;  // set index -> index into Impl::compiled
+  std::unique_ptr<RE2::Set> set;
+  // Rules of this origin that have no prefilter literal: they are candidates
+  // on every line when the prefilter is on.
+  std::vector<int> unfiltered;
+  std::unique_ptr<RE2::Set> unfiltered_set;  // over `unfiltered`; null if empty
+  std::vector<int> unfiltered_rules;         // set index -> compiled index
+};
+
+struct RuleSet::Impl {
+  std::vector<Rule> rules;             // all, in load order; stable addresses
+  std::vector<CompiledRule> compiled;  // enabled rules only, in load order
+  std::array<OriginSet, kOriginCount> by_origin;
+  CompileOptions options;
+  std::unique_ptr<LiteralPrefilter> prefilter;  // null when off or unavailable
+  mutable std::atomic<std::uint64_t> dfa_fallbacks{0};
+
+  // Appends the match of compiled rule `index` on `text`, if it matches.
+  void Capture(int index, std::string_view text, std::vector<RuleMatch>& out) const;
+  // Runs `set` over `text` (indices into `map`), falling back to one by one
+  // on DFA out of memory. Appends matching compiled indices to `hits`.
+  void RunSet(const RE2::Set& set, const std::vector<int>& map, std::string_view text,
+              std::vector<int>& hits) const;
+};
+
+// Builds impl.prefilter from each compiled rule's required literal when
+// impl.options.use_prefilter is set; warns W202 for rules without one (they
+// run on every line). Defined in rule_scan.cc.
+void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags);
+
+}  // namespace faultline

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: Apache-2.0
+// The rule pack loader: every diagnostic code at its exact line and column.
+#include "matcher/rule_pack.h"
+
+#include <sstream>
+
+#include <doctest/doctest.h>
+
+#include "matcher/suggest.h"
+#include "tests/matcher/rule_test_util.h"
+
+namespace faultline {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+const char* const kGoodPack = R"(pack: good
+version: 1
+defaults:
+  sources: [kernel]
+  category: hardware
+rules:
+  - id: gpu.xid
+    pattern: 'NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F:.]+)\): (?P<xid>\d+)'
+    severity: critical
+    action: taint
+    summary: 'Xid {xid} on {pci}'
+    tests:
+      match:
+        - line: 'NVRM: Xid (PCI:0000:3b:00): 79, pid=1'
+          fields: {xid: '79', pci: '0000:3b:00'}
+      no_match:
+        - 'NVRM: GPU at PCI:0000:3b:00'
+)";
+
+TEST_CASE("a valid pack loads with defaults applied and no diagnostics") {
+  Loaded l = LoadPack(kGoodPack);
+  REQUIRE(l.set);
+  CHECK(l.diags.all().empty());
+  REQUIRE(l.set->rules().size() == 1);
+  const Rule& r = l.set->rules()[0];
+  CHECK(r.id == "gpu.xid");
+  CHECK(r.pack == "good");
+  CHECK(r.category == "hardware");
+  CHECK(r.sources == std::vector<Origin>{Origin::kKernel});
+  CHECK(r.severity == Severity::kCritical);
+  CHECK(r.action == Action::kTaint);
+  CHECK(r.defined_at.line == 7);
+  CHECK(r.defined_at.column == 9);
+  CHECK(r.pattern_at.line == 8);
+  CHECK(r.pattern_at.column == 14);
+  CHECK(r.match_tests.size() == 1);
+  CHECK(r.no_match_tests.size() == 1);
+}
+
+TEST_CASE("E001: a YAML syntax error is reported at yaml-cpp's 1-based place") {
+  // yaml-cpp marks the character after a bad escape: 0-based 4:17 is 5:18.
+  Loaded l = LoadPack("pack: x\nversion: 1\nrules:\n  - id: a\n    pattern: \"a\\qb\"\n");
+  CHECK_FALSE(l.set);
+  CHECK(l.Where("E001") == Strings{"5:18"});
+  CHECK(l.Message("E001") == "yaml syntax error: unknown escape character: q");
+}
+
+TEST_CASE("E002: a missing file is reported, not thrown") {
+  Loaded l;
+  RuleSources sources;
+  sources.builtin = false;
+  sources.paths = {"/nonexistent/faultline/pack.yaml"};
+  l.set = LoadRules(sources, {}, l.diags, l.texts);
+  CHECK_FALSE(l.set);
+  CHECK(l.Has("E002"));
+}
+
+TEST_CASE("E003: a key of the wrong type names the expected type") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: kernel
+    pattern: 'x'
+)");
+  CHECK(l.Where("E003") == Strings{"5:14"});
+  CHECK(l.Message("E003") == "sources must be a list of strings");
+}
+
+TEST_CASE("E101: an unknown key gets a did-you-mean at the key itself") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: [kernel]
+    pattern: 'abc'
+    sevrity: critical
+)");
+  CHECK(l.Where("E101") == Strings{"7:5"});
+  CHECK(l.Message("E101") == "unknown key 'sevrity' in rule; did you mean 'severity'?");
+}
+
+TEST_CASE("E102: missing pack, version, id, pattern and sources are each reported") {
+  Loaded l = LoadPack(R"(description: nothing
+rules:
+  - description: no id
+    pattern: 'x'
+    sources: [kernel]
+  - id: b
+)");
+  // pack and version (at the top), the id of rule 1, pattern and sources of rule 2.
+  CHECK(l.Where("E102") == Strings{"1:1", "1:1", "3:5", "6:9", "6:9"});
+}
+
+TEST_CASE("E103: a duplicate rule id is reported at both places, also across packs") {
+  const std::string a =
+      "pack: a\nversion: 1\nrules:\n  - id: dup\n    sources: [kernel]\n    pattern: 'x'\n";
+  const std::string b =
+      "pack: b\nversion: 1\nrules:\n  - id: other\n    sources: [kernel]\n    pattern: 'y'\n  - "
+      "id: dup\n    sources: [pod]\n    pattern: 'z'\n";
+  Loaded l = LoadPacks({{"a.yaml", a}, {"b.yaml", b}});
+  CHECK_FALSE(l.set);
+  CHECK(l.Where("E103") == Strings{"7:9", "4:9"});
+  CHECK(l.Message("E103").find("add 'override: true'") != std::string::npos);
+}
+
+TEST_CASE("E103: a duplicate pack name is reported at both places") {
+  const std::string a = "pack: same\nversion: 1\n";
+  Loaded l = LoadPacks({{"a.yaml", a}, {"b.yaml", a}});
+  CHECK(l.Where("E103") == Strings{"1:7", "1:7"});
+}
+
+TEST_CASE("E104: an invalid regex carries RE2's message at the pattern") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: [kernel]
+    pattern: 'Killed process (\d+'
+)");
+  CHECK(l.Where("E104") == Strings{"6:14"});
+  CHECK(l.Message("E104") == "invalid regex: missing ): Killed process (\\d+");
+}
+
+TEST_CASE("E105: captures used but not defined are reported in every place") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: [kernel]
+    pattern: 'port (?P<port>\d+)'
+    summary: 'down on {device}'
+    threshold: {count: 2, window: 1h, key: [dev]}
+    classify:
+      capture: kind
+      values:
+        "1": {summary: '{nope}'}
+    tests:
+      match:
+        - line: 'port 1'
+          fields: {prot: '1'}
+)");
+  // threshold.key, summary, classify.capture, the classify summary, the test field.
+  CHECK(l.Where("E105") == Strings{"8:16", "7:14", "10:16", "10:16", "15:11"});
+}
+
+TEST_CASE("E106: a bad duration is reported at its value") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: [kernel]
+    pattern: 'x'
+    expire: 10 minutes
+)");
+  CHECK(l.Where("E106") == Strings{"7:13"});
+}
+
+TEST_CASE("E107, E108, E109: unknown action, severity and source, with hints") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: [kernal, pod]
+    pattern: 'x'
+    action: tiant
+    severity: fatal
+)");
+  CHECK(l.Where("E107") == Strings{"7:13"});
+  CHECK(l.Message("E107") == "unknown action 'tiant'; did you mean 'taint'?");
+  CHECK(l.Where("E108") == Strings{"8:15"});
+  CHECK(l.Where("E109") == Strings{"5:15"});
+  CHECK(l.Message("E109") == "unknown source 'kernal'; did you mean 'kernel'?");
+}
+
+TEST_CASE("E110: an override of an unknown id is an error") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: nowhere
+    override: true
+    disabled: true
+)");
+  CHECK(l.Where("E110") == Strings{"4:9"});
+}
+
+TEST_CASE("E111: a regex program over the size limit is refused") {
+  CompileOptions small;
+  small.max_program_size = 50;
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: [kernel]
+    pattern: 'a{1,60}b'
+)",
+                      small);
+  CHECK(l.Where("E111") == Strings{"6:14"});
+}
+
+TEST_CASE("E112: bad classify value keys: empty list entries and inverted ranges") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: [kernel]
+    pattern: '(?P<xid>\d+)'
+    classify:
+      capture: xid
+      values:
+        "13,,31": {action: event}
+        "150-144": {action: event}
+        "1-x": {action: event}
+)");
+  CHECK(l.Where("E112") == Strings{"10:9", "11:9", "12:9"});
+}
+
+TEST_CASE("E113: a threshold without a window or with count 0") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: [kernel]
+    pattern: 'x'
+    threshold: {count: 0, window: 1h}
+  - id: b
+    sources: [kernel]
+    pattern: 'y'
+    threshold:
+      count: 3
+)");
+  CHECK(l.Where("E113") == Strings{"7:24", "12:7"});
+}
+
+TEST_CASE("E114: ids and pack names with capitals or spaces are refused") {
+  Loaded l = LoadPack(R"(pack: My Pack
+version: 1
+rules:
+  - id: Gpu.Xid
+    sources: [kernel]
+    pattern: 'x'
+)");
+  CHECK(l.Where("E114") == Strings{"1:7", "4:9"});
+}
+
+TEST_CASE("W201: a rule without tests gets a warning but still loads") {
+  Loaded l = LoadPack(
+      "pack: x\nversion: 1\nrules:\n  - id: a\n    sources: [kernel]\n    pattern: 'abc'\n");
+  CHECK(l.set);
+  CHECK(l.Where("W201") == Strings{"4:9"});
+}
+
+TEST_CASE("every mistake in a pack is reported in one run") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: [kernel]
+    pattern: '(unclosed'
+  - id: b
+    sources: [kernal]
+    pattern: 'x'
+    sevrity: info
+)");
+  CHECK(l.Has("E104"));
+  CHECK(l.Has("E109"));
+  CHECK(l.Has("E101"));
+}
+
+TEST_CASE("Print shows file:line:col, the source line and a caret under the column") {
+  Diagnostics d;
+  d.Error("E108", {"p.yaml", 2, 11}, "unknown severity 'fatal'");
+  std::ostringstream out;
+  d.Print(out, {{"p.yaml", "a: 1\nseverity: fatal\n"}});
+  CHECK(out.str() ==
+        "p.yaml:2:11: error: unknown severity 'fatal' [E108]\n"
+        "   2 | severity: fatal\n"
+        "     |           ^\n");
+  nlohmann::json j = d.ToJson();
+  CHECK(j[0]["code"] == "E108");
+  CHECK(j[0]["line"] == 2);
+  CHECK(j[0]["column"] == 11);
+  CHECK(j[0]["level"] == "error");
+}
+
+TEST_CASE("did-you-mean suggests close keys only") {
+  CHECK(EditDistance("sevrity", "severity") == 1);
+  CHECK(DidYouMean("paterns", RuleKeys()) == "; did you mean 'pattern'?");
+  CHECK(DidYouMean("frobnicate", RuleKeys()).empty());
+}
+
+TEST_CASE("LoadRulePack never throws on garbage") {
+  Diagnostics d;
+  for (const char* text :
+       {"", "[", "- - -", "pack: [", "\t", "rules: 5", "pack: x\nrules: [1, 2]"}) {
+    CHECK_NOTHROW(LoadRulePack(text, "g.yaml", d));
+  }
+}
+
+}  // namespace
+}  // namespace faultline

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compiled RuleSet: captures, classification, overrides, origins, reload.
+#include <thread>
+
+#include <doctest/doctest.h>
+
+#include "matcher/classify.h"
+#include "tests/matcher/rule_test_util.h"
+
+namespace faultline {
+namespace {
+
+const char* const kXidPack = R"(pack: xid
+version: 1
+defaults: {sources: [kernel], category: hardware}
+rules:
+  - id: nvidia.xid
+    pattern: 'NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F:.]+)\): (?P<xid>\d+)(?:, (?P<kind>Fatal|Nonfatal))?'
+    severity: warning
+    action: event
+    summary: 'Xid {xid} on {pci}'
+    threshold: {count: 3, window: 1h, key: [pci]}
+    classify:
+      capture: xid
+      values:
+        "79": {severity: critical, action: taint, summary: 'Xid 79 on {pci}: fell off the bus', expire: 2h}
+        "13,31,43": {category: application}
+        "60-70": {severity: error}
+        "144-150":
+          category: nvlink
+          classify:
+            capture: kind
+            values:
+              Fatal: {severity: critical, action: taint}
+            default: {severity: info}
+      default: {summary: 'unknown Xid {xid} on {pci}'}
+  - id: gpu.any-nvrm
+    pattern: 'NVRM: '
+    sources: [kernel, pod]
+    category: informational
+    severity: info
+    action: ignore
+)";
+
+TEST_CASE("a match carries its named captures; unset optional groups are absent") {
+  Loaded l = LoadPack(kXidPack);
+  REQUIRE(l.set);
+  auto m = MatchLine(*l.set, "[  12.3] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234", Origin::kKernel);
+  REQUIRE(m.size() == 2);
+  CHECK(m[0].rule->id == "nvidia.xid");
+  CHECK(m[0].fields == std::map<std::string, std::string>{{"pci", "0000:3b:00"}, {"xid", "79"}});
+  CHECK(m[1].rule->id == "gpu.any-nvrm");
+  CHECK(m[1].fields.empty());
+}
+
+TEST_CASE("a line matching several rules reports every one, in load order") {
+  Loaded l = LoadPack(kXidPack);
+  REQUIRE(l.set);
+  auto m = MatchLine(*l.set, "NVRM: Xid (0000:03:00): 13, Graphics Exception", Origin::kAny);
+  REQUIRE(m.size() == 2);
+  CHECK(m[0].rule->id == "nvidia.xid");
+  CHECK(m[1].rule->id == "gpu.any-nvrm");
+  CHECK(m[1].action == Action::kIgnore);
+}
+
+TEST_CASE("classification: exact, comma list, range, nested, default, and rule keys beneath") {
+  Loaded l = LoadPack(kXidPack);
+  REQUIRE(l.set);
+  auto first = [&](const std::string& line) {
+    auto m = MatchLine(*l.set, line, Origin::kKernel);
+    REQUIRE(!m.empty());
+    return m[0];
+  };
+  RuleMatch x79 = first("NVRM: Xid (PCI:0000:3b:00): 79, pid=1");
+  CHECK(x79.severity == Severity::kCritical);
+  CHECK(x79.action == Action::kTaint);
+  CHECK(x79.category == "hardware");
+  CHECK(x79.summary == "Xid 79 on 0000:3b:00: fell off the bus");
+  CHECK(x79.expire == std::chrono::seconds(7200));
+  REQUIRE(x79.threshold);
+  CHECK(x79.threshold->count == 3);
+  CHECK(x79.threshold->key == std::vector<std::string>{"pci"});
+
+  RuleMatch x31 = first("NVRM: Xid (PCI:0000:3b:00): 31, pid=1");
+  CHECK(x31.category == "application");
+  CHECK(x31.action == Action::kEvent);
+  CHECK(x31.summary == "Xid 31 on 0000:3b:00");
+
+  CHECK(first("NVRM: Xid (PCI:0000:3b:00): 63, x").severity == Severity::kError);
+  CHECK(first("NVRM: Xid (PCI:0000:3b:00): 60, x").severity == Severity::kError);
+  CHECK(first("NVRM: Xid (PCI:0000:3b:00): 70, x").severity == Severity::kError);
+  CHECK(first("NVRM: Xid (PCI:0000:3b:00): 71, x").severity == Severity::kWarning);
+
+  RuleMatch fatal = first("NVRM: Xid (PCI:0000:3b:00): 145, Fatal");
+  CHECK(fatal.category == "nvlink");
+  CHECK(fatal.action == Action::kTaint);
+  CHECK(fatal.severity == Severity::kCritical);
+  RuleMatch nonfatal = first("NVRM: Xid (PCI:0000:3b:00): 145, Nonfatal");
+  CHECK(nonfatal.action == Action::kEvent);
+  CHECK(nonfatal.severity == Severity::kInfo);
+  RuleMatch no_kind = first("NVRM: Xid (PCI:0000:3b:00): 150, pid=1");  // capture absent: default
+  CHECK(no_kind.severity == Severity::kInfo);
+
+  RuleMatch unknown = first("NVRM: Xid (PCI:0000:3b:00): 999, x");
+  CHECK(unknown.summary == "unknown Xid 999 on 0000:3b:00");
+  CHECK(unknown.action == Action::kEvent);
+}
+
+TEST_CASE("origin filtering: a kernel-only rule does not match a pod record") {
+  Loaded l = LoadPack(kXidPack);
+  REQUIRE(l.set);
+  const char* line = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1";
+  auto pod = MatchLine(*l.set, line, Origin::kPod);
+  REQUIRE(pod.size() == 1);
+  CHECK(pod[0].rule->id == "gpu.any-nvrm");
+  CHECK(MatchLine(*l.set, line, Origin::kJournal).empty());
+  CHECK(MatchLine(*l.set, line, Origin::kAny).size() == 2);
+  LogRecord record;
+  record.origin = Origin::kPod;
+  record.text = line;
+  std::vector<RuleMatch> out;
+  l.set->Match(record, out);
+  CHECK(out.size() == 1);
+}
+
+TEST_CASE("summary interpolation handles doubled braces and absent captures") {
+  std::map<std::string, std::string> f{{"a", "1"}};
+  CHECK(InterpolateSummary("{{a}} is {a}, b is '{b}'", f) == "{a} is 1, b is ''");
+  CHECK(SummaryCaptures("{{x}} {y} {z}") == std::vector<std::string>{"y", "z"});
+}
+
+TEST_CASE("an override from a later pack changes keys and merges classify entries") {
+  const std::string local = R"(pack: local
+version: 1
+rules:
+  - id: nvidia.xid
+    override: true
+    classify:
+      values:
+        "13": {action: taint, severity: error}
+  - id: gpu.any-nvrm
+    override: true
+    disabled: true
+)";
+  Loaded l = LoadPacks({{"a.yaml", kXidPack}, {"b.yaml", local}});
+  REQUIRE(l.set);
+  CHECK(l.set->size() == 1);
+  CHECK(l.set->rules().size() == 2);
+  CHECK(l.set->rules()[1].disabled);
+  auto m13 = MatchLine(*l.set, "NVRM: Xid (PCI:0000:3b:00): 13, x", Origin::kKernel);
+  REQUIRE(m13.size() == 1);
+  CHECK(m13[0].action == Action::kTaint);
+  CHECK(m13[0].severity == Severity::kError);
+  // 31 stays in the rest of the list; 79 is untouched.
+  auto m31 = MatchLine(*l.set, "NVRM: Xid (PCI:0000:3b:00): 31, x", Origin::kKernel);
+  REQUIRE(m31.size() == 1);
+  CHECK(m31[0].category == "application");
+  CHECK(m31[0].action == Action::kEvent);
+  auto m79 = MatchLine(*l.set, "NVRM: Xid (PCI:0000:3b:00): 79, x", Origin::kKernel);
+  CHECK(m79[0].action == Action::kTaint);
+  CHECK(m79[0].rule->pack == "xid");
+}
+
+TEST_CASE("an override replaces the pattern and the sources when it gives them") {
+  const std::string local = R"(pack: local
+version: 1
+rules:
+  - id: gpu.any-nvrm
+    override: true
+    pattern: 'NVRM: GPU (?P<gpu>\S+)'
+    sources: [journal]
+    summary: 'GPU {gpu}'
+)";
+  Loaded l = LoadPacks({{"a.yaml", kXidPack}, {"b.yaml", local}});
+  REQUIRE(l.set);
+  auto m = MatchLine(*l.set, "NVRM: GPU 0000:3b:00.0: RmInitAdapter failed", Origin::kJournal);
+  REQUIRE(m.size() == 1);
+  CHECK(m[0].summary == "GPU 0000:3b:00.0:");
+  CHECK(MatchLine(*l.set, "NVRM: GPU 0000:3b:00.0", Origin::kPod).empty());
+}
+
+TEST_CASE("reload: a failed load leaves the running RuleSet in the holder") {
+  Loaded good = LoadPack(kXidPack);
+  REQUIRE(good.set);
+  RuleSetHolder holder(good.set);
+  Loaded bad =
+      LoadPack("pack: x\nversion: 1\nrules:\n  - id: a\n    sources: [kernel]\n    pattern: '('\n");
+  CHECK_FALSE(bad.set);
+  if (bad.set) holder.Replace(bad.set);  // what the agent does: swap only a good set
+  auto snapshot = holder.Get();
+  CHECK(snapshot == good.set);
+  CHECK(MatchLine(*snapshot, "NVRM: Xid (0000:03:00): 13, x", Origin::kKernel).size() == 2);
+
+  Loaded next = LoadPack(
+      "pack: y\nversion: 1\nrules:\n  - id: b\n    sources: [kernel]\n    pattern: 'hello'\n");
+  REQUIRE(next.set);
+  holder.Replace(next.set);
+  CHECK(holder.Get()->rules()[0].id == "b");
+  // The old snapshot stays valid for a reader that still holds it.
+  CHECK(snapshot->rules()[0].id == "nvidia.xid");
+}
+
+TEST_CASE("Match is safe from many threads at once") {
+  Loaded l = LoadPack(kXidPack);
+  REQUIRE(l.set);
+  std::atomic<int> total{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 500; ++i) {
+        total += static_cast<int>(
+            MatchLine(*l.set, "NVRM: Xid (0000:03:00): 79, x", Origin::kKernel).size());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(total == 4 * 500 * 2);
+}
+
+TEST_CASE("RE2::Set out of memory falls back to one-by-one matching and is counted") {
+  CompileOptions options;
+  options.simulate_dfa_out_of_memory = true;
+  Loaded l = LoadPack(kXidPack, options);
+  REQUIRE(l.set);
+  CHECK(l.set->dfa_fallbacks() == 0);
+  auto m = MatchLine(*l.set, "NVRM: Xid (PCI:0000:3b:00): 79, x", Origin::kKernel);
+  REQUIRE(m.size() == 2);  // the same answer as the Set gives
+  CHECK(m[0].rule->id == "nvidia.xid");
+  CHECK(m[0].action == Action::kTaint);
+  CHECK(MatchLine(*l.set, "nothing to see", Origin::kKernel).empty());
+  CHECK(l.set->dfa_fallbacks() == 2);
+}
+
+TEST_CASE("MakeFaultEvent fills the event from the match and the record") {
+  Loaded l = LoadPack(kXidPack);
+  REQUIRE(l.set);
+  LogRecord record;
+  record.source = "kmsg";
+  record.origin = Origin::kKernel;
+  record.text = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1";
+  record.cursor = "boot:42";
+  record.labels = {{"priority", "4"}};
+  std::vector<RuleMatch> out;
+  l.set->Match(record, out);
+  REQUIRE(!out.empty());
+  auto now = std::chrono::system_clock::now();
+  FaultEvent e = MakeFaultEvent(out[0], record, "gpu-17", "b00t", now);
+  CHECK(e.rule == "nvidia.xid");
+  CHECK(e.pack == "xid");
+  CHECK(e.node == "gpu-17");
+  CHECK(e.boot_id == "b00t");
+  CHECK(e.action == Action::kTaint);
+  CHECK(e.id == MakeEventId("gpu-17", "kmsg", "boot:42", "nvidia.xid"));
+  CHECK(e.message == record.text);
+  CHECK(e.labels.at("priority") == "4");
+  CHECK(e.detected_time == now);
+  CHECK(e.expire == std::chrono::seconds(7200));
+}
+
+}  // namespace
+}  // namespace faultline

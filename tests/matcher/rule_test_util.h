@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers for matcher tests: load packs from text the way the CLI does.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "matcher/rule_set.h"
+#include "tests/support/temp_dir.h"
+
+namespace faultline {
+
+struct Loaded {
+  std::shared_ptr<const RuleSet> set;
+  Diagnostics diags;
+  SourceTexts texts;
+
+  // The diagnostics with `code`, as "line:column".
+  std::vector<std::string> Where(const std::string& code) const {
+    std::vector<std::string> out;
+    for (const Diagnostic& d : diags.all()) {
+      if (d.code == code)
+        out.push_back(std::to_string(d.where.line) + ":" + std::to_string(d.where.column));
+    }
+    return out;
+  }
+  bool Has(const std::string& code) const { return !Where(code).empty(); }
+  std::string Message(const std::string& code) const {
+    for (const Diagnostic& d : diags.all()) {
+      if (d.code == code) return d.message;
+    }
+    return "";
+  }
+};
+
+// Writes each (name, text) into a TempDir and loads them, in order, without
+// the built-in packs.
+inline Loaded LoadPacks(const std::vector<std::pair<std::string, std::string>>& packs,
+                        CompileOptions options = {}) {
+  TempDir dir;
+  RuleSources sources;
+  sources.builtin = false;
+  for (const auto& [name, text] : packs) sources.paths.push_back(dir.Write(name, text));
+  Loaded l;
+  l.set = LoadRules(sources, options, l.diags, l.texts);
+  return l;
+}
+
+inline Loaded LoadPack(const std::string& text, CompileOptions options = {}) {
+  return LoadPacks({{"pack.yaml", text}}, options);
+}
+
+inline std::vector<RuleMatch> MatchLine(const RuleSet& set, std::string_view line,
+                                        Origin origin = Origin::kAny) {
+  std::vector<RuleMatch> out;
+  set.Match(line, origin, out);
+  return out;
+}
+
+}  // namespace faultline
