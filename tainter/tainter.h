@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "matcher/clock.h"
+#include "matcher/fault_event.h"
+#include "matcher/metrics.h"
+#include "matcher/status.h"
+#include "tainter/label_selector.h"
+#include "tainter/node_api.h"
+#include "tainter/policy.h"
+#include "tainter/reasons.h"
+
+namespace faultline {
+
+// What `faultline-tainter nodes` prints for one node.
+struct TaintedNodeReport {
+  std::string node;
+  std::chrono::system_clock::time_point since;  // the earliest first_seen
+  std::vector<Reason> reasons;
+};
+
+// The tainter without Kafka: the Policy plus the applier that turns its
+// decisions into NodeApi writes, with metrics. `faultline-tainter` feeds it
+// from its Kafka consumer; `faultline-agent --standalone` hands events in
+// directly.
+//
+// State on the node itself: faultline's taint (Options::taint) and an
+// annotation (Options::annotation_key) listing the active reasons as JSON
+// (tainter/reasons.h), bounded in size. AdoptAll() reads both back at start,
+// so a restart never lifts a taint and never taints a node twice.
+//
+// Applying: every decision becomes at most one UpdateNode (taint and
+// annotation in one optimistic write) and at most one CreateEvent. A write
+// that fails with kUnavailable (or any error but kNotFound) stays queued per
+// node, in order, and is retried by Tick() with exponential backoff; later
+// events for that node queue behind it so the node's history is applied in
+// order. kNotFound forgets the node. The queue is bounded (max_pending): past
+// it the oldest work is dropped and counted. A caller never blocks on the API
+// beyond one call's own timeout.
+//
+// Completion: Handle(event, done) calls `done` once the decision for the
+// event is applied or deliberately dropped (duplicate, ignored, unmanaged,
+// node gone, queue overflow), possibly from a later Tick(). The Kafka
+// consumer commits an offset only after its `done`.
+//
+// Dry run: UpdateNode/CreateEvent are never called; each write is logged and
+// counted (faultline_tainter_dry_run_writes_total) and treated as applied.
+//
+// Thread-safety: none; one thread calls every method (the daemons' main loop).
+// `api`, `metrics` and `clock` must outlive the Tainter.
+class Tainter {
+ public:
+  struct Options {
+    NodeTaint taint{"faultline.dev/faulty", "true", "NoSchedule", ""};
+    std::string annotation_key = "faultline.dev/reasons";
+    std::size_t max_annotation_bytes = kDefaultMaxAnnotationBytes;
+    std::string node_selector;                                 // label selector; empty: all nodes
+    std::string opt_out_label = "faultline.dev/opt-out=true";  // key=value; empty: none
+    Policy::Options policy;
+    bool dry_run = false;
+    std::chrono::milliseconds initial_backoff{500};
+    std::chrono::milliseconds max_backoff{std::chrono::seconds(60)};
+    std::size_t max_pending = 10'000;
+    // How often Tick() re-reads every node (catches taints lifted by hand
+    // and other replicas' taints, which the valve counts).
+    std::chrono::seconds resync_interval{std::chrono::minutes(5)};
+  };
+
+  // kInvalidArgument: a bad node_selector, opt_out_label or taint.
+  static Result<std::unique_ptr<Tainter>> Create(Options options, NodeApi& api,
+                                                 MetricsRegistry& metrics, const Clock& clock);
+  ~Tainter();
+
+  // Lists the managed nodes and adopts faultline's state from each. Call at
+  // start before Handle(). kUnavailable etc. from ListNodes: nothing changed,
+  // retry (Tick() also retries it while it has never succeeded).
+  Status AdoptAll();
+
+  using Done = std::function<void()>;
+  // Decides one live event and applies the decision (see class comment).
+  void Handle(const FaultEvent& event, Done done = {});
+  // An event decided before (re-read after a restart or rebalance): fills
+  // the windows and the dedupe set only.
+  void Replay(const FaultEvent& event);
+  // Lapses expired reasons (lifting taints), retries pending work whose
+  // backoff is over, and resyncs nodes every resync_interval. Call about
+  // once a second.
+  void Tick();
+
+  // `faultline-tainter untaint`: removes faultline's taint and its reasons
+  // annotation (never other taints), records a Normal Event with `why`.
+  // Works while the valve is shut. kNotFound: no such node;
+  // kFailedPrecondition: the node carries no faultline taint or reasons.
+  Status Untaint(const std::string& node, const std::string& why);
+
+  // `faultline-tainter nodes`: every node carrying faultline's taint, as the
+  // API server says (not the in-memory state).
+  Result<std::vector<TaintedNodeReport>> ListTainted();
+
+  // Drops the queued work of these nodes (their partition went to another
+  // replica); their `done` callbacks are not called.
+  void DropPendingFor(const std::function<bool(const std::string& node)>& pred);
+
+  std::size_t pending() const;
+  bool adopted() const { return adopted_; }
+  // The last NodeApi call's outcome: false after kUnavailable/kUnauthenticated.
+  bool api_reachable() const { return api_reachable_; }
+  Policy& policy() { return policy_; }
+  const Options& options() const { return options_; }
+
+ private:
+  struct Work {
+    bool decided = false;
+    FaultEvent event;   // !decided: the event to decide
+    Decision decision;  // decided: the decision to apply
+    bool update_done = false;
+    Done done;
+  };
+  struct NodeQueue {
+    std::deque<Work> work;
+    int attempts = 0;
+    std::chrono::steady_clock::time_point next_try{};
+  };
+  enum class Step { kDone, kRetry };
+
+  Tainter(Options options, LabelSelector selector, LabelMatch opt_out, NodeApi& api,
+          MetricsRegistry& metrics, const Clock& clock);
+
+  void Enqueue(const std::string& node, Work work);
+  void Drain(const std::string& node);  // runs the node's queue until it must wait
+  Step Process(Work& work);
+  Status Apply(Work& work);
+  Status ApplyLift(Work& work);
+  Status LearnNode(const std::string& node);
+  void AdoptNode(const NodeInfo& node, bool merge_memory);
+  bool HasOurTaint(const NodeInfo& node) const;
+  Status Update(const std::string& node, const NodeChange& change, std::string_view why);
+  Status Event(const std::string& node, std::string type, std::string reason, std::string message);
+  Status Track(std::string_view op, Status s, std::chrono::steady_clock::time_point start);
+  void Count(const Decision& d);
+  void UpdateGauges();
+
+  Options options_;
+  LabelSelector selector_;
+  LabelMatch opt_out_;
+  NodeApi& api_;
+  MetricsRegistry& metrics_;
+  const Clock& clock_;
+  Policy policy_;
+  std::map<std::string, NodeQueue> queues_;
+  std::map<std::string, std::string> node_uids_;
+  std::size_t pending_ = 0;
+  bool adopted_ = false;
+  bool api_reachable_ = true;
+  std::chrono::steady_clock::time_point next_resync_{};
+};
+
+// Message text for a Node Event: "rule: summary: log line", bounded.
+std::string EventMessage(const Reason& reason, std::string_view prefix = {});
+
+}  // namespace faultline
