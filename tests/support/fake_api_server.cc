@@ -1,0 +1,721 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tests/support/fake_api_server.h"
+
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <chrono>
+#include <set>
+#include <sstream>
+
+#include <httplib.h>
+
+#include "matcher/time_format.h"
+
+namespace faultline {
+namespace {
+
+using nlohmann::json;
+
+json StatusBody(int code, const std::string& reason, const std::string& message) {
+  return {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+          {"status", "Failure"}, {"message", message}, {"reason", reason},
+          {"code", code}};
+}
+
+const char* ReasonFor(int status) {
+  switch (status) {
+    case 400:
+      return "BadRequest";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "NotFound";
+    case 409:
+      return "Conflict";
+    case 415:
+      return "UnsupportedMediaType";
+    case 422:
+      return "Invalid";
+    case 429:
+      return "TooManyRequests";
+    case 500:
+      return "InternalError";
+    case 503:
+      return "ServiceUnavailable";
+    default:
+      return "Unknown";
+  }
+}
+
+void Reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void Fail(httplib::Response& res, int status, const std::string& message) {
+  Reply(res, status, StatusBody(status, ReasonFor(status), message));
+}
+
+std::string Base64(const std::string& data) {
+  static constexpr char kChars[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    unsigned v = (static_cast<unsigned char>(data[i]) << 16) |
+                 (static_cast<unsigned char>(data[i + 1]) << 8) |
+                 static_cast<unsigned char>(data[i + 2]);
+    out += {kChars[(v >> 18) & 63], kChars[(v >> 12) & 63], kChars[(v >> 6) & 63], kChars[v & 63]};
+  }
+  if (i < data.size()) {
+    unsigned v = static_cast<unsigned char>(data[i]) << 16;
+    if (i + 1 < data.size()) v |= static_cast<unsigned char>(data[i + 1]) << 8;
+    out += kChars[(v >> 18) & 63];
+    out += kChars[(v >> 12) & 63];
+    out += i + 1 < data.size() ? kChars[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+// ---- label selectors (the subset kubectl and client-go write) ----
+
+std::string Trim(std::string s) {
+  while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+// Splits on commas that are not inside parentheses.
+std::vector<std::string> SplitSelector(const std::string& selector) {
+  std::vector<std::string> parts;
+  std::string current;
+  int depth = 0;
+  for (char c : selector) {
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      parts.push_back(Trim(current));
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  if (!Trim(current).empty()) parts.push_back(Trim(current));
+  return parts;
+}
+
+std::set<std::string> ParseSet(const std::string& text) {
+  std::set<std::string> values;
+  const auto open = text.find('(');
+  const auto close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos) return values;
+  std::stringstream in(text.substr(open + 1, close - open - 1));
+  std::string v;
+  while (std::getline(in, v, ',')) values.insert(Trim(v));
+  return values;
+}
+
+bool MatchesSelector(const json& node, const std::string& selector) {
+  std::map<std::string, std::string> labels;
+  if (node["metadata"].contains("labels")) {
+    for (const auto& [k, v] : node["metadata"]["labels"].items()) labels[k] = v.get<std::string>();
+  }
+  for (const std::string& req : SplitSelector(selector)) {
+    if (req.empty()) continue;
+    if (req.front() == '!') {
+      if (labels.count(Trim(req.substr(1))) != 0) return false;
+      continue;
+    }
+    if (auto pos = req.find(" notin "); pos != std::string::npos) {
+      auto it = labels.find(Trim(req.substr(0, pos)));
+      if (it != labels.end() && ParseSet(req.substr(pos)).count(it->second) != 0) return false;
+      continue;
+    }
+    if (auto pos = req.find(" in "); pos != std::string::npos) {
+      auto it = labels.find(Trim(req.substr(0, pos)));
+      if (it == labels.end() || ParseSet(req.substr(pos)).count(it->second) == 0) return false;
+      continue;
+    }
+    if (auto pos = req.find("!="); pos != std::string::npos) {
+      auto it = labels.find(Trim(req.substr(0, pos)));
+      if (it != labels.end() && it->second == Trim(req.substr(pos + 2))) return false;
+      continue;
+    }
+    if (auto pos = req.find('='); pos != std::string::npos) {
+      std::string value = req.substr(pos + 1);
+      if (!value.empty() && value.front() == '=') value.erase(value.begin());
+      auto it = labels.find(Trim(req.substr(0, pos)));
+      if (it == labels.end() || it->second != Trim(value)) return false;
+      continue;
+    }
+    if (labels.count(req) == 0) return false;
+  }
+  return true;
+}
+
+// What a real API server's validation would refuse in a Node we care about.
+std::string ValidateNode(const json& node) {
+  if (!node.is_object() || !node.contains("metadata") || !node["metadata"].is_object()) {
+    return "metadata: Required value";
+  }
+  const json& meta = node["metadata"];
+  if (meta.contains("annotations")) {
+    if (!meta["annotations"].is_object()) return "metadata.annotations: must be a map";
+    std::size_t total = 0;
+    for (const auto& [k, v] : meta["annotations"].items()) {
+      if (!v.is_string()) return "metadata.annotations." + k + ": must be a string";
+      total += k.size() + v.get<std::string>().size();
+    }
+    if (total > 256 * 1024) return "metadata.annotations: Too long: must have at most 262144 bytes";
+  }
+  if (node.contains("spec") && node["spec"].contains("taints")) {
+    const json& taints = node["spec"]["taints"];
+    if (taints.is_null()) return {};
+    if (!taints.is_array()) return "spec.taints: must be a list";
+    std::set<std::string> seen;
+    for (const auto& t : taints) {
+      if (!t.is_object() || !t.contains("key") || !t["key"].is_string() ||
+          t["key"].get<std::string>().empty()) {
+        return "spec.taints.key: Required value";
+      }
+      const std::string effect = t.value("effect", "");
+      if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute") {
+        return "spec.taints.effect: Unsupported value: \"" + effect + "\"";
+      }
+      if (!seen.insert(t["key"].get<std::string>() + ":" + effect).second) {
+        return "spec.taints: Duplicate value: taints must be unique by key and effect pair";
+      }
+    }
+  }
+  return {};
+}
+
+std::string RvOf(const json& object) {
+  if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object()) {
+    return {};
+  }
+  const json& meta = object["metadata"];
+  if (!meta.contains("resourceVersion") || !meta["resourceVersion"].is_string()) return {};
+  return meta["resourceVersion"].get<std::string>();
+}
+
+std::string Now() { return FormatRfc3339(std::chrono::system_clock::now()).substr(0, 19) + "Z"; }
+
+}  // namespace
+
+Result<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(Options options) {
+  auto pki = GenerateTestPki();
+  if (!pki) return pki.error();
+  std::unique_ptr<FakeApiServer> server(new FakeApiServer(std::move(options), std::move(*pki)));
+  if (!server->server_->is_valid()) return InternalError("fake API server: bad TLS setup");
+  server->Routes();
+  const std::string& host = server->options_.host;
+  if (server->options_.port == 0) {
+    server->port_ = server->server_->bind_to_any_port(host);
+  } else if (server->server_->bind_to_port(host, server->options_.port)) {
+    server->port_ = server->options_.port;
+  } else {
+    server->port_ = -1;
+  }
+  if (server->port_ <= 0) return InternalError("fake API server: cannot bind " + host);
+  httplib::Server* raw = server->server_.get();
+  server->thread_ = std::thread([raw] { raw->listen_after_bind(); });
+  // Bounded wait until the accept loop runs.
+  for (int i = 0; i < 500 && !raw->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return server;
+}
+
+FakeApiServer::FakeApiServer(Options options, TestPki pki)
+    : options_(std::move(options)), pki_(std::move(pki)), token_(options_.token) {
+  const TestPki* p = &pki_;
+  server_ = std::make_unique<httplib::SSLServer>([p](SSL_CTX& ctx) {
+    BIO* cert_bio = BIO_new_mem_buf(p->server_cert_pem.data(), -1);
+    BIO* key_bio = BIO_new_mem_buf(p->server_key_pem.data(), -1);
+    BIO* ca_bio = BIO_new_mem_buf(p->ca_cert_pem.data(), -1);
+    X509* cert = PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr);
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr);
+    X509* ca = PEM_read_bio_X509(ca_bio, nullptr, nullptr, nullptr);
+    bool ok = cert != nullptr && key != nullptr && ca != nullptr &&
+              SSL_CTX_use_certificate(&ctx, cert) == 1 && SSL_CTX_use_PrivateKey(&ctx, key) == 1;
+    if (ok) {
+      // Ask for a client certificate but do not require one: bearer tokens
+      // are the usual way in; a presented certificate must chain to our CA.
+      X509_STORE_add_cert(SSL_CTX_get_cert_store(&ctx), ca);
+      SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER, nullptr);
+      SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+    }
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    X509_free(ca);
+    BIO_free(cert_bio);
+    BIO_free(key_bio);
+    BIO_free(ca_bio);
+    return ok;
+  });
+}
+
+FakeApiServer::~FakeApiServer() { Stop(); }
+
+void FakeApiServer::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string FakeApiServer::url() const {
+  return "https://" + options_.host + ":" + std::to_string(port_);
+}
+
+std::string FakeApiServer::token() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return token_;
+}
+
+void FakeApiServer::SetToken(std::string token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  token_ = std::move(token);
+}
+
+std::string FakeApiServer::KubeconfigYaml() const {
+  std::ostringstream out;
+  out << "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: " << url()
+      << "\n    certificate-authority-data: " << Base64(pki_.ca_cert_pem)
+      << "\nusers:\n- name: faultline\n  user:\n    token: " << token()
+      << "\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: faultline\n"
+      << "current-context: fake\n";
+  return out.str();
+}
+
+std::string FakeApiServer::BumpLocked(json& object) {
+  const std::string rv = std::to_string(++resource_version_);
+  object["metadata"]["resourceVersion"] = rv;
+  return rv;
+}
+
+json FakeApiServer::NewNode(const std::string& name,
+                            const std::map<std::string, std::string>& labels,
+                            const std::vector<json>& taints) const {
+  json node = {{"apiVersion", "v1"},
+               {"kind", "Node"},
+               {"metadata",
+                {{"name", name},
+                 {"uid", "uid-" + name},
+                 {"creationTimestamp", Now()},
+                 {"labels", {{"kubernetes.io/hostname", name}}}}},
+               {"spec", json::object()},
+               {"status", {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+  for (const auto& [k, v] : labels) node["metadata"]["labels"][k] = v;
+  if (!taints.empty()) node["spec"]["taints"] = taints;
+  return node;
+}
+
+void FakeApiServer::AddNode(const std::string& name,
+                            const std::map<std::string, std::string>& labels,
+                            const std::vector<json>& taints) {
+  PutNodeJson(NewNode(name, labels, taints));
+}
+
+void FakeApiServer::PutNodeJson(json node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string name = node["metadata"]["name"].get<std::string>();
+  BumpLocked(node);
+  nodes_[name] = std::move(node);
+}
+
+std::optional<json> FakeApiServer::GetNodeJson(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool FakeApiServer::MutateNode(const std::string& name, const std::function<void(json&)>& mutate) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return false;
+  mutate(it->second);
+  BumpLocked(it->second);
+  return true;
+}
+
+bool FakeApiServer::AddForeignTaint(const std::string& node, const std::string& key,
+                                    const std::string& value, const std::string& effect) {
+  return MutateNode(node, [&](json& n) {
+    json taint = {{"key", key}, {"effect", effect}};
+    if (!value.empty()) taint["value"] = value;
+    if (!n["spec"].contains("taints") || !n["spec"]["taints"].is_array()) {
+      n["spec"]["taints"] = json::array();
+    }
+    n["spec"]["taints"].push_back(taint);
+  });
+}
+
+void FakeApiServer::DeleteNode(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  nodes_.erase(name);
+}
+
+std::vector<json> FakeApiServer::Events() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<json> out;
+  for (const auto& [key, e] : events_) out.push_back(e);
+  return out;
+}
+
+void FakeApiServer::FailNext(int count, int status, std::string method, std::string path_prefix,
+                             int retry_after_seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  faults_.push_back(
+      {count, status, std::move(method), std::move(path_prefix), retry_after_seconds});
+}
+
+void FakeApiServer::BeforeNextNodeWrite(std::function<void(FakeApiServer&)> hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  before_node_write_ = std::move(hook);
+}
+
+std::vector<FakeApiServer::RecordedRequest> FakeApiServer::Requests() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return requests_;
+}
+
+int FakeApiServer::CountRequests(const std::string& method, const std::string& path_prefix) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int n = 0;
+  for (const auto& r : requests_) {
+    if (r.method == method && r.path.rfind(path_prefix, 0) == 0) ++n;
+  }
+  return n;
+}
+
+void FakeApiServer::ClearRequests() {
+  std::lock_guard<std::mutex> lock(mu_);
+  requests_.clear();
+}
+
+json FakeApiServer::RequestsJson() const {
+  json out = json::array();
+  for (const auto& r : Requests()) {
+    out.push_back({{"method", r.method},
+                   {"path", r.path},
+                   {"query", r.query},
+                   {"params", r.params},
+                   {"content_type", r.content_type},
+                   {"body", r.body},
+                   {"bearer_token", r.bearer_token},
+                   {"status", r.status}});
+  }
+  return out;
+}
+
+void FakeApiServer::Routes() {
+  // Wraps an API handler: fault injection, authentication, recording.
+  // `handler` runs with the server lock held.
+  using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+  auto api = [this](Handler handler, bool node_write = false) {
+    return [this, handler, node_write](const httplib::Request& req, httplib::Response& res) {
+      if (node_write) {
+        std::function<void(FakeApiServer&)> hook;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          hook.swap(before_node_write_);
+        }
+        if (hook) hook(*this);
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      RecordedRequest record;
+      record.method = req.method;
+      record.path = req.path;
+      if (auto q = req.target.find('?'); q != std::string::npos)
+        record.query = req.target.substr(q + 1);
+      for (const auto& [k, v] : req.params) record.params[k] = v;
+      record.content_type = req.get_header_value("Content-Type");
+      record.body = req.body;
+      const std::string auth = req.get_header_value("Authorization");
+      record.bearer_token = auth.rfind("Bearer ", 0) == 0;
+
+      bool faulted = false;
+      for (auto& fault : faults_) {
+        if (fault.remaining <= 0) continue;
+        if (!fault.method.empty() && fault.method != req.method) continue;
+        if (req.path.rfind(fault.path_prefix, 0) != 0) continue;
+        --fault.remaining;
+        if (fault.status == 429) {
+          res.set_header("Retry-After", std::to_string(fault.retry_after_seconds));
+        }
+        Fail(res, fault.status, "injected fault");
+        faulted = true;
+        break;
+      }
+      while (!faults_.empty() && faults_.front().remaining <= 0) faults_.pop_front();
+
+      if (!faulted) {
+        const bool has_cert = req.ssl != nullptr && SSL_get0_peer_certificate(req.ssl) != nullptr;
+        if (record.bearer_token && auth.substr(7) != token_) {
+          Fail(res, 401, "Unauthorized");
+        } else if (!record.bearer_token && !has_cert) {
+          Fail(res, 403,
+               "nodes is forbidden: User \"system:anonymous\" cannot access this resource");
+        } else {
+          handler(req, res);
+        }
+      }
+      record.status = res.status;
+      requests_.push_back(std::move(record));
+    };
+  };
+
+  auto& s = *server_;
+
+  s.Get("/api/v1/nodes", api([this](const httplib::Request& req, httplib::Response& res) {
+          const std::string selector = req.get_param_value("labelSelector");
+          std::size_t limit = 0;
+          if (req.has_param("limit")) limit = std::stoul(req.get_param_value("limit"));
+          std::string after;
+          if (req.has_param("continue")) {
+            after = req.get_param_value("continue");
+            if (after.rfind("after:", 0) != 0) return Fail(res, 410, "continue token is invalid");
+            after = after.substr(6);
+          }
+          json items = json::array();
+          std::string next;
+          for (auto it = after.empty() ? nodes_.begin() : nodes_.upper_bound(after);
+               it != nodes_.end(); ++it) {
+            if (!MatchesSelector(it->second, selector)) continue;
+            if (limit != 0 && items.size() == limit) {
+              next = "after:" + items.back()["metadata"]["name"].get<std::string>();
+              break;
+            }
+            items.push_back(it->second);
+          }
+          json list = {{"kind", "NodeList"},
+                       {"apiVersion", "v1"},
+                       {"metadata", {{"resourceVersion", std::to_string(resource_version_)}}},
+                       {"items", items}};
+          if (!next.empty()) list["metadata"]["continue"] = next;
+          Reply(res, 200, list);
+        }));
+
+  s.Get(R"(/api/v1/nodes/([^/]+))",
+        api([this](const httplib::Request& req, httplib::Response& res) {
+          auto it = nodes_.find(req.matches[1]);
+          if (it == nodes_.end()) {
+            return Fail(res, 404, "nodes \"" + std::string(req.matches[1]) + "\" not found");
+          }
+          Reply(res, 200, it->second);
+        }));
+
+  auto write_node = [this](const httplib::Request& req, httplib::Response& res) {
+    const std::string name = req.matches[1];
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) return Fail(res, 404, "nodes \"" + name + "\" not found");
+    const std::string current_rv = RvOf(it->second);
+    json body;
+    try {
+      body = json::parse(req.body);
+    } catch (const json::exception& e) {
+      return Fail(res, 400, std::string("invalid JSON: ") + e.what());
+    }
+    json updated;
+    const std::string type = req.get_header_value("Content-Type");
+    if (req.method == "PUT") {
+      const std::string rv = RvOf(body);
+      if (!rv.empty() && rv != current_rv) {
+        return Fail(res, 409,
+                    "Operation cannot be fulfilled on nodes \"" + name +
+                        "\": the object has been modified; please apply your changes to the "
+                        "latest version and try again");
+      }
+      updated = body;
+    } else if (type.rfind("application/json-patch+json", 0) == 0) {
+      if (!body.is_array()) return Fail(res, 400, "JSON Patch must be an array");
+      try {
+        updated = it->second.patch(body);
+      } catch (const json::exception& e) {
+        // A real API server answers 422 to a failed test and to a path that
+        // does not exist (`add /spec/taints/-` without spec.taints).
+        return Fail(res, 422,
+                    std::string("the server rejected our request due to an error in "
+                                "our request: ") +
+                        e.what());
+      }
+    } else if (type.rfind("application/merge-patch+json", 0) == 0 ||
+               type.rfind("application/strategic-merge-patch+json", 0) == 0) {
+      const std::string rv = RvOf(body);
+      if (!rv.empty() && rv != current_rv) {
+        return Fail(res, 409,
+                    "Operation cannot be fulfilled on nodes \"" + name +
+                        "\": the object has been modified; please apply your changes to the "
+                        "latest version and try again");
+      }
+      updated = it->second;
+      updated.merge_patch(body);
+    } else {
+      return Fail(res, 415, "the body of the request was in an unknown format: " + type);
+    }
+    const std::string new_rv = RvOf(updated);
+    if (req.method != "PUT" && new_rv != current_rv) {
+      return Fail(res, 409,
+                  "Operation cannot be fulfilled on nodes \"" + name +
+                      "\": the object has been modified; please apply your changes to the latest "
+                      "version and try again");
+    }
+    if (!updated.contains("metadata") || !updated["metadata"].is_object() ||
+        updated["metadata"].value("name", "") != name) {
+      return Fail(res, 400, "metadata.name must be " + name);
+    }
+    if (std::string invalid = ValidateNode(updated); !invalid.empty()) {
+      return Fail(res, 422, "Node \"" + name + "\" is invalid: " + invalid);
+    }
+    if (updated.contains("spec") && updated["spec"].contains("taints") &&
+        updated["spec"]["taints"].is_null()) {
+      updated["spec"].erase("taints");
+    }
+    updated["metadata"]["uid"] = it->second["metadata"]["uid"];
+    BumpLocked(updated);
+    it->second = updated;
+    Reply(res, 200, updated);
+  };
+  s.Patch(R"(/api/v1/nodes/([^/]+))", api(write_node, /*node_write=*/true));
+  s.Put(R"(/api/v1/nodes/([^/]+))", api(write_node, /*node_write=*/true));
+
+  s.Post(R"(/api/v1/namespaces/([^/]+)/events)",
+         api([this](const httplib::Request& req, httplib::Response& res) {
+           const std::string ns = req.matches[1];
+           json event;
+           try {
+             event = json::parse(req.body);
+           } catch (const json::exception& e) {
+             return Fail(res, 400, std::string("invalid JSON: ") + e.what());
+           }
+           if (!event.is_object()) return Fail(res, 400, "an Event must be an object");
+           json& meta = event["metadata"];
+           if (meta.contains("namespace") && meta["namespace"] != ns) {
+             return Fail(res, 400, "the namespace of the provided object does not match");
+           }
+           meta["namespace"] = ns;
+           std::string name = meta.value("name", "");
+           if (name.empty()) {
+             const std::string prefix = meta.value("generateName", "");
+             if (prefix.empty()) return Fail(res, 422, "Event is invalid: metadata.name: Required");
+             name = prefix + std::to_string(++uid_counter_);
+           }
+           if (event.value("reason", "").empty() || !event.contains("involvedObject")) {
+             return Fail(res, 422, "Event is invalid: reason and involvedObject are required");
+           }
+           const std::string key = ns + "/" + name;
+           if (events_.count(key) != 0) {
+             return Reply(
+                 res, 409,
+                 StatusBody(409, "AlreadyExists", "events \"" + name + "\" already exists"));
+           }
+           meta["name"] = name;
+           meta["uid"] = "event-uid-" + std::to_string(++uid_counter_);
+           meta["creationTimestamp"] = Now();
+           BumpLocked(event);
+           events_[key] = event;
+           Reply(res, 201, event);
+         }));
+
+  s.Get(R"(/api/v1/namespaces/([^/]+)/events)",
+        api([this](const httplib::Request& req, httplib::Response& res) {
+          const std::string ns = req.matches[1];
+          std::string involved;
+          const std::string field_selector = req.get_param_value("fieldSelector");
+          if (field_selector.rfind("involvedObject.name=", 0) == 0) {
+            involved = field_selector.substr(std::string("involvedObject.name=").size());
+          }
+          json items = json::array();
+          for (const auto& [key, e] : events_) {
+            if (key.rfind(ns + "/", 0) != 0) continue;
+            if (!involved.empty() && e["involvedObject"].value("name", "") != involved) continue;
+            items.push_back(e);
+          }
+          Reply(res, 200,
+                {{"kind", "EventList"},
+                 {"apiVersion", "v1"},
+                 {"metadata", {{"resourceVersion", std::to_string(resource_version_)}}},
+                 {"items", items}});
+        }));
+
+  s.Get(R"(/api/v1/namespaces/([^/]+)/events/([^/]+))",
+        api([this](const httplib::Request& req, httplib::Response& res) {
+          auto it = events_.find(std::string(req.matches[1]) + "/" + std::string(req.matches[2]));
+          if (it == events_.end()) return Fail(res, 404, "event not found");
+          Reply(res, 200, it->second);
+        }));
+
+  s.Patch(
+      R"(/api/v1/namespaces/([^/]+)/events/([^/]+))",
+      api([this](const httplib::Request& req, httplib::Response& res) {
+        auto it = events_.find(std::string(req.matches[1]) + "/" + std::string(req.matches[2]));
+        if (it == events_.end()) return Fail(res, 404, "event not found");
+        try {
+          json body = json::parse(req.body);
+          if (req.get_header_value("Content-Type").rfind("application/json-patch+json", 0) == 0) {
+            it->second = it->second.patch(body);
+          } else {
+            it->second.merge_patch(body);
+          }
+        } catch (const json::exception& e) {
+          return Fail(res, 422, e.what());
+        }
+        BumpLocked(it->second);
+        Reply(res, 200, it->second);
+      }));
+
+  // ---- debug endpoints: no auth, not recorded ----
+  s.Get("/debug/requests", [this](const httplib::Request&, httplib::Response& res) {
+    Reply(res, 200, RequestsJson());
+  });
+  s.Delete("/debug/requests", [this](const httplib::Request&, httplib::Response& res) {
+    ClearRequests();
+    Reply(res, 200, json::object());
+  });
+  s.Get("/debug/nodes", [this](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mu_);
+    json items = json::array();
+    for (const auto& [name, node] : nodes_) items.push_back(node);
+    Reply(res, 200, {{"items", items}});
+  });
+  s.Get("/debug/events", [this](const httplib::Request&, httplib::Response& res) {
+    Reply(res, 200, {{"items", Events()}});
+  });
+  s.Post("/debug/fail", [this](const httplib::Request& req, httplib::Response& res) {
+    try {
+      const int status = std::stoi(req.get_param_value("status"));
+      const int count = req.has_param("count") ? std::stoi(req.get_param_value("count")) : 1;
+      const int retry_after =
+          req.has_param("retry_after") ? std::stoi(req.get_param_value("retry_after")) : 1;
+      FailNext(count, status, req.get_param_value("method"), req.get_param_value("path"),
+               retry_after);
+    } catch (const std::exception&) {
+      return Fail(res, 400, "usage: /debug/fail?status=N[&count=N&method=M&path=P&retry_after=S]");
+    }
+    Reply(res, 200, json::object());
+  });
+  s.Post("/debug/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+    if (req.has_param("name")) {
+      AddNode(req.get_param_value("name"));
+      return Reply(res, 201, json::object());
+    }
+    try {
+      json node = json::parse(req.body);
+      if (!node.contains("metadata") || !node["metadata"].contains("name")) {
+        return Fail(res, 400, "a Node with metadata.name, or ?name=");
+      }
+      PutNodeJson(std::move(node));
+    } catch (const json::exception& e) {
+      return Fail(res, 400, e.what());
+    }
+    Reply(res, 201, json::object());
+  });
+}
+
+}  // namespace faultline

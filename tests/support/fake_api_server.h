@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "matcher/status.h"
+#include "tests/support/test_pki.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace faultline {
+
+// A Kubernetes API server double for tests, over HTTPS on 127.0.0.1 (port
+// 0 by default) with a certificate from a fresh TestPki. It keeps the API
+// server's semantics that faultline depends on, as measured against a real
+// kube-apiserver (see tainter/README.md):
+//
+//  Nodes   GET /api/v1/nodes/{name}, GET /api/v1/nodes (labelSelector with =, ==, !=,
+//          exists, !exists, in, notin; limit + continue), PATCH, PUT.
+//          Every write bumps the global resourceVersion. JSON Patch
+//          (application/json-patch+json, RFC 6902 with JSON Pointer escaping)
+//          is applied atomically; a failed `test` -> 422; `add /spec/taints/-`
+//          on a node without spec.taints -> 422; a patch that changes
+//          metadata.resourceVersion -> 409. Merge and strategic-merge patches
+//          (lists replaced whole, as for taints) and PUT with a stale
+//          metadata.resourceVersion -> 409. Invalid taints (empty key, unknown
+//          effect, duplicate key+effect) and annotations over 256 KiB -> 422.
+//  Events  POST/GET (list, fieldSelector involvedObject.name=) /api/v1/namespaces/{ns}/events,
+//          GET/PATCH (merge) .../events/{name}; POST of an existing name -> 409.
+//  Auth    Bearer token: none -> 403 (anonymous), wrong -> 401. A client
+//          certificate signed by the test CA also authenticates.
+//  Faults  FailNext(): the next N matching requests get 429 (with Retry-After),
+//          5xx or 409; BeforeNextNodeWrite(): a hook run before the next node
+//          PATCH/PUT is applied (a concurrent writer between a GET and a PATCH).
+//  Record  every API request: method, path, query, content type, body, status.
+//  Debug   (no auth, not recorded): GET /debug/requests (the record as JSON),
+//          DELETE /debug/requests, GET /debug/nodes, GET /debug/events,
+//          POST /debug/fail?status=&count=&method=&path=&retry_after=,
+//          POST /debug/nodes (a Node JSON body, or ?name=), for shell-level tests.
+//
+// Thread-safety: all methods are safe from any thread; handlers run on the
+// server's own threads.
+class FakeApiServer {
+ public:
+  struct Options {
+    std::string token = "fl-test-token";  // the accepted bearer token
+    int port = 0;                         // 0: any free port
+    std::string host = "127.0.0.1";
+  };
+
+  struct RecordedRequest {
+    std::string method;
+    std::string path;   // decoded, without the query
+    std::string query;  // raw, as sent ("limit=500&labelSelector=gpu%3Dtrue")
+    std::map<std::string, std::string> params;  // decoded query parameters
+    std::string content_type;
+    std::string body;
+    bool bearer_token = false;  // an Authorization: Bearer header was sent (its value is not kept)
+    int status = 0;
+  };
+
+  // Generates the PKI and starts serving. Errors: kInternal (PKI, bind).
+  static Result<std::unique_ptr<FakeApiServer>> Start(Options options);
+  static Result<std::unique_ptr<FakeApiServer>> Start() { return Start(Options{}); }
+  ~FakeApiServer();  // Stop()
+  FakeApiServer(const FakeApiServer&) = delete;
+  FakeApiServer& operator=(const FakeApiServer&) = delete;
+
+  void Stop();
+
+  std::string url() const;  // "https://127.0.0.1:PORT"
+  int port() const { return port_; }
+  const TestPki& pki() const { return pki_; }
+  const std::string& ca_pem() const { return pki_.ca_cert_pem; }
+  std::string token() const;
+  // Rotates the accepted token: the old one gets 401 from now on.
+  void SetToken(std::string token);
+  // A kubeconfig (server, certificate-authority-data, token) for this server.
+  std::string KubeconfigYaml() const;
+
+  // Nodes. AddNode creates a Node with uid "uid-<name>", the label
+  // kubernetes.io/hostname plus `labels`, and spec.taints only if `taints`
+  // is not empty (each {"key","value","effect"}).
+  void AddNode(const std::string& name, const std::map<std::string, std::string>& labels = {},
+               const std::vector<nlohmann::json>& taints = {});
+  void PutNodeJson(nlohmann::json node);  // stores as given; bumps resourceVersion
+  std::optional<nlohmann::json> GetNodeJson(const std::string& name) const;
+  // A foreign writer: changes the node and bumps its resourceVersion.
+  // Returns false if there is no such node.
+  bool MutateNode(const std::string& name, const std::function<void(nlohmann::json&)>& mutate);
+  // A foreign writer adding a taint such as node.kubernetes.io/not-ready:NoSchedule.
+  bool AddForeignTaint(const std::string& node, const std::string& key, const std::string& value,
+                       const std::string& effect);
+  void DeleteNode(const std::string& name);
+
+  std::vector<nlohmann::json> Events() const;
+
+  // Faults. The next `count` requests whose method equals `method` (empty:
+  // any) and whose path starts with `path_prefix` (empty: any) get `status`
+  // with a Kubernetes Status body; 429 carries Retry-After: retry_after_seconds.
+  void FailNext(int count, int status, std::string method = {}, std::string path_prefix = {},
+                int retry_after_seconds = 1);
+  // Runs `hook` (once, without the server lock held, so it may call
+  // MutateNode) when the next PATCH or PUT to a node arrives, before it is
+  // applied.
+  void BeforeNextNodeWrite(std::function<void(FakeApiServer&)> hook);
+
+  std::vector<RecordedRequest> Requests() const;
+  // Requests with this method whose path starts with `path_prefix`.
+  int CountRequests(const std::string& method, const std::string& path_prefix = "/") const;
+  void ClearRequests();
+  nlohmann::json RequestsJson() const;
+
+ private:
+  struct Fault {
+    int remaining;
+    int status;
+    std::string method;
+    std::string path_prefix;
+    int retry_after_seconds;
+  };
+
+  explicit FakeApiServer(Options options, TestPki pki);
+  void Routes();
+  nlohmann::json NewNode(const std::string& name, const std::map<std::string, std::string>& labels,
+                         const std::vector<nlohmann::json>& taints) const;
+  std::string BumpLocked(nlohmann::json& object);
+
+  const Options options_;
+  const TestPki pki_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+
+  mutable std::mutex mu_;
+  std::string token_;
+  std::int64_t resource_version_ = 1000;
+  std::int64_t uid_counter_ = 0;
+  std::map<std::string, nlohmann::json> nodes_;
+  std::map<std::string, nlohmann::json> events_;  // "ns/name" -> Event
+  std::deque<Fault> faults_;
+  std::function<void(FakeApiServer&)> before_node_write_;
+  std::vector<RecordedRequest> requests_;
+};
+
+}  // namespace faultline
