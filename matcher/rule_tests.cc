@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "matcher/rule_tests.h"
+
+#include <string>
+#include <vector>
+
+namespace faultline {
+namespace {
+
+const RuleMatch* FindMatch(const std::vector<RuleMatch>& matches, const Rule& rule) {
+  for (const RuleMatch& m : matches) {
+    if (m.rule == &rule) return &m;
+  }
+  return nullptr;
+}
+
+Origin TestOrigin(const Rule& rule, const RuleTest& t) {
+  if (t.origin) return *t.origin;
+  return rule.sources.empty() ? Origin::kAny : rule.sources.front();
+}
+
+}  // namespace
+
+RuleTestCounts RunRuleTests(const RuleSet& set, Diagnostics& diags) {
+  RuleTestCounts counts;
+  std::vector<RuleMatch> matches;
+  for (const Rule& rule : set.rules()) {
+    if (rule.disabled) continue;
+    for (const RuleTest& t : rule.match_tests) {
+      ++counts.run;
+      matches.clear();
+      const Origin origin = TestOrigin(rule, t);
+      set.Match(t.line, origin, matches);
+      const RuleMatch* m = FindMatch(matches, rule);
+      if (!m) {
+        diags.Error("T001", t.at,
+                    "rule '" + rule.id + "' did not match its test line (as origin " +
+                        std::string(OriginName(origin)) + ")");
+        ++counts.failed;
+        continue;
+      }
+      bool ok = true;
+      for (const auto& [name, expected] : t.fields) {
+        auto it = m->fields.find(name);
+        if (it == m->fields.end()) {
+          diags.Error("T002", t.at,
+                      "rule '" + rule.id + "': capture '" + name +
+                          "' did not take part, expected '" + expected + "'");
+          ok = false;
+        } else if (it->second != expected) {
+          diags.Error("T002", t.at,
+                      "rule '" + rule.id + "': capture '" + name + "' is '" + it->second +
+                          "', expected '" + expected + "'");
+          ok = false;
+        }
+      }
+      if (t.action && *t.action != m->action) {
+        diags.Error("T004", t.at,
+                    "rule '" + rule.id + "': action is " + std::string(ActionName(m->action)) +
+                        ", expected " + std::string(ActionName(*t.action)));
+        ok = false;
+      }
+      if (t.severity && *t.severity != m->severity) {
+        diags.Error("T004", t.at,
+                    "rule '" + rule.id + "': severity is " +
+                        std::string(SeverityName(m->severity)) + ", expected " +
+                        std::string(SeverityName(*t.severity)));
+        ok = false;
+      }
+      if (!ok) ++counts.failed;
+    }
+    for (const RuleTest& t : rule.no_match_tests) {
+      ++counts.run;
+      matches.clear();
+      const Origin origin = TestOrigin(rule, t);
+      set.Match(t.line, origin, matches);
+      if (FindMatch(matches, rule)) {
+        diags.Error("T003", t.at,
+                    "rule '" + rule.id + "' matched a no_match line (as origin " +
+                        std::string(OriginName(origin)) + ")");
+        ++counts.failed;
+      }
+    }
+  }
+  return counts;
+}
+
+}  // namespace faultline
