@@ -41,6 +41,8 @@ constexpr std::string_view kNoise =
     "session opened "
     "CRON[2222]: (root) CMD (command -v debian-sa1 > /dev/null && debian-sa1 1 1) "
     "nvidia-persistenced: device 0000:3b:00.0 - registered "
+    "NVRM: loading NVIDIA UNIX x86_64 Kernel Module 535.129.03 NVRM: GPU at PCI:0000:3b:00 "
+    "NVRM: GPU Board Serial Number: nvidia-nvswitch0: open "
     "mlx5_core 0000:5e:00.0: firmware version 28.39.1002 mlx5_core: E-Switch: Total vports "
     "eth0: Link is Up - 100Gbps/Full - flow control off "
     "dockerd level=warning msg=\"cleaning up after shim disconnected\" error GET /healthz 200";

@@ -1,11 +1,226 @@
 // SPDX-License-Identifier: Apache-2.0
+// Whole-buffer matching: one Vectorscan pass finds every required literal,
+// hits map to lines with memchr, and only those lines reach RE2. This is
+// what makes `faultline scan` fast; Match() stays the regex of record.
+#include <cstring>
+#include <map>
+
 #include "matcher/rule_set_impl.h"
 
 namespace faultline {
+namespace {
+
+// Number of '\n' bytes in [p, end): eight at a time, exactly (SWAR).
+std::uint64_t CountNewlines(const char* p, const char* end) {
+  std::uint64_t n = 0;
+  constexpr std::uint64_t kNl = 0x0a0a0a0a0a0a0a0aULL, kLow7 = 0x7f7f7f7f7f7f7f7fULL;
+  while (end - p >= 8) {
+    std::uint64_t v;
+    std::memcpy(&v, p, 8);
+    v ^= kNl;  // a newline byte becomes 0
+    std::uint64_t t = (v & kLow7) + kLow7;
+    t = ~(t | v | kLow7);  // high bit set exactly where the byte was 0
+    n += static_cast<std::uint64_t>(__builtin_popcountll(t));
+    p += 8;
+  }
+  for (; p < end; ++p) n += (*p == '\n');
+  return n;
+}
+
+// Largest piece handed to one Vectorscan call (its length is 32-bit).
+constexpr std::size_t kMaxPiece = std::size_t{1} << 30;
+
+struct HitCollector {
+  const char* base;
+  std::size_t size;
+  std::uint32_t origin_bit;
+  const std::vector<std::uint32_t>* literal_origins;
+  std::vector<std::size_t> line_starts;  // deduplicated, increasing
+  std::size_t covered_until = 0;         // end of the last candidate line
+  bool unordered = false;
+};
+
+void OnHit(void* context, unsigned id, std::uint64_t end) {
+  auto* h = static_cast<HitCollector*>(context);
+  if (((*h->literal_origins)[id] & h->origin_bit) == 0) return;
+  // The literal holds no newline, so its last byte is on the line we want.
+  const std::size_t last = static_cast<std::size_t>(end) - 1;
+  if (!h->line_starts.empty() && last >= h->line_starts.back() && last < h->covered_until) {
+    return;  // the line is already a candidate
+  }
+  const void* nl = last > 0 ? memrchr(h->base, '\n', last) : nullptr;
+  std::size_t start = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - h->base) + 1 : 0;
+  const void* next = std::memchr(h->base + last, '\n', h->size - last);
+  std::size_t stop =
+      next ? static_cast<std::size_t>(static_cast<const char*>(next) - h->base) : h->size;
+  if (!h->line_starts.empty() && start < h->line_starts.back()) h->unordered = true;
+  h->line_starts.push_back(start);
+  h->covered_until = stop;
+}
+
+std::uint32_t OriginBit(Origin o) { return 1u << OriginIndex(o); }
+
+}  // namespace
 
 void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
-  (void)impl;
-  (void)diags;
+  impl.rule_literals.assign(impl.compiled.size(), {});
+  std::map<std::pair<std::string, bool>, unsigned> ids;
+  std::vector<RequiredLiteral> literals;
+  std::vector<std::uint32_t> origins;
+  for (std::size_t i = 0; i < impl.compiled.size(); ++i) {
+    const CompiledRule& c = impl.compiled[i];
+    std::vector<RequiredLiteral> lits = ExtractRequiredLiterals(c.rule->pattern);
+    if (lits.empty()) {
+      diags.Warning("W202", c.rule->pattern_at,
+                    "rule '" + c.rule->id +
+                        "' has no literal usable by the prefilter; it runs its regex on every "
+                        "line of its sources");
+    }
+    // Any origin query (kAny) wants every rule.
+    const std::uint32_t mask = c.origin_mask | OriginBit(Origin::kAny);
+    for (const RequiredLiteral& lit : lits) {
+      auto [it, fresh] =
+          ids.emplace(std::pair(lit.text, lit.caseless), static_cast<unsigned>(literals.size()));
+      if (fresh) {
+        literals.push_back(lit);
+        origins.push_back(0);
+      }
+      origins[it->second] |= mask;
+    }
+    impl.rule_literals[i] = std::move(lits);
+  }
+  if (!impl.options.use_prefilter || literals.empty()) return;
+  auto built = LiteralPrefilter::Build(literals);
+  if (!built.ok()) {
+    // Not fatal: every line then goes through RE2::Set, as without a prefilter.
+    diags.Warning("W202", {}, "prefilter disabled: " + built.error().message());
+    return;
+  }
+  impl.prefilter = std::move(*built);
+  impl.literal_origins = std::move(origins);
+  for (std::size_t o = 0; o < kOriginCount; ++o) {
+    OriginSet& s = impl.by_origin[o];
+    for (int index : s.rules) {
+      if (impl.rule_literals[static_cast<std::size_t>(index)].empty())
+        s.unfiltered.push_back(index);
+    }
+    if (s.unfiltered.empty()) continue;
+    RE2::Options opts;
+    opts.set_log_errors(false);
+    opts.set_max_mem(impl.options.max_memory_bytes);
+    s.unfiltered_set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);
+    for (int index : s.unfiltered) {
+      s.unfiltered_set->Add(impl.compiled[static_cast<std::size_t>(index)].rule->pattern, nullptr);
+    }
+    if (!s.unfiltered_set->Compile()) s.unfiltered_set.reset();  // then every line is a candidate
+    s.unfiltered_rules = s.unfiltered;
+  }
 }
+
+void RuleSet::ForEachCandidateLine(std::string_view buffer, Origin origin,
+                                   const LineVisitor& visit) const {
+  const OriginSet& s = impl_->by_origin[OriginIndex(origin)];
+  if (s.rules.empty() || buffer.empty()) return;
+  const char* base = buffer.data();
+  const char* const end = base + buffer.size();
+  auto line_end = [&](const char* p) {
+    const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
+    return nl ? static_cast<const char*>(nl) : end;
+  };
+  const bool every_line = !impl_->prefilter || (!s.unfiltered.empty() && !s.unfiltered_set);
+  if (every_line) {
+    std::uint64_t n = 0;
+    for (const char* p = base; p < end;) {
+      const char* e = line_end(p);
+      visit(std::string_view(p, static_cast<std::size_t>(e - p)), ++n);
+      p = e + 1;
+    }
+    return;
+  }
+
+  // 1. Every line holding a literal of a rule for this origin, in order.
+  std::vector<std::size_t> starts;
+  for (std::size_t offset = 0; offset < buffer.size();) {
+    std::size_t len = std::min(kMaxPiece, buffer.size() - offset);
+    if (offset + len < buffer.size()) {
+      // Cut after a newline so that no line straddles two pieces.
+      const void* nl = memrchr(base + offset, '\n', len);
+      if (nl) len = static_cast<std::size_t>(static_cast<const char*>(nl) - (base + offset)) + 1;
+    }
+    HitCollector h{base + offset, len, OriginBit(origin), &impl_->literal_origins, {}, 0, false};
+    Status st = impl_->prefilter->Scan(std::string_view(base + offset, len), &OnHit, &h);
+    if (!st.ok()) {
+      // Vectorscan failed (out of memory for scratch): take every line.
+      h.line_starts.clear();
+      for (const char* p = base + offset; p < base + offset + len;) {
+        h.line_starts.push_back(static_cast<std::size_t>(p - (base + offset)));
+        p = std::min(line_end(p), base + offset + len) + 1;
+      }
+    }
+    if (h.unordered) {
+      std::sort(h.line_starts.begin(), h.line_starts.end());
+      h.line_starts.erase(std::unique(h.line_starts.begin(), h.line_starts.end()),
+                          h.line_starts.end());
+    }
+    for (std::size_t st_off : h.line_starts) starts.push_back(offset + st_off);
+    offset += len;
+  }
+
+  // 2. Visit them, with line numbers counted between hits.
+  if (s.unfiltered.empty()) {
+    std::uint64_t line_no = 1;
+    const char* counted = base;
+    for (std::size_t off : starts) {
+      const char* p = base + off;
+      line_no += CountNewlines(counted, p);
+      counted = p;
+      const char* e = line_end(p);
+      visit(std::string_view(p, static_cast<std::size_t>(e - p)), line_no);
+    }
+    return;
+  }
+  // Some rules have no literal: walk every line; a line is a candidate if
+  // the prefilter hit it or those rules' Set matches it.
+  std::uint64_t n = 0;
+  std::size_t next = 0;
+  for (const char* p = base; p < end;) {
+    const char* e = line_end(p);
+    std::string_view line(p, static_cast<std::size_t>(e - p));
+    ++n;
+    bool hit = next < starts.size() && base + starts[next] == p;
+    if (hit) ++next;
+    if (!hit) {
+      RE2::Set::ErrorInfo info{};
+      std::vector<int> ignored;
+      hit = s.unfiltered_set->Match(re2::StringPiece(line.data(), line.size()), &ignored, &info) ||
+            info.kind == RE2::Set::kOutOfMemory;  // unsure: let Match() decide
+    }
+    if (hit) visit(line, n);
+    p = e + 1;
+  }
+}
+
+void RuleSet::ScanBuffer(std::string_view buffer, Origin origin,
+                         const MatchVisitor& on_match) const {
+  std::vector<RuleMatch> matches;
+  ForEachCandidateLine(buffer, origin, [&](std::string_view line, std::uint64_t line_no) {
+    matches.clear();
+    Match(line, origin, matches);
+    if (!matches.empty()) on_match(line, line_no, matches);
+  });
+}
+
+std::vector<std::string> RuleSet::PrefilterLiterals(std::string_view id) const {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < impl_->compiled.size(); ++i) {
+    if (impl_->compiled[i].rule->id != id) continue;
+    for (const RequiredLiteral& lit : impl_->rule_literals[i]) {
+      out.push_back(lit.caseless ? "(?i)" + lit.text : lit.text);
+    }
+  }
+  return out;
+}
+
+bool RuleSet::prefilter_active() const { return impl_->prefilter != nullptr; }
 
 }  // namespace faultline

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -82,6 +83,29 @@ class RuleSet {
   void Match(const LogRecord& record, std::vector<RuleMatch>& out) const {
     Match(record.text, record.origin, out);
   }
+
+  // Whole-buffer matching, for `faultline scan`. `buffer` holds lines
+  // separated by '\n' (a last line without one counts; a '\r' before the
+  // '\n' is kept). Calls `visit(line, line_no)` (line_no 1-based within
+  // `buffer`, in increasing order) for every line that may match an enabled
+  // rule trusting `origin`: with the prefilter on, only lines holding a
+  // required literal of such a rule, plus those matched by the rules that
+  // have no literal; with it off, every line. A superset: callers still
+  // Match() each line.
+  using LineVisitor = std::function<void(std::string_view line, std::uint64_t line_no)>;
+  void ForEachCandidateLine(std::string_view buffer, Origin origin, const LineVisitor& visit) const;
+
+  // Match() on every line of `buffer`, through ForEachCandidateLine; calls
+  // `on_match` for each line with at least one match. Results are identical
+  // to calling Match() on each line (a test proves it).
+  using MatchVisitor = std::function<void(std::string_view line, std::uint64_t line_no,
+                                          std::vector<RuleMatch>& matches)>;
+  void ScanBuffer(std::string_view buffer, Origin origin, const MatchVisitor& on_match) const;
+
+  // The prefilter literals chosen for enabled rule `id` (empty: none, the
+  // rule runs on every line), for `rules list` and W202.
+  std::vector<std::string> PrefilterLiterals(std::string_view id) const;
+  bool prefilter_active() const;
 
   // All rules, including disabled ones, in load order.
   const std::vector<Rule>& rules() const;

@@ -46,6 +46,11 @@ struct RuleSet::Impl {
   std::array<OriginSet, kOriginCount> by_origin;
   CompileOptions options;
   std::unique_ptr<LiteralPrefilter> prefilter;  // null when off or unavailable
+  // Per prefilter literal id: the origins (bit per Origin) of the rules that
+  // required it.
+  std::vector<std::uint32_t> literal_origins;
+  // Per compiled rule: its prefilter literals (empty: none, runs everywhere).
+  std::vector<std::vector<RequiredLiteral>> rule_literals;
   mutable std::atomic<std::uint64_t> dfa_fallbacks{0};
 
   // Appends the match of compiled rule `index` on `text`, if it matches.
