@@ -321,11 +321,16 @@ def check_agent(docs, f, privileged_ok=False, extra_host_paths=()):
                 f"rule path {path} is a whole ConfigMap directory mount (symlink swaps reload)")
     addr = str(config.get("metrics_address", "0.0.0.0:9400"))
     f.check(addr.rsplit(":", 1)[-1] == "9400", "agent metrics_address port is the container port")
-    podlog = ((config.get("sources") or {}).get("podlog") or {}).get("path")
-    if podlog:
+    sources = config.get("sources") or {}
+    # Defaults as in collector/agent_config.h: kmsg on, the others off.
+    enabled = lambda name, default=False: (sources.get(name) or {}).get("enabled", default)
+    if enabled("podlog"):
+        podlog = sources["podlog"].get("root", "/var/log/pods")
         f.check(any(podlog == p or podlog.startswith(p.rstrip("/") + "/") for p in mount_paths),
-                f"podlog path {podlog} is inside a mount")
-    kmsg_on = ((config.get("sources") or {}).get("kmsg") or {}).get("enabled")
+                f"podlog root {podlog} is inside a mount")
+    kmsg_on = enabled("kmsg", True)
+    f.check(kmsg_on or enabled("journal"),
+            "kernel messages are read (kmsg, or the journal's kernel entries)")
     kmsg_mounted = "/dev/kmsg" in mount_paths
     f.check(not kmsg_on or (kmsg_mounted and sc.get("privileged") is True),
             "the kmsg source is on only where /dev/kmsg is mounted into a privileged container "
@@ -587,6 +592,30 @@ def check_configs(args, docs_by_case, f):
                 (args.agent, AGENT, "agent", "DaemonSet"),
                 (args.tainter, TAINTER, "tainter", "Deployment")):
             check_config_with_binary(binary, docs, case, workload, container, kind, f)
+        check_config_with_parser(args.config_check, docs, case, f)
+
+
+def check_config_with_parser(checker, docs, case, f):
+    """Runs the agent's own config parser (ParseAgentConfig, through
+    fl-deploy-config-check) over the agent config the DaemonSet mounts."""
+    ds = one(docs, "DaemonSet", AGENT)
+    if ds is None:
+        return
+    if not checker or not os.path.exists(checker):
+        print(f"SKIPPED: fl-deploy-config-check not built; {case} agent config checked as YAML only")
+        return
+    pod = ds["spec"]["template"]
+    c = next(c for c in pod["spec"]["containers"] if c["name"] == "agent")
+    path = c["args"][c["args"].index("--config") + 1]
+    mount = next(m for m in c["volumeMounts"] if m["mountPath"] == os.path.dirname(path))
+    data = one(docs, "ConfigMap", volume_configmap(pod, mount["name"]))["data"]
+    with tempfile.TemporaryDirectory(prefix="fl-config-") as tmp:
+        local = os.path.join(tmp, f"{case}-{os.path.basename(path)}")
+        with open(local, "w") as out:
+            out.write(data[os.path.basename(path)])
+        run = subprocess.run([checker, "agent", local], capture_output=True, text=True)
+        f.check(run.returncode == 0, f"{case}: the agent's config parser rejects the "
+                f"DaemonSet's config:\n{run.stdout}{run.stderr}")
 
 
 def check_config_with_binary(binary, docs, case, workload, container, kind, f):
@@ -631,18 +660,25 @@ def check_monitoring(args, f):
     titles = " ".join(p["title"].lower() for p in dash["panels"])
     for needed in ("faults per rule", "tainted nodes", "valve", "lag", "latency", "kmsg lost"):
         f.check(needed in titles, f"the dashboard has a '{needed}' panel")
+    # The names the daemons register (string literals in their sources), so
+    # a renamed metric breaks this test rather than a dashboard panel.
+    exported = set()
+    for component in ("collector", "tainter", "matcher"):
+        directory = os.path.join(args.source_dir, component)
+        for name in os.listdir(directory) if os.path.isdir(directory) else []:
+            if name.endswith(".cc"):
+                exported |= set(re.findall(r'"(faultline_[a-z0-9_]+)"',
+                                           open(os.path.join(directory, name)).read()))
+    for name in sorted(used):
+        f.check(name in exported, f"dashboard metric {name} is registered by the daemons' code")
     docs = ""
     for readme in ("collector/README.md", "tainter/README.md"):
         path = os.path.join(args.source_dir, readme)
         if os.path.exists(path):
             docs += open(path).read()
-    if not docs:
-        print("SKIPPED: collector/README.md and tainter/README.md missing; "
-              "metric names not checked against them")
-        return
-    for name in sorted(used):
-        f.check(name in docs, f"dashboard metric {name} is documented in collector/ or "
-                "tainter/README.md (a name the daemons export)")
+    undocumented = sorted(n for n in used if n not in docs)
+    if undocumented:
+        print(f"NOTE: not (yet) in collector/ or tainter/README.md: {', '.join(undocumented)}")
 
 
 # -------------------------------------------------------------------- main
@@ -657,6 +693,7 @@ def main():
     ap.add_argument("--faultline")
     ap.add_argument("--agent")
     ap.add_argument("--tainter")
+    ap.add_argument("--config-check", help="fl-deploy-config-check (config_check.cc)")
     args = ap.parse_args()
 
     if yaml is None:
