@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collector/journal_source.h"
+#include "collector/kafka_sink.h"
+#include "collector/kmsg_source.h"
+#include "collector/podlog_source.h"
+#include "matcher/diagnostics.h"
+#include "matcher/log.h"
+#include "matcher/rule_set.h"
+#include "matcher/vocabulary.h"
+
+namespace faultline {
+
+// One `sources.file` entry: a plain text file read line by line.
+struct FileSourceConfig {
+  std::string path;
+  bool follow = true;               // keep reading as it grows (tail -F); false: read once
+  Origin origin = Origin::kKernel;  // what rules' `sources:` see these lines as
+};
+
+struct IbCountersSourceConfig {
+  bool enabled = false;
+  std::string sysfs_root = "/sys/class/infiniband";
+  std::chrono::milliseconds interval{10'000};
+};
+
+// Everything `faultline-agent --config FILE` reads. Each field's default is
+// the value here, and collector/README.md ("Agent") lists them all;
+// DefaultAgentConfigYaml() prints them as a config file.
+struct AgentConfig {
+  std::string node_name;  // default: $NODE_NAME, else the hostname
+  std::string state_dir = "/var/lib/faultline";
+  LogLevel log_level = LogLevel::kInfo;
+  std::string metrics_address = "0.0.0.0:9400";  // "" turns the endpoint off
+  std::chrono::milliseconds shutdown_grace{25'000};
+  std::chrono::milliseconds suppression_window{60'000};
+  std::uint64_t suppression_max_folded = 100'000;
+  std::chrono::milliseconds checkpoint_interval{1000};
+
+  std::size_t max_batch_records = 256;
+  std::size_t max_queued_batches = 64;
+  std::size_t max_uncommitted_records = 250'000;
+
+  RuleSources rules;  // builtin: true, paths: []
+  std::chrono::milliseconds rules_reload_debounce{500};
+
+  bool kmsg_enabled = true;
+  KmsgSource::Options kmsg;  // state_dir is filled from state_dir
+  bool journal_enabled = false;
+  JournalSource::Options journal;
+  bool podlog_enabled = false;
+  PodLogSource::Options podlog;
+  IbCountersSourceConfig ibcounters;
+  std::vector<FileSourceConfig> files;
+
+  KafkaSink::Options kafka;  // brokers is required
+};
+
+// Parses a config file's text. Every problem goes to `diags` as
+// "file:line:column: error: message [Cxxx]" (C001 YAML syntax, C002 unknown
+// key, C003 invalid value, C004 missing value), all of them in one run.
+// nullopt if there was any error. Never throws. Reads $NODE_NAME and the
+// hostname only when node_name is not set.
+std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::string_view file,
+                                            Diagnostics& diags);
+
+// A complete config file with every key at its default, commented.
+std::string DefaultAgentConfigYaml();
+
+}  // namespace faultline
