@@ -214,6 +214,9 @@ Result<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(Options options) {
   std::unique_ptr<FakeApiServer> server(new FakeApiServer(std::move(options), std::move(*pki)));
   if (!server->server_->is_valid()) return InternalError("fake API server: bad TLS setup");
   server->Routes();
+  // Idle keep-alive connections hold a worker thread, and Stop() waits for
+  // them: keep that wait short.
+  server->server_->set_keep_alive_timeout(2);
   const std::string& host = server->options_.host;
   if (server->options_.port == 0) {
     server->port_ = server->server_->bind_to_any_port(host);
