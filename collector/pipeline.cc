@@ -270,7 +270,8 @@ void Pipeline::Process(Batch& batch) {
       FaultEvent event =
           MakeFaultEvent(match, record, options_.node_name, options_.boot_id, detected);
       const Suppressor::Hold hold{batch.source, seq};
-      switch (suppressor_.Admit(event, hold, now)) {
+      follow_ups_.clear();
+      switch (suppressor_.Admit(event, hold, now, follow_ups_)) {
         case Suppressor::Verdict::kPublish:
           Hold(hold);
           PublishWithRetry(event, {hold});
@@ -283,6 +284,7 @@ void Pipeline::Process(Batch& batch) {
           metrics_.events_suppressed.Inc();
           break;
       }
+      PublishFollowUps(follow_ups_);
     }
   }
 }

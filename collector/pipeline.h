@@ -123,6 +123,7 @@ class Pipeline {
   BoundedQueue<Batch> queue_;
   Suppressor suppressor_;  // match thread only
   std::vector<RuleMatch> matches_;
+  std::vector<Suppressor::FollowUp> follow_ups_;
   std::unordered_map<std::string, Counter*> match_counters_;
   std::uint64_t in_flight_ = 0;    // published, no callback yet
   std::uint64_t undelivered_ = 0;  // failed retriably, or never published

@@ -22,7 +22,8 @@ std::string Suppressor::KeyOf(const FaultEvent& event) {
 }
 
 Suppressor::Verdict Suppressor::Admit(const FaultEvent& event, Hold hold,
-                                      std::chrono::steady_clock::time_point now) {
+                                      std::chrono::steady_clock::time_point now,
+                                      std::vector<FollowUp>& due) {
   if (options_.window.count() <= 0) return Verdict::kPublish;
   std::string key = KeyOf(event);
   auto it = entries_.find(key);
@@ -37,15 +38,17 @@ Suppressor::Verdict Suppressor::Admit(const FaultEvent& event, Hold hold,
   entry.last = event;
   const bool held = std::any_of(entry.holds.begin(), entry.holds.end(),
                                 [&](const Hold& h) { return h.holder == hold.holder; });
-  if (held) return Verdict::kFolded;
-  entry.holds.push_back(hold);
-  return Verdict::kFoldedAndHeld;
+  if (!held) entry.holds.push_back(hold);
+  // The caller takes the hold before it publishes the follow-up.
+  const Verdict verdict = held ? Verdict::kFolded : Verdict::kFoldedAndHeld;
+  if (entry.folded >= options_.max_folded) Emit(entry, now, due);
+  return verdict;
 }
 
 void Suppressor::Emit(Entry& entry, std::chrono::steady_clock::time_point now,
                       std::vector<FollowUp>& out) {
   FollowUp follow_up{std::move(entry.last), std::move(entry.holds)};
-  follow_up.event.suppressed = entry.folded;
+  follow_up.event.suppressed = entry.folded - 1;  // the event itself is one of the repeats
   out.push_back(std::move(follow_up));
   entry.folded = 0;
   entry.last = FaultEvent();

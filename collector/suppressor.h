@@ -52,13 +52,18 @@ class Suppressor {
   };
 
   struct FollowUp {
-    FaultEvent event;  // the last repeat, with `suppressed` set
+    // The last repeat, with `suppressed` = the other repeats it stands for
+    // (it counts as one line itself: fault_event.h).
+    FaultEvent event;
     std::vector<Hold> holds;
   };
 
   explicit Suppressor(Options options) : options_(options) {}
 
-  Verdict Admit(const FaultEvent& event, Hold hold, std::chrono::steady_clock::time_point now);
+  // Decides about one event. When this repeat brings its entry to
+  // max_folded, the follow-up is appended to `due` at once.
+  Verdict Admit(const FaultEvent& event, Hold hold, std::chrono::steady_clock::time_point now,
+                std::vector<FollowUp>& due);
 
   // Appends the follow-ups that are due at `now` (window ended, or
   // max_folded reached) and retires idle entries.

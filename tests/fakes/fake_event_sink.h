@@ -76,7 +76,7 @@ class FakeEventSink final : public EventSink {
   }
 
   std::size_t Flush(std::chrono::milliseconds timeout) override {
-    Poll(timeout);
+    if (queued() > 0) Poll(timeout);
     std::lock_guard lock(mu_);
     return queue_.size();
   }

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+// The agent's pipeline with a FakeSource and a FakeEventSink: commits follow
+// deliveries, failures hold checkpoints, a full sink holds sources back,
+// shutdown order, suppression totals.
+#include "collector/pipeline.h"
+
+#include <algorithm>
+
+#include <doctest/doctest.h>
+
+#include "tests/agent/agent_test_util.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_event_sink.h"
+#include "tests/fakes/fake_source.h"
+
+namespace faultline {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// A pipeline over one FakeSource, with everything a test needs to steer it.
+struct Harness {
+  explicit Harness(Pipeline::Options options = Defaults(), std::size_t sink_capacity = 1000)
+      : holder(CompileTestPack()), sink(sink_capacity), metrics(registry) {
+    REQUIRE(holder.Get() != nullptr);
+    auto owned = std::make_unique<FakeSource>("fake");
+    source = owned.get();
+    std::vector<std::unique_ptr<Source>> sources;
+    sources.push_back(std::move(owned));
+    pipeline =
+        std::make_unique<Pipeline>(std::move(sources), holder, sink, clock, metrics, options);
+  }
+
+  static Pipeline::Options Defaults() {
+    Pipeline::Options o;
+    o.node_name = "gpu-1";
+    o.boot_id = "boot-1";
+    o.poll_interval = milliseconds(5);
+    o.checkpoint_interval = milliseconds(10);
+    return o;
+  }
+
+  std::size_t StopNow() { return pipeline->Stop(std::chrono::steady_clock::now() + seconds(1)); }
+
+  RuleSetHolder holder;
+  FakeClock clock;
+  FakeEventSink sink;
+  MetricsRegistry registry;
+  AgentMetrics metrics;
+  FakeSource* source = nullptr;
+  std::unique_ptr<Pipeline> pipeline;
+};
+
+TEST_CASE("a record is committed only after the event it produced is delivered") {
+  Harness h;
+  h.sink.Disconnect();
+  h.pipeline->Start();
+  h.source->Add("kernel: harmless line");
+  h.source->Add(XidLine(0x3b));
+  h.source->Add("another harmless line");
+  REQUIRE(WaitUntil([&] { return h.sink.queued() == 1 && h.source->read_count() == 3; }));
+  // The first record has no event: it commits. The fault and everything after it wait.
+  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:1"; }));
+  CHECK_FALSE(Contains(h.source->committed(), "fake:2"));
+  CHECK_FALSE(Contains(h.source->committed(), "fake:3"));
+
+  h.sink.Connect();
+  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:3"; }));
+  CHECK(h.source->committed() == std::vector<std::string>{"fake:1", "fake:2", "fake:3"});
+  const auto delivered = h.sink.delivered();
+  REQUIRE(delivered.size() == 1);
+  CHECK(delivered[0].node == "gpu-1");
+  CHECK(delivered[0].boot_id == "boot-1");
+  CHECK(delivered[0].rule == "test.xid");
+  CHECK(delivered[0].fields.at("pci") == "0000:3b:00");
+  CHECK(delivered[0].id == MakeEventId("gpu-1", "fake", "fake:2", "test.xid"));
+  CHECK(h.StopNow() == 0);
+  CHECK(h.metrics.events_delivered.value() == 1);
+  CHECK(h.registry.CounterValue("faultline_agent_matches_total", {{"rule", "test.xid"}}) == 1);
+  CHECK(h.registry.CounterValue("faultline_agent_source_lines_total", {{"source", "fake"}}) == 3);
+}
+
+TEST_CASE("a failed delivery holds the checkpoint while later events are still sent") {
+  Harness h;
+  h.sink.FailNext(UnavailableError("message timed out"));
+  h.pipeline->Start();
+  h.source->Add("harmless 1");
+  h.source->Add(XidLine(1));  // fails
+  h.source->Add("harmless 2");
+  h.source->Add(XidLine(2));  // delivered
+  REQUIRE(WaitUntil([&] { return h.sink.delivered().size() == 1; }));
+  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:1"; }));
+  CHECK(h.sink.delivered()[0].fields.at("pci") == "0000:02:00");
+  CHECK(h.StopNow() == 1);  // the failed one is reported as undelivered
+  CHECK(h.source->saved() == "fake:1");
+  CHECK(h.source->committed() == std::vector<std::string>{"fake:1"});
+  CHECK(h.metrics.events_undelivered.value() == 1);
+}
+
+TEST_CASE("an event Kafka rejects for good is counted and its record still commits") {
+  Harness h;
+  h.sink.FailNext(InvalidArgumentError("MSG_SIZE_TOO_LARGE"));
+  h.pipeline->Start();
+  h.source->Add(XidLine(1));
+  h.source->Add("harmless");
+  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:2"; }));
+  CHECK(h.metrics.events_rejected.value() == 1);
+  CHECK(h.sink.delivered().empty());
+  CHECK(h.StopNow() == 0);
+}
+
+TEST_CASE("a full sink makes the source wait, and nothing is lost when it drains") {
+  Pipeline::Options options = Harness::Defaults();
+  options.max_batch_records = 1;
+  options.max_queued_batches = 1;
+  Harness h(options, /*sink_capacity=*/2);
+  h.sink.Disconnect();
+  for (int i = 0; i < 100; ++i) h.source->Add(XidLine(i));  // distinct keys: no suppression
+  h.pipeline->Start();
+  REQUIRE(WaitUntil([&] { return h.sink.full_rejections() > 3; }));
+  // 2 in the sink, 1 being retried, 1 queued, 1 in the reader's hands.
+  CHECK(h.source->read_count() <= 6);
+  CHECK(h.source->pending() >= 94);
+  CHECK(h.source->committed().empty());
+
+  h.sink.Connect();
+  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:100"; }));
+  CHECK(h.sink.delivered().size() == 100);
+  CHECK(h.StopNow() == 0);
+}
+
+TEST_CASE("stop drains what was read, flushes until the deadline and reports undelivered") {
+  Harness h;
+  SUBCASE("broker unreachable: every event is reported, no checkpoint moves") {
+    h.sink.Disconnect();
+    h.pipeline->Start();
+    for (int i = 0; i < 5; ++i) h.source->Add(XidLine(i));
+    REQUIRE(WaitUntil([&] { return h.sink.queued() == 5; }));
+    CHECK(h.pipeline->Stop(std::chrono::steady_clock::now() + milliseconds(50)) == 5);
+    CHECK(h.source->committed().empty());
+    CHECK(h.source->saved().empty());
+  }
+  SUBCASE("broker reachable: all delivered, the last cursor is saved") {
+    h.pipeline->Start();
+    for (int i = 0; i < 5; ++i) h.source->Add(XidLine(i));
+    h.source->Add("trailing harmless line");
+    REQUIRE(WaitUntil([&] { return h.source->read_count() == 6; }));
+    CHECK(h.StopNow() == 0);
+    CHECK(h.source->saved() == "fake:6");
+    CHECK(h.sink.delivered().size() == 5);
+  }
+}
+
+std::uint64_t LinesCovered(const std::vector<FaultEvent>& events) {
+  std::uint64_t n = 0;
+  for (const FaultEvent& e : events) n += 1 + e.suppressed;
+  return n;
+}
+
+TEST_CASE("repeats within the window fold into one follow-up carrying the count") {
+  Pipeline::Options options = Harness::Defaults();
+  options.suppression.window = seconds(60);
+  Harness h(options);
+  h.pipeline->Start();
+  for (int i = 0; i < 1000; ++i) h.source->Add(XidLine(0x3b));
+  h.source->Add(XidLine(0x3c));  // another key: published at once
+  REQUIRE(
+      WaitUntil([&] { return h.source->read_count() == 1001 && h.sink.delivered().size() == 2; }));
+  REQUIRE(WaitUntil([&] { return h.metrics.events_suppressed.value() == 999; }));
+  // The first is delivered, but the 999 folded repeats are not: the checkpoint
+  // stays at the first record.
+  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:1"; }));
+  CHECK_FALSE(Contains(h.source->committed(), "fake:2"));
+
+  h.clock.Advance(seconds(61));
+  REQUIRE(WaitUntil([&] { return h.sink.delivered().size() == 3; }));
+  const FaultEvent follow_up = h.sink.delivered()[2];
+  CHECK(follow_up.suppressed == 998);  // it is the 999th repeat itself
+  CHECK(follow_up.fields.at("pci") == "0000:3b:00");
+  CHECK(follow_up.id == MakeEventId("gpu-1", "fake", "fake:1000", "test.xid"));
+  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:1001"; }));
+  CHECK(LinesCovered(h.sink.delivered()) == 1001);
+  CHECK(h.StopNow() == 0);
+}
+
+TEST_CASE("a flood is cut into follow-ups of max_folded, and stop sends the rest") {
+  Pipeline::Options options = Harness::Defaults();
+  options.suppression.window = seconds(60);
+  options.suppression.max_folded = 100;
+  Harness h(options);
+  h.pipeline->Start();
+  for (int i = 0; i < 350; ++i) h.source->Add(XidLine(7));
+  REQUIRE(WaitUntil([&] { return h.sink.delivered().size() == 4; }));  // 1 + 3 x 100
+  CHECK(h.StopNow() == 0);
+  const auto events = h.sink.delivered();
+  REQUIRE(events.size() == 5);        // the last 49 repeats went out at stop
+  CHECK(events[1].suppressed == 99);  // 100 repeats: the event and 99 more
+  CHECK(events[4].suppressed == 48);
+  CHECK(LinesCovered(events) == 350);
+  CHECK(h.source->saved() == "fake:350");
+}
+
+TEST_CASE("matches of ignore rules are counted but never published") {
+  Harness h;
+  h.pipeline->Start();
+  h.source->Add("harmless noise from a driver");
+  h.source->Add("harmless noise from a driver");
+  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:2"; }));
+  CHECK(h.sink.published() == 0);
+  CHECK(h.metrics.events_ignored.value() == 2);
+  CHECK(h.registry.CounterValue("faultline_agent_matches_total", {{"rule", "test.noise"}}) == 2);
+  CHECK(h.StopNow() == 0);
+}
+
+TEST_CASE("a finite source is read to its end and the pipeline becomes idle") {
+  Harness h;
+  for (int i = 0; i < 10; ++i) h.source->Add(i % 2 ? XidLine(i) : "harmless");
+  h.source->Finish();
+  h.pipeline->Start();
+  REQUIRE(WaitUntil([&] { return h.pipeline->idle(); }));
+  CHECK(h.pipeline->healthy());
+  CHECK(h.sink.delivered().size() == 5);
+  CHECK(h.StopNow() == 0);
+  CHECK(h.source->saved() == "fake:10");
+}
+
+TEST_CASE("a transient read error is retried and counted") {
+  Pipeline::Options options = Harness::Defaults();
+  options.read_error_backoff = milliseconds(5);
+  Harness h(options);
+  h.source->FailNextRead(UnavailableError("EIO"));
+  h.pipeline->Start();
+  h.source->Add(XidLine(1));
+  REQUIRE(WaitUntil([&] { return h.sink.delivered().size() == 1; }));
+  CHECK(h.registry.CounterValue("faultline_agent_source_read_errors_total", {{"source", "fake"}}) ==
+        1);
+  CHECK(h.pipeline->healthy());
+  CHECK(h.StopNow() == 0);
+}
+
+}  // namespace
+}  // namespace faultline
