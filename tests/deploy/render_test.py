@@ -164,6 +164,14 @@ def tolerates(tolerations, taint):
     return False
 
 
+def seconds(text):
+    """'25s', '500ms', '2m', '1h' -> seconds; None if unparseable."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m|h)", str(text).strip())
+    if not m:
+        return None
+    return float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
 def rbac_rules(role):
     rules = {}
     for r in role.get("rules", []):
@@ -321,6 +329,10 @@ def check_agent(docs, f, privileged_ok=False, extra_host_paths=()):
                 f"rule path {path} is a whole ConfigMap directory mount (symlink swaps reload)")
     addr = str(config.get("metrics_address", "0.0.0.0:9400"))
     f.check(addr.rsplit(":", 1)[-1] == "9400", "agent metrics_address port is the container port")
+    grace = seconds(config.get("shutdown_grace", "25s"))  # default: collector/agent_config.h
+    f.check(grace is not None and grace < spec.get("terminationGracePeriodSeconds", 30),
+            f"agent shutdown_grace {config.get('shutdown_grace', '25s')} ends before the pod's "
+            "terminationGracePeriodSeconds (flush and checkpoints before SIGKILL)")
     sources = config.get("sources") or {}
     # Defaults as in collector/agent_config.h: kmsg on, the others off.
     enabled = lambda name, default=False: (sources.get(name) or {}).get("enabled", default)
