@@ -29,6 +29,28 @@ bool AllDigits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+constexpr std::size_t kHeadBytes = 256;
+
+// "<length>:<FNV-1a of the first min(offset, 256) bytes>": identifies the file
+// an inode held when the checkpoint was written. "" if it cannot be read.
+std::string HeadFingerprint(int fd, std::uint64_t offset) {
+  char data[kHeadBytes];
+  const std::size_t want = offset < kHeadBytes ? static_cast<std::size_t>(offset) : kHeadBytes;
+  std::size_t got = 0;
+  while (got < want) {
+    const ssize_t n = ::pread(fd, data + got, want - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return "";
+    got += static_cast<std::size_t>(n);
+  }
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (std::size_t i = 0; i < got; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= 0x100000001b3ULL;
+  }
+  return std::to_string(got) + ":" + std::to_string(h);
+}
+
 struct DirEntry {
   std::string name;
   bool is_dir = false;
@@ -150,7 +172,9 @@ void PodLogSource::LoadCheckpoint() {
     }
     FileKey key{static_cast<dev_t>(f["dev"].get<std::uint64_t>()),
                 static_cast<ino_t>(f["ino"].get<std::uint64_t>())};
-    saved_offsets_[key] = f["offset"].get<std::uint64_t>();
+    SavedFile& saved = saved_offsets_[key];
+    saved.offset = f["offset"].get<std::uint64_t>();
+    if (f.contains("head") && f["head"].is_string()) saved.head = f["head"].get<std::string>();
   }
   saved_content_ = **loaded;
   had_checkpoint_ = true;
@@ -228,9 +252,15 @@ void PodLogSource::Track(const std::string& path, const PodDir& pod, const std::
       const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
       std::uint64_t start = 0;
       if (auto saved = saved_offsets_.find(key); saved != saved_offsets_.end()) {
-        // Shorter than the saved offset: not the file we read (inode reuse)
-        // or truncated; read it whole.
-        if (saved->second <= size) start = saved->second;
+        // Shorter than the saved offset, or different first bytes: not the
+        // file we read (a recycled inode), or truncated; read it whole.
+        const SavedFile& s = saved->second;
+        if (s.offset <= size && HeadFingerprint(fd, s.offset) == s.head) {
+          start = s.offset;
+        } else {
+          LogInfo(kComponent, "checkpointed inode holds another file; reading it whole",
+                  {{"path", path}});
+        }
       } else if (!first_scan_done_ && !had_checkpoint_ && kind == PodLogFileKind::kRotated) {
         start = size;  // history from before the first start
       }
@@ -423,6 +453,7 @@ Status PodLogSource::SaveCheckpoint() {
     files.push_back({{"dev", static_cast<std::uint64_t>(key.dev)},
                      {"ino", static_cast<std::uint64_t>(key.ino)},
                      {"offset", offset},
+                     {"head", HeadFingerprint(f->fd, offset)},
                      {"path", EscapeInvalidUtf8(f->path)}});
   }
   for (auto it = committed_.begin(); it != committed_.end();) {

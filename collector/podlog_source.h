@@ -63,7 +63,8 @@ PodLogFileKind ClassifyPodLogFile(std::string_view name);
 // Checkpoint: per inode, the offset after the newest committed record. On
 // start a file resumes from its saved offset when its inode is in the
 // checkpoint (and it is not shorter than that); otherwise it is read from the
-// start, except that without any checkpoint (first start) rotated files are
+// start (also when the inode was recycled: the checkpoint keeps a checksum of
+// each file's first bytes), except that without any checkpoint (first start) rotated files are
 // skipped: they hold history from before the agent was installed.
 //
 // Threading: as Source. stats() and the extra counters from any thread.
@@ -124,7 +125,11 @@ class PodLogSource final : public Source {
 
   std::map<FileKey, std::unique_ptr<TrackedFile>> files_;
   std::vector<TrackedFile*> order_;  // read order: per container dir, rotated oldest first
-  std::map<FileKey, std::uint64_t> saved_offsets_;  // from the checkpoint, until the first scan
+  struct SavedFile {
+    std::uint64_t offset = 0;
+    std::string head;  // fingerprint of the first bytes: tells a recycled inode apart
+  };
+  std::map<FileKey, SavedFile> saved_offsets_;  // from the checkpoint, until the first scan
   bool had_checkpoint_ = false;
   bool first_scan_done_ = false;
   std::chrono::steady_clock::time_point next_scan_{};

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -243,6 +244,33 @@ TEST_CASE("a restart resumes every file from its committed offset with no loss o
   std::vector<LogRecord> got = ReadAll(*src, want_after.size());
   CHECK(Sorted(Texts(got)) == Sorted(want_after));
   CHECK(got.size() == want_after.size());
+}
+
+TEST_CASE("a checkpointed inode that now holds another file is read from the start") {
+  PodTest t;
+  const fs::path log = t.Dir() / "0.log";
+  t.tmp.Write(fs::relative(log, t.tmp.path()).string(),
+              CriLines("stdout", "first file line 1", CriStyle::kContainerd) +
+                  CriLines("stdout", "first file line 2", CriStyle::kContainerd));
+  {
+    auto src = t.Open();
+    std::vector<LogRecord> got = ReadAll(*src, 2);
+    REQUIRE(got.size() == 2);
+    CommitAll(*src, got);
+    REQUIRE(src->SaveCheckpoint().ok());
+  }
+  // Same inode (rewritten in place), longer, different content: as if the
+  // inode had been recycled for a new container's log.
+  {
+    std::ofstream out(log, std::ios::binary | std::ios::trunc);
+    for (int i = 0; i < 4; ++i) {
+      out << CriLines("stderr", "second file line " + std::to_string(i), CriStyle::kCrio);
+    }
+  }
+  auto src = t.Open();
+  CHECK(Texts(ReadAll(*src, 4)) ==
+        std::vector<std::string>{"second file line 0", "second file line 1", "second file line 2",
+                                 "second file line 3"});
 }
 
 TEST_CASE("without any checkpoint, rotated history is skipped and current files read whole") {
