@@ -268,4 +268,28 @@ Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view cont
   return config;
 }
 
+Result<KubeConfig> LoadKubeConfigAuto(const std::string& kubeconfig_path, std::string_view context,
+                                      const InClusterOptions& in_cluster) {
+  if (!kubeconfig_path.empty()) return LoadKubeconfig(kubeconfig_path, context);
+  // Read once at startup, before any thread exists.
+  const char* host = getenv("KUBERNETES_SERVICE_HOST");  // NOLINT(concurrency-mt-unsafe)
+  if (!in_cluster.service_host.empty() || (host != nullptr && *host != '\0')) {
+    return LoadInClusterConfig(in_cluster);
+  }
+  const char* env = getenv("KUBECONFIG");  // NOLINT(concurrency-mt-unsafe)
+  if (env != nullptr && *env != '\0') {
+    std::string first(env);
+    first = first.substr(0, first.find(':'));
+    return LoadKubeconfig(first, context);
+  }
+  const char* home = getenv("HOME");  // NOLINT(concurrency-mt-unsafe)
+  if (home != nullptr && *home != '\0') {
+    const std::string path = std::string(home) + "/.kube/config";
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) return LoadKubeconfig(path, context);
+  }
+  return FailedPreconditionError(
+      "no Kubernetes config: not in a cluster, no --kubeconfig, $KUBECONFIG or ~/.kube/config");
+}
+
 }  // namespace faultline

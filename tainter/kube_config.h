@@ -79,6 +79,14 @@ Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string
 // unreadable referenced file).
 Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view context = {});
 
+// What faultline-tainter uses: the kubeconfig at `kubeconfig_path` when it
+// is set; otherwise the in-cluster config when KUBERNETES_SERVICE_HOST is
+// set; otherwise $KUBECONFIG (its first path) or ~/.kube/config.
+// Errors: those of the loader chosen; kFailedPrecondition when none applies.
+Result<KubeConfig> LoadKubeConfigAuto(const std::string& kubeconfig_path,
+                                      std::string_view context = {},
+                                      const InClusterOptions& in_cluster = {});
+
 // Standard base64 (padding optional, whitespace ignored); nullopt-like
 // error on any other character.
 Result<std::string> Base64Decode(std::string_view text);

@@ -193,3 +193,28 @@ TEST_CASE("base64 round-trips and rejects junk") {
 
 }  // namespace
 }  // namespace faultline
+
+namespace faultline {
+namespace {
+
+TEST_CASE("LoadKubeConfigAuto prefers an explicit kubeconfig, then in-cluster") {
+  TempDir dir;
+  const std::string kubeconfig =
+      dir.Write("kc",
+                "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                "clusters:\n- name: c\n  cluster: {server: 'https://k:6443'}\n"
+                "users:\n- name: u\n  user: {token: t}\n");
+  CHECK(LoadKubeConfigAuto(kubeconfig)->server == "https://k:6443");
+  InClusterOptions in_cluster;
+  in_cluster.service_host = "10.0.0.1";
+  in_cluster.service_port = "443";
+  in_cluster.token_path = dir.Write("token", "t");
+  in_cluster.ca_path = dir.Write("ca.crt", "CA");
+  CHECK(LoadKubeConfigAuto(kubeconfig, {}, in_cluster)->server == "https://k:6443");
+  auto auto_config = LoadKubeConfigAuto("", {}, in_cluster);
+  REQUIRE(auto_config.ok());
+  CHECK(auto_config->origin == "in-cluster");
+}
+
+}  // namespace
+}  // namespace faultline
