@@ -7,7 +7,9 @@ lines the generator put it, and no noise line yields an event or a taint.
                     [--size-mb 20] [--fault-rate 0.005] [--seed 7]
 
 Exit 0 when `faultline scan --format json` reports exactly the generator's ground
-truth (rule by rule and line by line), 1 otherwise (with the differences).
+truth (rule by rule and line by line; rules whose action is `ignore` are dropped by
+scan, so none of those), every rule of `faultline rules list` has a template in the
+corpus, and nothing else is reported; 1 otherwise (with the differences).
 """
 import argparse
 import collections
@@ -44,7 +46,18 @@ def main():
         print("faultline scan exited %d: %s" % (scan.returncode, scan.stderr.decode()[-2000:]))
         return 1
 
-    expected = {(rule, n) for rule, ns in truth["rule_lines"].items() for n in ns}
+    # `scan` drops matches whose action is `ignore` (recognised, deliberately dropped):
+    # expect none of those, and expect every other rule of the built-in packs to occur.
+    listing = subprocess.run([args.faultline, "rules", "list", "--format", "json"],
+                             stdout=subprocess.PIPE, check=True)
+    rules = json.loads(listing.stdout)
+    ignored = {r["id"] for r in rules if r.get("action") == "ignore" and not r.get("classify")}
+    untested = sorted(r["id"] for r in rules
+                      if r["id"] not in truth["per_rule"] and not r.get("disabled"))
+    for rule in untested:
+        print("NO FAULT TEMPLATE in the corpus for rule %s" % rule)
+    expected = {(rule, n) for rule, ns in truth["rule_lines"].items() for n in ns
+                if rule not in ignored}
     got = collections.Counter()
     per_rule = collections.Counter()
     per_action = collections.Counter()
@@ -67,14 +80,16 @@ def main():
         print("MISSED %s at line %d: %s" % (rule, n, lines[n - 1][:200]))
     for (rule, n), c in dup[:20]:
         print("REPORTED %d TIMES %s at line %d" % (c, rule, n))
-    failures = len(noise) + len(missed) + len(dup)
+    failures = len(noise) + len(missed) + len(dup) + len(untested)
     for rule, count in sorted(truth["per_rule"].items()):
+        if rule in ignored:
+            count = 0
         if per_rule.get(rule, 0) != count:
             print("COUNT %s: scan %d, truth %d" % (rule, per_rule.get(rule, 0), count))
-    print("corpus %.1f MiB, %d lines, %d fault lines, %d rules in truth; scan %.2f s; "
+    print("corpus %.1f MiB, %d lines, %d fault lines, %d rules in truth (%d ignore); scan %.2f s; "
           "events %d (%s); noise matches %d, missed %d" % (
               truth["bytes"] / 1048576.0, truth["lines"], truth["fault_lines"], len(truth["per_rule"]),
-              elapsed, sum(got.values()), dict(per_action), len(noise), len(missed)))
+              len(ignored), elapsed, sum(got.values()), dict(per_action), len(noise), len(missed)))
     return 1 if failures else 0
 
 
