@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "matcher/rule_merge.h"
@@ -58,13 +59,7 @@ std::vector<std::string> PackFiles(const std::string& path, Diagnostics& diags) 
 
 std::shared_ptr<const RuleSet> LoadRules(const RuleSources& sources, const CompileOptions& options,
                                          Diagnostics& diags, SourceTexts& texts) {
-  std::vector<RulePack> packs;
-  if (sources.builtin) {
-    for (const RulePackText& builtin : BuiltinRulePacks()) {
-      texts[builtin.file] = builtin.text;
-      packs.push_back(ParseRulePack(builtin.text, builtin.file, diags));
-    }
-  }
+  std::vector<RulePack> local;
   for (const std::string& path : sources.paths) {
     for (const std::string& file : PackFiles(path, diags)) {
       std::string text, error;
@@ -73,9 +68,26 @@ std::shared_ptr<const RuleSet> LoadRules(const RuleSources& sources, const Compi
         continue;
       }
       texts[file] = text;
-      packs.push_back(ParseRulePack(text, file, diags));
+      local.push_back(ParseRulePack(text, file, diags));
     }
   }
+  // A file with the name of a built-in pack replaces that pack: this is how
+  // an operator edits a copy of a shipped pack, and why `rules check rules/`
+  // checks the files rather than reporting every rule twice.
+  std::set<std::string> local_names;
+  for (const RulePack& pack : local) local_names.insert(pack.name);
+  std::vector<RulePack> packs;
+  if (sources.builtin) {
+    for (const RulePackText& builtin : BuiltinRulePacks()) {
+      Diagnostics builtin_diags;
+      RulePack pack = ParseRulePack(builtin.text, builtin.file, builtin_diags);
+      if (local_names.count(pack.name)) continue;
+      texts[builtin.file] = builtin.text;
+      diags.Append(builtin_diags);
+      packs.push_back(std::move(pack));
+    }
+  }
+  for (RulePack& pack : local) packs.push_back(std::move(pack));
   std::vector<Rule> rules = MergeRulePacks(std::move(packs), diags);
   // Compile even after load errors, so that regex and capture mistakes show
   // up in the same run; the result is dropped then.

@@ -30,7 +30,9 @@ const std::vector<RulePackText>& BuiltinRulePacks();
 // Where rules come from: the built-in packs (unless off), then each path in
 // order (a file, or a directory whose *.yaml / *.yml files are read in name
 // order). A later pack may replace or disable an earlier rule by id only with
-// `override: true`; any other repeated id is an error at both places.
+// `override: true`; any other repeated id is an error at both places. A file
+// whose `pack:` name is that of a built-in pack replaces the built-in pack
+// (an edited copy of a shipped pack).
 struct RuleSources {
   bool builtin = true;
   std::vector<std::string> paths;

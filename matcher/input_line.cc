@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "matcher/input_line.h"
+
+#include <time.h>
+
+#include <cctype>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "matcher/time_format.h"
+
+namespace faultline {
+namespace {
+
+std::string_view StripCr(std::string_view s) {
+  if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
+  return s;
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+int MonthIndex(std::string_view s) {
+  for (int i = 0; i < 12; ++i) {
+    if (s == kMonths[i]) return i;
+  }
+  return -1;
+}
+
+// "HH:MM:SS" or "HH:MM:SS.ffffff" at the start of s; returns its length or 0.
+std::size_t ClockLength(std::string_view s) {
+  if (s.size() < 8 || !IsDigit(s[0]) || !IsDigit(s[1]) || s[2] != ':' || !IsDigit(s[3]) ||
+      !IsDigit(s[4]) || s[5] != ':' || !IsDigit(s[6]) || !IsDigit(s[7])) {
+    return 0;
+  }
+  std::size_t n = 8;
+  if (n < s.size() && s[n] == '.') {
+    ++n;
+    while (n < s.size() && IsDigit(s[n])) ++n;
+  }
+  return n;
+}
+
+// "ident[pid]: msg" or "ident: msg" -> (ident, msg).
+bool SplitTag(std::string_view rest, std::string_view& ident, std::string_view& msg) {
+  std::size_t colon = rest.find(": ");
+  std::size_t bare = rest.size() && rest.back() == ':' ? rest.size() - 1 : std::string_view::npos;
+  if (colon == std::string_view::npos) colon = bare;
+  if (colon == std::string_view::npos || colon == 0) return false;
+  std::string_view tag = rest.substr(0, colon);
+  if (tag.find(' ') != std::string_view::npos) return false;
+  std::size_t bracket = tag.find('[');
+  if (bracket != std::string_view::npos) {
+    if (tag.back() != ']') return false;
+    tag = tag.substr(0, bracket);
+  }
+  if (tag.empty()) return false;
+  ident = tag;
+  msg = colon + 2 <= rest.size() ? rest.substr(colon + 2) : std::string_view();
+  return true;
+}
+
+InputLine JournalRecord(LineFormat format, std::string_view ident, std::string_view message) {
+  InputLine out;
+  out.format = format;
+  if (ident == "kernel") {
+    out.origin = Origin::kKernel;
+    out.text = std::string(message);
+  } else {
+    // The journal source rebuilds "IDENTIFIER: MESSAGE" the same way, so one
+    // rule matches journalctl output and the live journal alike.
+    out.origin = Origin::kJournal;
+    out.text =
+        ident.empty() ? std::string(message) : std::string(ident) + ": " + std::string(message);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view LineFormatName(LineFormat format) {
+  switch (format) {
+    case LineFormat::kPlain:
+      return "plain";
+    case LineFormat::kDmesg:
+      return "dmesg";
+    case LineFormat::kDmesgTime:
+      return "dmesg-T";
+    case LineFormat::kJournalShort:
+      return "journal-short";
+    case LineFormat::kJournalJson:
+      return "journal-json";
+    case LineFormat::kCri:
+      return "cri";
+  }
+  return "plain";
+}
+
+std::optional<InputLine> ParseDmesgLine(std::string_view line) {
+  line = StripCr(line);
+  if (line.size() < 3 || line[0] != '[') return std::nullopt;
+  std::size_t close = line.find(']');
+  if (close == std::string_view::npos || close > 40) return std::nullopt;
+  std::string_view inside = line.substr(1, close - 1);
+  InputLine out;
+  out.origin = Origin::kKernel;
+  // "[ 1234.567890]": seconds since boot, no wall time.
+  std::size_t i = 0;
+  while (i < inside.size() && inside[i] == ' ') ++i;
+  std::size_t digits = i;
+  while (i < inside.size() && IsDigit(inside[i])) ++i;
+  if (i > digits && i < inside.size() && inside[i] == '.') {
+    std::size_t frac = ++i;
+    while (i < inside.size() && IsDigit(inside[i])) ++i;
+    if (i != inside.size() || i == frac) return std::nullopt;
+    out.format = LineFormat::kDmesg;
+  } else {
+    // "[Sun Nov 22 07:02:53 2026]"
+    struct tm tm {};
+    std::string copy(inside);
+    const char* end = strptime(copy.c_str(), "%a %b %d %H:%M:%S %Y", &tm);
+    if (!end || *end != '\0') return std::nullopt;
+    out.format = LineFormat::kDmesgTime;
+    out.time = std::chrono::system_clock::from_time_t(timegm(&tm));
+  }
+  std::string_view msg = line.substr(close + 1);
+  if (!msg.empty() && msg[0] == ' ') msg.remove_prefix(1);
+  out.text = std::string(msg);
+  return out;
+}
+
+std::optional<InputLine> ParseJournalShortLine(std::string_view line) {
+  line = StripCr(line);
+  std::optional<std::chrono::system_clock::time_point> time;
+  std::string_view rest;
+  if (line.size() > 16 && MonthIndex(line.substr(0, 3)) >= 0 && line[3] == ' ') {
+    // "Nov 22 07:02:53" (short) or "Nov 22 07:02:53.123456" (short-precise); no year.
+    std::size_t p = 4;
+    if (line[p] == ' ') ++p;
+    std::size_t day = p;
+    while (p < line.size() && IsDigit(line[p])) ++p;
+    if (p == day || p - day > 2 || p >= line.size() || line[p] != ' ') return std::nullopt;
+    ++p;
+    std::size_t clock = ClockLength(line.substr(p));
+    if (clock == 0) return std::nullopt;
+    p += clock;
+    if (p >= line.size() || line[p] != ' ') return std::nullopt;
+    rest = line.substr(p + 1);
+  } else if (line.size() > 25 && IsDigit(line[0]) && line[4] == '-' && line[10] == 'T') {
+    // "2026-11-22T07:02:53+0000" (short-iso) or with microseconds.
+    std::size_t space = line.find(' ');
+    if (space == std::string_view::npos) return std::nullopt;
+    std::string stamp(line.substr(0, space));
+    if (stamp.size() > 5 && (stamp[stamp.size() - 5] == '+' || stamp[stamp.size() - 5] == '-') &&
+        stamp.find(':', stamp.size() - 5) == std::string::npos) {
+      stamp.insert(stamp.size() - 2, ":");  // +0000 -> +00:00 for RFC 3339
+    }
+    time = ParseRfc3339(stamp);
+    if (!time) return std::nullopt;
+    rest = line.substr(space + 1);
+  } else {
+    return std::nullopt;
+  }
+  // "host ident[pid]: msg"
+  std::size_t host_end = rest.find(' ');
+  if (host_end == std::string_view::npos || host_end == 0) return std::nullopt;
+  std::string_view ident, msg;
+  if (!SplitTag(rest.substr(host_end + 1), ident, msg)) return std::nullopt;
+  InputLine out = JournalRecord(LineFormat::kJournalShort, ident, msg);
+  out.time = time;
+  return out;
+}
+
+std::optional<InputLine> ParseJournalJsonLine(std::string_view line) {
+  line = StripCr(line);
+  if (line.empty() || line[0] != '{') return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  auto string_field = [&](const char* key) -> std::optional<std::string> {
+    auto it = j.find(key);
+    if (it == j.end()) return std::nullopt;
+    if (it->is_string()) return it->get<std::string>();
+    if (it->is_array()) {
+      // journalctl prints non-UTF-8 or binary values as an array of bytes.
+      std::string bytes;
+      for (const auto& b : *it) {
+        if (!b.is_number_unsigned() || b.get<unsigned>() > 255) return std::nullopt;
+        bytes += static_cast<char>(b.get<unsigned>());
+      }
+      return bytes;
+    }
+    return std::nullopt;
+  };
+  std::optional<std::string> message = string_field("MESSAGE");
+  if (!message) return std::nullopt;
+  std::optional<std::string> transport = string_field("_TRANSPORT");
+  std::string ident =
+      string_field("SYSLOG_IDENTIFIER").value_or(string_field("_COMM").value_or(""));
+  InputLine out;
+  out.format = LineFormat::kJournalJson;
+  if (transport && *transport == "kernel") {
+    out.origin = Origin::kKernel;
+    out.text = std::move(*message);
+  } else {
+    // Only _TRANSPORT=kernel is the kernel: a user-space writer may call
+    // itself "kernel".
+    out.origin = Origin::kJournal;
+    out.text = ident.empty() ? std::move(*message) : ident + ": " + *message;
+  }
+  if (auto usec = string_field("__REALTIME_TIMESTAMP")) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(usec->c_str(), &end, 10);
+    if (end && *end == '\0' && !usec->empty()) {
+      out.time = std::chrono::system_clock::time_point(
+          std::chrono::duration_cast<std::chrono::system_clock::duration>(
+              std::chrono::microseconds(v)));
+    }
+  }
+  return out;
+}
+
+std::optional<InputLine> ParseCriLine(std::string_view line) {
+  line = StripCr(line);
+  std::size_t s1 = line.find(' ');
+  if (s1 == std::string_view::npos || s1 < 20) return std::nullopt;
+  std::size_t s2 = line.find(' ', s1 + 1);
+  if (s2 == std::string_view::npos) return std::nullopt;
+  std::string_view stream = line.substr(s1 + 1, s2 - s1 - 1);
+  if (stream != "stdout" && stream != "stderr") return std::nullopt;
+  std::size_t s3 = line.find(' ', s2 + 1);
+  std::string_view tag =
+      line.substr(s2 + 1, s3 == std::string_view::npos ? line.npos : s3 - s2 - 1);
+  if (tag.empty() || (tag[0] != 'F' && tag[0] != 'P') || (tag.size() > 1 && tag[1] != ':')) {
+    return std::nullopt;
+  }
+  auto time = ParseRfc3339(line.substr(0, s1));
+  if (!time) return std::nullopt;
+  InputLine out;
+  out.format = LineFormat::kCri;
+  out.origin = Origin::kPod;
+  out.time = time;
+  out.partial = tag[0] == 'P';
+  out.stream = std::string(stream);
+  out.text = s3 == std::string_view::npos ? std::string() : std::string(line.substr(s3 + 1));
+  return out;
+}
+
+InputLine ParseInputLine(std::string_view line) {
+  if (!line.empty()) {
+    char c = line[0];
+    std::optional<InputLine> parsed;
+    if (c == '{') {
+      parsed = ParseJournalJsonLine(line);
+    } else if (c == '[') {
+      parsed = ParseDmesgLine(line);
+    } else if (IsDigit(c)) {
+      parsed = ParseCriLine(line);
+      if (!parsed) parsed = ParseJournalShortLine(line);
+    } else if (c >= 'A' && c <= 'S') {
+      parsed = ParseJournalShortLine(line);
+    }
+    if (parsed) return std::move(*parsed);
+  }
+  InputLine out;
+  out.text = std::string(StripCr(line));
+  return out;
+}
+
+}  // namespace faultline

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: Apache-2.0
+// `faultline scan`: match log files offline with the rule packs.
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "matcher/cli_commands.h"
+#include "matcher/file_buffer.h"
+#include "matcher/input_line.h"
+#include "matcher/rule_set.h"
+#include "matcher/time_format.h"
+
+namespace faultline {
+namespace {
+
+constexpr const char* kScanUsage = R"(usage: faultline scan [--rules PATH]... [--no-builtin]
+                      [--source kernel|journal|pod|ibcounters|any] [--format json|text]
+                      [--node NAME] [--fail-on event|taint] [FILE|-]...
+
+Matches log lines against the rule packs and prints one event per match:
+JSON objects, one per line (--format json, the default), or text for people.
+
+Input, detected per file from its first line (and per line in plain files):
+plain lines, dmesg and dmesg -T output, journalctl -o short/short-iso/
+short-precise and -o json output, CRI pod-log lines (P partials joined).
+Without FILE, or with '-', reads stdin.
+
+  --rules PATH   a rule pack file or a directory of *.yaml packs; repeatable;
+                 loaded after the built-in packs (which they may override)
+  --no-builtin   do not load the packs compiled into faultline
+  --source S     treat every line as written by S. Default: from the input
+                 (dmesg: kernel; journal: kernel when the kernel wrote it,
+                 else journal; CRI: pod; plain lines: any = every rule)
+  --node NAME    add "node" to each event
+  --fail-on A    exit 1 if any event has action A or stronger (event < taint)
+
+Exit status: 0 even when faults are found (unless --fail-on); 2 for bad
+usage, invalid rule packs or an unreadable input.
+)";
+
+struct ScanOptions {
+  RuleSources sources;
+  std::optional<Origin> forced_origin;
+  bool text = false;
+  std::string node;
+  std::optional<Action> fail_on;
+  std::vector<std::string> files;
+};
+
+// Output is small (one event per fault line) but kept in one buffer and
+// written in large pieces, never per input line.
+class EventWriter {
+ public:
+  EventWriter(std::ostream& out, const ScanOptions& options) : out_(out), options_(options) {}
+  ~EventWriter() { Flush(); }
+
+  void Write(const std::string& file, std::uint64_t line_no, const InputLine& in, Origin origin,
+             const RuleMatch& m) {
+    ++events_;
+    if (options_.fail_on && m.action >= *options_.fail_on) failed_ = true;
+    if (options_.text) {
+      buffer_ += file + ":" + std::to_string(line_no) + ": " +
+                 std::string(SeverityName(m.severity)) + " " + std::string(ActionName(m.action)) +
+                 " [" + m.rule->id + "] " + m.summary + "\n    " + in.text + "\n";
+    } else {
+      nlohmann::ordered_json j;
+      j["file"] = file;
+      j["line"] = line_no;
+      if (!options_.node.empty()) j["node"] = options_.node;
+      j["origin"] = OriginName(origin);
+      j["rule"] = m.rule->id;
+      j["pack"] = m.rule->pack;
+      j["category"] = m.category;
+      j["severity"] = SeverityName(m.severity);
+      j["action"] = ActionName(m.action);
+      j["summary"] = m.summary;
+      j["fields"] = m.fields;
+      j["message"] = in.text;
+      if (in.time) j["log_time"] = FormatRfc3339(*in.time);
+      if (m.threshold) {
+        j["threshold"] = {{"count", m.threshold->count},
+                          {"window", FormatDuration(m.threshold->window)},
+                          {"key", m.threshold->key}};
+      }
+      if (m.expire) j["expire"] = FormatDuration(*m.expire);
+      buffer_ += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      buffer_ += '\n';
+    }
+    if (buffer_.size() > (1 << 16)) Flush();
+  }
+
+  void Flush() {
+    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    buffer_.clear();
+  }
+
+  std::uint64_t events() const { return events_; }
+  bool failed() const { return failed_; }
+
+ private:
+  std::ostream& out_;
+  const ScanOptions& options_;
+  std::string buffer_;
+  std::uint64_t events_ = 0;
+  bool failed_ = false;
+};
+
+void MatchAndWrite(const RuleSet& set, const ScanOptions& options, const std::string& file,
+                   std::uint64_t line_no, const InputLine& in, EventWriter& writer,
+                   std::vector<RuleMatch>& matches) {
+  const Origin origin = options.forced_origin.value_or(in.origin);
+  matches.clear();
+  set.Match(in.text, origin, matches);
+  for (const RuleMatch& m : matches) {
+    if (m.action == Action::kIgnore) continue;
+    writer.Write(file, line_no, in, origin, m);
+  }
+}
+
+// Line-oriented formats whose message is a substring of the raw line
+// (plain, dmesg, journal short): the prefilter runs over the raw buffer and
+// only candidate lines are parsed and matched.
+void ScanRaw(const RuleSet& set, const ScanOptions& options, const std::string& file,
+             std::string_view text, EventWriter& writer) {
+  std::vector<RuleMatch> matches;
+  set.ForEachCandidateLine(text, options.forced_origin.value_or(Origin::kAny),
+                           [&](std::string_view line, std::uint64_t line_no) {
+                             InputLine in = ParseInputLine(line);
+                             MatchAndWrite(set, options, file, line_no, in, writer, matches);
+                           });
+}
+
+// Formats that need decoding (JSON escapes) or joining (CRI partials):
+// every line is parsed into its record first.
+void ScanRecords(const RuleSet& set, const ScanOptions& options, const std::string& file,
+                 std::string_view text, EventWriter& writer) {
+  std::vector<RuleMatch> matches;
+  struct Pending {
+    InputLine line;
+    std::uint64_t line_no = 0;
+  };
+  std::map<std::string, Pending> partial;  // per CRI stream
+  std::uint64_t line_no = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t nl = text.find('\n', start);
+    std::string_view raw =
+        text.substr(start, nl == std::string_view::npos ? text.npos : nl - start);
+    start = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line_no;
+    InputLine in = ParseInputLine(raw);
+    if (in.format == LineFormat::kCri) {
+      auto it = partial.find(in.stream);
+      if (it != partial.end()) {
+        it->second.line.text += in.text;
+        it->second.line.partial = in.partial;
+        if (in.partial) continue;
+        Pending done = std::move(it->second);
+        partial.erase(it);
+        MatchAndWrite(set, options, file, done.line_no, done.line, writer, matches);
+        continue;
+      }
+      if (in.partial) {
+        std::string stream = in.stream;
+        partial[stream] = Pending{std::move(in), line_no};
+        continue;
+      }
+    }
+    MatchAndWrite(set, options, file, line_no, in, writer, matches);
+  }
+  for (auto& [stream, pending] : partial) {  // a partial line at the end of the file
+    MatchAndWrite(set, options, file, pending.line_no, pending.line, writer, matches);
+  }
+}
+
+bool NeedsRecords(std::string_view text) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t nl = text.find('\n', start);
+    std::string_view first =
+        text.substr(start, nl == std::string_view::npos ? text.npos : nl - start);
+    if (!first.empty() && first != "\r") {
+      LineFormat f = ParseInputLine(first).format;
+      return f == LineFormat::kJournalJson || f == LineFormat::kCri;
+    }
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+int RunScanCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ScanOptions options;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string& into) {
+      if (i + 1 >= args.size()) return false;
+      into = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "-h" || a == "--help") {
+      out << kScanUsage;
+      return 0;
+    } else if (a == "--rules") {
+      if (!value(v)) return err << "faultline scan: --rules needs a PATH\n", 2;
+      options.sources.paths.push_back(v);
+    } else if (a == "--no-builtin") {
+      options.sources.builtin = false;
+    } else if (a == "--source") {
+      if (!value(v) || !ParseOrigin(v)) {
+        return err << "faultline scan: --source needs kernel, journal, pod, ibcounters or any\n", 2;
+      }
+      options.forced_origin = ParseOrigin(v);
+    } else if (a == "--format") {
+      if (!value(v) || (v != "json" && v != "text")) {
+        return err << "faultline scan: --format needs json or text\n", 2;
+      }
+      options.text = v == "text";
+    } else if (a == "--node") {
+      if (!value(options.node)) return err << "faultline scan: --node needs a NAME\n", 2;
+    } else if (a == "--fail-on") {
+      if (!value(v) || !ParseAction(v) || *ParseAction(v) == Action::kIgnore) {
+        return err << "faultline scan: --fail-on needs event or taint\n", 2;
+      }
+      options.fail_on = ParseAction(v);
+    } else if (a.size() > 1 && a[0] == '-') {
+      err << "faultline scan: unknown option '" << a << "'\n" << kScanUsage;
+      return 2;
+    } else {
+      options.files.push_back(a);
+    }
+  }
+  if (options.files.empty()) options.files.push_back("-");
+
+  Diagnostics diags;
+  SourceTexts texts;
+  std::shared_ptr<const RuleSet> set = LoadRules(options.sources, {}, diags, texts);
+  if (!set) {
+    // Warnings (W201, W202) are for `rules check`; show only what broke.
+    Diagnostics errors;
+    for (const Diagnostic& d : diags.all()) {
+      if (d.level == Diagnostic::Level::kError) errors.Error(d.code, d.where, d.message);
+    }
+    errors.Print(err, texts);
+    err << "faultline scan: invalid rule packs; run `faultline rules check` for details\n";
+    return 2;
+  }
+  int status = 0;
+  EventWriter writer(out, options);
+  for (const std::string& file : options.files) {
+    Result<FileBuffer> buffer = FileBuffer::Open(file);
+    if (!buffer.ok()) {
+      err << "faultline scan: cannot read " << buffer.error().message() << "\n";
+      status = 2;
+      continue;
+    }
+    const std::string name = file == "-" ? "<stdin>" : file;
+    if (NeedsRecords(buffer->text())) {
+      ScanRecords(*set, options, name, buffer->text(), writer);
+    } else {
+      ScanRaw(*set, options, name, buffer->text(), writer);
+    }
+  }
+  writer.Flush();
+  out.flush();
+  if (status == 0 && writer.failed()) status = 1;
+  return status;
+}
+
+}  // namespace faultline

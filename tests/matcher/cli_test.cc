@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+// `faultline scan` and `faultline rules check|list`, called in-process.
+#include <sstream>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "matcher/cli_commands.h"
+#include "tests/support/temp_dir.h"
+
+namespace faultline {
+namespace {
+
+struct Run {
+  int status;
+  std::string out, err;
+};
+
+Run Scan(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  int status = RunScanCommand(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+Run Rules(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  int status = RunRulesCommand(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+std::vector<nlohmann::json> Events(const std::string& out) {
+  std::vector<nlohmann::json> events;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) events.push_back(nlohmann::json::parse(line));
+  return events;
+}
+
+const char* const kPack = R"(pack: t
+version: 1
+rules:
+  - id: t.xid
+    sources: [kernel]
+    pattern: 'NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F:.]+)\): (?P<xid>\d+)'
+    summary: 'Xid {xid}'
+    classify:
+      capture: xid
+      values:
+        "79": {action: taint, severity: critical}
+      default: {action: event}
+    tests:
+      match: ['NVRM: Xid (PCI:0000:3b:00): 79, x']
+      no_match: ['NVRM: Xid']
+  - id: t.nccl
+    sources: [pod]
+    pattern: 'NCCL WARN (?P<what>.+)'
+    tests:
+      match: ['NCCL WARN x']
+      no_match: ['NCCL INFO x']
+)";
+
+TEST_CASE("scan of the sample node log with the built-in packs finds the Xids with their outcome") {
+  Run r = Scan({FL_SOURCE_DIR "/tests/data/sample-node.log"});
+  CHECK(r.status == 0);
+  std::map<int, std::vector<nlohmann::json>> by_line;
+  for (const auto& e : Events(r.out)) by_line[e["line"].get<int>()].push_back(e);
+  auto xid_at = [&](int line) -> nlohmann::json {
+    for (const auto& e : by_line[line]) {
+      if (e["rule"] == "nvidia.xid") return e;
+    }
+    return nullptr;
+  };
+  REQUIRE(xid_at(16) != nullptr);
+  CHECK(xid_at(16)["fields"]["xid"] == "79");
+  CHECK(xid_at(16)["action"] == "taint");
+  CHECK(xid_at(16)["severity"] == "critical");
+  CHECK(xid_at(16)["origin"] == "kernel");
+  CHECK(xid_at(16)["message"] ==
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=1912, name=nvidia-smi, GPU has fallen off the bus.");
+  REQUIRE(xid_at(9) != nullptr);
+  CHECK(xid_at(9)["fields"]["xid"] == "13");
+  CHECK(xid_at(9)["action"] == "event");
+  CHECK(xid_at(10) != nullptr);
+  CHECK_FALSE(by_line[12].empty());  // the mlx5 link down
+  // Noise lines match nothing.
+  for (int noise : {1, 2, 3, 5, 8, 11, 14, 15, 18}) CHECK_MESSAGE(by_line[noise].empty(), noise);
+  for (const auto& [line, events] : by_line) {
+    for (const auto& e : events) {
+      for (const char* key : {"file", "line", "rule", "pack", "category", "severity", "action",
+                              "summary", "fields", "message"}) {
+        CHECK_MESSAGE(e.contains(key), key);
+      }
+    }
+  }
+}
+
+TEST_CASE(
+    "scan joins CRI partial lines, reports pods as origin pod, and keeps kernel rules off them") {
+  TempDir dir;
+  std::string pack = dir.Write("t.yaml", kPack);
+  Run r = Scan({"--no-builtin", "--rules", pack, FL_SOURCE_DIR "/tests/data/sample-pod.log"});
+  CHECK(r.status == 0);
+  auto events = Events(r.out);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["rule"] == "t.nccl");
+  CHECK(events[0]["line"] == 3);
+  CHECK(events[0]["origin"] == "pod");
+  CHECK(events[0]["log_time"] == "2026-11-22T07:02:54.200000Z");
+  CHECK(events[0]["fields"]["what"].get<std::string>().find("hca mlx5_0") != std::string::npos);
+  // --source any applies every rule: the Xid printed by the pod now matches too.
+  Run any = Scan({"--no-builtin", "--rules", pack, "--source", "any",
+                  FL_SOURCE_DIR "/tests/data/sample-pod.log"});
+  CHECK(Events(any.out).size() == 2);
+}
+
+TEST_CASE("scan reads journalctl -o json and rebuilds IDENT: MESSAGE") {
+  TempDir dir;
+  std::string pack = dir.Write("t.yaml", kPack);
+  std::string log = dir.Write(
+      "j.json",
+      R"({"_TRANSPORT":"kernel","MESSAGE":"NVRM: Xid (PCI:0000:3b:00): 79, x","__REALTIME_TIMESTAMP":"1795330973000000"})"
+      "\n"
+      R"({"_TRANSPORT":"syslog","SYSLOG_IDENTIFIER":"evil","MESSAGE":"NVRM: Xid (PCI:0000:3b:00): 79, x"})"
+      "\n");
+  Run r = Scan({"--no-builtin", "--rules", pack, log});
+  auto events = Events(r.out);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]["line"] == 1);
+  CHECK(events[0]["action"] == "taint");
+  CHECK(events[0]["log_time"] == "2026-11-22T07:02:53.000000Z");
+}
+
+TEST_CASE("scan --fail-on taint exits 1 when a taint is found; plain scans exit 0") {
+  TempDir dir;
+  std::string pack = dir.Write("t.yaml", kPack);
+  std::string log = dir.Write("k.log", "[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, x\n");
+  CHECK(Scan({"--no-builtin", "--rules", pack, log}).status == 0);
+  CHECK(Scan({"--no-builtin", "--rules", pack, "--fail-on", "taint", log}).status == 1);
+  CHECK(Scan({"--no-builtin", "--rules", pack, "--bogus"}).status == 2);
+  CHECK(Scan({"--no-builtin", "--rules", pack, "/nonexistent.log"}).status == 2);
+  Run text = Scan({"--no-builtin", "--rules", pack, "--format", "text", "--node", "n1", log});
+  CHECK(text.out.find(":1: critical taint [t.xid] Xid 79") != std::string::npos);
+}
+
+TEST_CASE("rules check exit codes: 0 clean, 1 failing test, 2 invalid pack or bad usage") {
+  TempDir dir;
+  CHECK(Rules({"check", "--no-builtin", dir.Write("ok.yaml", kPack)}).status == 0);
+  std::string failing = kPack;
+  failing.replace(failing.find("no_match: ['NVRM: Xid']"), 23, "no_match: ['NVRM: Xid (0): 1']");
+  TempDir dir2;
+  Run t = Rules({"check", "--no-builtin", dir2.Write("t.yaml", failing)});
+  CHECK(t.status == 1);
+  CHECK(t.out.find("[T003]") != std::string::npos);
+  TempDir dir3;
+  Run bad = Rules(
+      {"check", "--no-builtin", "--format", "json",
+       dir3.Write(
+           "b.yaml",
+           "pack: b\nversion: 1\nrules:\n  - id: x\n    sources: [kernel]\n    pattern: '('\n")});
+  CHECK(bad.status == 2);
+  auto j = nlohmann::json::parse(bad.out);
+  CHECK(j["diagnostics"][0]["code"] == "E104");
+  CHECK(j["diagnostics"][0]["line"] == 6);
+  CHECK(Rules({"check", "--no-builtin"}).status == 2);
+  CHECK(Rules({"frobnicate"}).status == 2);
+  // --werror: the W201 of a rule without tests fails the check.
+  TempDir dir4;
+  std::string untested = dir4.Write("u.yaml",
+                                    "pack: u\nversion: 1\nrules:\n  - id: u\n    sources: "
+                                    "[kernel]\n    pattern: 'hello world'\n");
+  CHECK(Rules({"check", "--no-builtin", untested}).status == 0);
+  CHECK(Rules({"check", "--no-builtin", "--werror", untested}).status == 2);
+}
+
+TEST_CASE("rules list --format ere prints patterns grep -E reads; json shows the prefilter") {
+  TempDir dir;
+  std::string pack = dir.Write("t.yaml", kPack);
+  Run ere = Rules({"list", "--no-builtin", "--format", "ere", pack});
+  CHECK(ere.status == 0);
+  CHECK(ere.out == "NVRM: Xid \\((PCI:)?([0-9a-fA-F:.]+)\\): ([0-9]+)\nNCCL WARN (.+)\n");
+  Run json = Rules({"list", "--no-builtin", "--format", "json", pack});
+  auto j = nlohmann::json::parse(json.out);
+  REQUIRE(j.size() == 2);
+  CHECK(j[0]["id"] == "t.xid");
+  CHECK(j[0]["prefilter"].size() == 1);
+  Run text = Rules({"list", "--no-builtin", pack});
+  CHECK(text.out.find("t.nccl") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace faultline
