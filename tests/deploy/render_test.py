@@ -563,19 +563,25 @@ def check_shared_libraries(args, packages, f):
             provided.add(line.split(":")[0])
     # In every debian:bookworm-slim image (Essential: yes, or apt's dependencies).
     provided |= {"libc6", "libgcc-s1", "libstdc++6"}
+    needed = {}  # library path -> the binaries that link it
     for binary in built:
         ldd = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
         for line in ldd.splitlines():
             m = re.search(r"=>\s+(\S+)", line)
-            if not m or SANITIZER_LIBS.search(line):
-                continue
-            path = os.path.realpath(m.group(1))
-            owner = subprocess.run(["dpkg", "-S", "*/" + os.path.basename(path)],
-                                   capture_output=True, text=True).stdout
-            pkgs = {l.split(":")[0] for l in owner.splitlines() if l}
-            f.check(pkgs & provided,
-                    f"{os.path.basename(binary)} needs {path} from {sorted(pkgs) or '?'}, "
-                    "which the runtime stage does not install")
+            if m and not SANITIZER_LIBS.search(line):
+                needed.setdefault(os.path.realpath(m.group(1)), set()).add(os.path.basename(binary))
+    # One dpkg call for all of them: "pkg:arch: /usr/lib/.../libre2.so.9.0.0".
+    out = subprocess.run(["dpkg", "-S"] + sorted("*/" + os.path.basename(p) for p in needed),
+                         capture_output=True, text=True).stdout
+    owners = {}
+    for line in out.splitlines():
+        pkg, _, path = line.partition(": ")
+        owners.setdefault(os.path.basename(path.strip()), set()).add(pkg.split(":")[0])
+    for path, binaries in sorted(needed.items()):
+        pkgs = owners.get(os.path.basename(path), set())
+        f.check(pkgs & provided,
+                f"{', '.join(sorted(binaries))} need {path} from {sorted(pkgs) or '?'}, "
+                "which the runtime stage does not install")
 
 
 # ----------------------------------------------------------------- configs
@@ -600,11 +606,33 @@ def check_configs(args, docs_by_case, f):
                                      capture_output=True, text=True)
                 f.check(run.returncode == 0, f"{case}: `faultline rules check` rejects the "
                         f"ConfigMap's packs:\n{run.stdout}{run.stderr}")
+                check_commented_examples(faultline, data, tmp, case, f)
         for binary, workload, container, kind in (
                 (args.agent, AGENT, "agent", "DaemonSet"),
                 (args.tainter, TAINTER, "tainter", "Deployment")):
             check_config_with_binary(binary, docs, case, workload, container, kind, f)
         check_config_with_parser(args.config_check, docs, case, f)
+
+
+def check_commented_examples(faultline, data, tmp, case, f):
+    """The commented-out rule examples (`  # - id: ...` blocks) must load
+    once uncommented, so the documentation cannot rot."""
+    for key, text in data.items():
+        lines = text.splitlines()
+        starts = [i for i, l in enumerate(lines) if l.startswith("  # - id: ")]
+        for start in starts:
+            out, i = list(lines), start
+            while i < len(lines) and (i == start or lines[i].startswith("  #   ")):
+                out[i] = "  " + lines[i][4:]
+                i += 1
+            path = os.path.join(tmp, f"example-{start}-{key}")
+            with open(path, "w") as fh:
+                fh.write("\n".join(out) + "\n")
+            run = subprocess.run([faultline, "rules", "check", path], capture_output=True,
+                                 text=True)
+            f.check(run.returncode == 0, f"{case}: the commented example at {key}:{start + 1}, "
+                    f"uncommented, fails `faultline rules check`:\n{run.stdout}{run.stderr}")
+            os.unlink(path)
 
 
 def check_config_with_parser(checker, docs, case, f):
@@ -648,8 +676,7 @@ def check_config_with_binary(binary, docs, case, workload, container, kind, f):
         return
     usage = subprocess.run([binary, "--help"], capture_output=True, text=True)
     if "--check-config" not in usage.stdout + usage.stderr:
-        print(f"SKIPPED: {os.path.basename(binary)} has no --check-config; {case} config "
-              "checked as YAML only")
+        print(f"SKIPPED: {os.path.basename(binary)} has no --check-config flag ({case})")
         return
     config, _ = config_of(docs, w, container)
     c = next(c for c in w["spec"]["template"]["spec"]["containers"] if c["name"] == container)
