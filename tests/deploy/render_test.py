@@ -50,9 +50,12 @@ TAINTS_TO_TOLERATE = [
 AGENT_ALLOWED_CAPS = {"SYSLOG", "DAC_READ_SEARCH"}
 AGENT_HOST_PATHS = {"/var/log", "/run/log", "/etc/machine-id", "/var/lib/faultline"}
 AGENT_STATE_DIR = "/var/lib/faultline"
-TAINTER_RULES = {("", "nodes"): {"get", "list", "watch", "patch"},
-                 ("", "events"): {"create", "patch"}}
-STANDALONE_RULES = {("", "nodes"): {"get", "patch"}, ("", "events"): {"create"}}
+# What tainter/kube_node_api.cc sends: nodes GET/list/PATCH (it polls, no
+# watch); Events POST, PATCH (count) and GET (after a 409), in one namespace.
+TAINTER_RULES = {("", "nodes"): {"get", "list", "patch"}}
+STANDALONE_RULES = {("", "nodes"): {"get", "patch"}}
+EVENT_RULES = {("", "events"): {"create", "get", "patch"}}
+EVENT_NAMESPACE = "default"  # EventOptions::namespace_name
 # Runtime libraries a sanitizer build adds; the image is never built with one.
 SANITIZER_LIBS = re.compile(r"lib(asan|ubsan|tsan|lsan)\.so")
 
@@ -182,13 +185,39 @@ def rbac_rules(role):
 
 
 def roles_bound_to(docs, service_account):
+    """(role kind, role name, namespace or None) for each binding of the
+    ServiceAccount faultline/<service_account>."""
     bound = []
     for kind in ("ClusterRoleBinding", "RoleBinding"):
         for b in find(docs, kind):
             for s in b.get("subjects", []):
-                if s.get("kind") == "ServiceAccount" and s.get("name") == service_account:
-                    bound.append(b["roleRef"]["name"])
-    return bound
+                if (s.get("kind") == "ServiceAccount" and s.get("name") == service_account and
+                        s.get("namespace") == NAMESPACE):
+                    bound.append((b["roleRef"]["kind"], b["roleRef"]["name"],
+                                  b["metadata"].get("namespace")))
+    return sorted(bound, key=str)
+
+
+def check_bound_rules(docs, service_account, cluster_rules, f):
+    """The ServiceAccount holds exactly one ClusterRole with cluster_rules
+    and one Role with EVENT_RULES in EVENT_NAMESPACE, and nothing else."""
+    bound = roles_bound_to(docs, service_account)
+    kinds = sorted(k for k, _, _ in bound)
+    if not f.check(kinds == ["ClusterRole", "Role"],
+                   f"{service_account} is bound to one ClusterRole and one Role; {bound}"):
+        return
+    for kind, name, ns in bound:
+        if kind == "ClusterRole":
+            role = one(docs, "ClusterRole", name)
+            f.check(role is not None and rbac_rules(role) == cluster_rules,
+                    f"{service_account} ClusterRole is exactly {cluster_rules}; "
+                    f"is {role and rbac_rules(role)}")
+        else:
+            roles = [r for r in find(docs, "Role", name) if r["metadata"].get("namespace") == ns]
+            f.check(ns == EVENT_NAMESPACE and len(roles) == 1 and
+                    rbac_rules(roles[0]) == EVENT_RULES,
+                    f"{service_account} Role in {ns} is exactly {EVENT_RULES} in "
+                    f"{EVENT_NAMESPACE}; is {roles and rbac_rules(roles[0])}")
 
 
 def check_common(docs, f, expected_image, privileged_ok=False, extra_host_paths=()):
@@ -259,11 +288,16 @@ def check_common(docs, f, expected_image, privileged_ok=False, extra_host_paths=
         f.check(matched, f"Service {svc['metadata']['name']} selects no rendered pod")
 
     for d in docs:
-        if d.get("kind") not in ("Namespace", "ClusterRole", "ClusterRoleBinding",
-                                 "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-                                 "KafkaTopic"):
-            f.check(d["metadata"].get("namespace") == NAMESPACE,
-                    f"{d['kind']} {d['metadata']['name']} is in namespace {NAMESPACE}")
+        if d.get("kind") in ("Namespace", "ClusterRole", "ClusterRoleBinding",
+                             "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+                             "KafkaTopic"):
+            continue
+        if d.get("kind") in ("Role", "RoleBinding") and d["metadata"]["name"].endswith("-events"):
+            f.check(d["metadata"].get("namespace") == EVENT_NAMESPACE,
+                    f"{d['kind']} {d['metadata']['name']} is in the Event namespace")
+            continue
+        f.check(d["metadata"].get("namespace") == NAMESPACE,
+                f"{d['kind']} {d['metadata']['name']} is in namespace {NAMESPACE}")
 
     check_agent(docs, f, privileged_ok, extra_host_paths)
 
@@ -383,11 +417,7 @@ def check_kafka_mode(docs, f):
     f.check(len(pdbs) == 1 and pdbs[0]["spec"].get("minAvailable") == 1,
             "one PodDisruptionBudget with minAvailable 1 covers the tainter")
 
-    bound = roles_bound_to(docs, TAINTER)
-    f.check(bound == [TAINTER], f"tainter ServiceAccount is bound to ClusterRole {TAINTER} only")
-    role = one(docs, "ClusterRole", TAINTER)
-    f.check(role is not None and rbac_rules(role) == TAINTER_RULES,
-            f"tainter ClusterRole is exactly {TAINTER_RULES}; is {role and rbac_rules(role)}")
+    check_bound_rules(docs, TAINTER, TAINTER_RULES, f)
 
     agent_cfg, _ = config_of(docs, ds, "agent") if ds else (None, None)
     tainter_cfg, _ = config_of(docs, dep, "tainter")
@@ -445,13 +475,7 @@ def check_standalone(docs, f):
     f.check("--standalone" in c.get("args", []), "agent runs --standalone")
     f.check(ds["spec"]["template"]["spec"].get("automountServiceAccountToken") is True,
             "standalone agent mounts its API token")
-    bound = roles_bound_to(docs, AGENT)
-    f.check(len(bound) == 1, f"agent is bound to one ClusterRole; {bound}")
-    if bound:
-        role = one(docs, "ClusterRole", bound[0])
-        f.check(role is not None and rbac_rules(role) == STANDALONE_RULES,
-                f"standalone agent ClusterRole is exactly {STANDALONE_RULES}; "
-                f"is {role and rbac_rules(role)}")
+    check_bound_rules(docs, AGENT, STANDALONE_RULES, f)
     vap = find(docs, "ValidatingAdmissionPolicy")
     binding = find(docs, "ValidatingAdmissionPolicyBinding")
     f.check(len(vap) == 1 and len(binding) == 1 and
