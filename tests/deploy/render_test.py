@@ -526,6 +526,12 @@ def check_image(args, docs_by_case, f):
             f"Dockerfile FL_VERSION {fl_version} is the project version {args.project_version}")
     f.check("install-deps.sh" in dockerfile, "the build stage reuses deploy/install-deps.sh")
     f.check(re.search(r"^USER 65532(:65532)?$", dockerfile, re.M), "the image's USER is 65532")
+    # BuildKit reads <Dockerfile>.dockerignore beside the Dockerfile; the
+    # context is the repository root, where build trees live.
+    ignore_path = os.path.join(deploy_dir, "Dockerfile.dockerignore")
+    ignore = open(ignore_path).read().split() if os.path.exists(ignore_path) else []
+    f.check({".git", "build", "build-*"} <= set(ignore),
+            "Dockerfile.dockerignore keeps .git and build directories out of the context")
 
     binaries = set()
     for docs in docs_by_case.values():
