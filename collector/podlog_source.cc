@@ -383,10 +383,25 @@ Status PodLogSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
       Scan();
       next_scan_ = now + options_.rescan_interval;
     }
-    for (TrackedFile* f : order_) {
-      if (out.size() >= limit) break;
-      const bool eof = ReadFile(*f, out, limit);
-      f->drained = eof && !f->present;
+    // Start where the last full batch stopped, so that one busy file cannot
+    // starve the others; within a container the order stays oldest first.
+    const std::size_t n = order_.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t index = (next_index_ + i) % n;
+      TrackedFile& f = *order_[index];
+      const bool eof = ReadFile(f, out, limit);
+      f.drained = eof && !f.present;
+      if (out.size() >= limit) {
+        // Continue with the next container; stay on this file only when its
+        // successor is a newer file of the same container (a rotated file is
+        // drained before the current one).
+        const std::size_t after = (index + 1) % n;
+        const std::string& here = f.path;
+        const std::string& there = order_[after]->path;
+        const bool same_dir = here.substr(0, here.rfind('/')) == there.substr(0, there.rfind('/'));
+        next_index_ = same_dir && after != 0 ? index : after;
+        break;
+      }
     }
 
     // Forget files that left the directory once read to their end. A P

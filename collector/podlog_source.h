@@ -125,6 +125,7 @@ class PodLogSource final : public Source {
 
   std::map<FileKey, std::unique_ptr<TrackedFile>> files_;
   std::vector<TrackedFile*> order_;  // read order: per container dir, rotated oldest first
+  std::size_t next_index_ = 0;       // in order_: where the next Read() begins
   struct SavedFile {
     std::uint64_t offset = 0;
     std::string head;  // fingerprint of the first bytes: tells a recycled inode apart

@@ -305,6 +305,20 @@ TEST_CASE("a partial line pending on one stream is not lost by committing the ot
   CHECK(Texts(got) == std::vector<std::string>{"err-full", "out-part-1 out-part-2"});
 }
 
+TEST_CASE("a busy container does not starve the others") {
+  PodTest t;
+  CriContainerLog busy(t.Dir("a-busy", "p"));
+  CriContainerLog quiet(t.Dir("b-quiet", "p"));
+  for (int i = 0; i < 200; ++i) busy.Write("stdout", "busy " + std::to_string(i));
+  quiet.Write("stdout", "quiet");
+  auto src = t.Open();
+  std::vector<LogRecord> got;
+  std::stop_source stop;
+  for (int i = 0; i < 3; ++i) REQUIRE(src->Read(got, 10, stop.get_token()).ok());
+  const std::vector<std::string> texts = Texts(got);
+  CHECK(std::find(texts.begin(), texts.end(), "quiet") != texts.end());
+}
+
 TEST_CASE("a new pod appearing while reading is picked up without restart") {
   PodTest t;
   auto src = t.Open();
