@@ -204,7 +204,7 @@ void ReadSources(ConfigReader& r, const YAML::Node& sources, AgentConfig& c) {
   }
   if (YAML::Node n = ConfigReader::Get(sources, "ibcounters"); n.IsDefined()) {
     if (r.Map(n, "sources.ibcounters", {"enabled", "sysfs_root", "interval"})) {
-      r.Bool(n, "enabled", c.ibcounters.enabled);
+      r.Bool(n, "enabled", c.ibcounters_enabled);
       r.String(n, "sysfs_root", c.ibcounters.sysfs_root);
       r.Duration(n, "interval", c.ibcounters.interval);
     }
@@ -339,6 +339,7 @@ std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::str
   c.kmsg.state_dir = c.state_dir;
   c.journal.state_dir = c.state_dir;
   c.podlog.state_dir = c.state_dir;
+  c.ibcounters.state_dir = c.state_dir;
   c.journal.skip_kernel_transport = c.kmsg_enabled;
   return c;
 }
@@ -383,9 +384,9 @@ sources:
     max_line_bytes: 262144
   ibcounters:
     enabled: false
-    sysfs_root: /sys/class/infiniband
+    sysfs_root: /sys            # reads <root>/class/infiniband/*/ports/*
     interval: 10s
-  file: []                  # - {path: /var/log/x.log, follow: true, origin: kernel}
+  file: []                  # - {path: /var/log/x.log, follow: true, origin: any}  (origin: kernel|journal|pod|ibcounters|any)
 kafka:
   brokers: ""               # required: bootstrap servers, host:port,host:port
   topic: faultline.events

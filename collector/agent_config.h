@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "collector/file_source.h"
+#include "collector/ibcounters_source.h"
 #include "collector/journal_source.h"
 #include "collector/kafka_sink.h"
 #include "collector/kmsg_source.h"
@@ -23,14 +25,8 @@ namespace faultline {
 // One `sources.file` entry: a plain text file read line by line.
 struct FileSourceConfig {
   std::string path;
-  bool follow = true;               // keep reading as it grows (tail -F); false: read once
-  Origin origin = Origin::kKernel;  // what rules' `sources:` see these lines as
-};
-
-struct IbCountersSourceConfig {
-  bool enabled = false;
-  std::string sysfs_root = "/sys/class/infiniband";
-  std::chrono::milliseconds interval{10'000};
+  bool follow = true;            // keep reading as it grows (tail -F); false: read once
+  Origin origin = Origin::kAny;  // what rules' `sources:` see these lines as
 };
 
 // Everything `faultline-agent --config FILE` reads. Each field's default is
@@ -59,7 +55,8 @@ struct AgentConfig {
   JournalSource::Options journal;
   bool podlog_enabled = false;
   PodLogSource::Options podlog;
-  IbCountersSourceConfig ibcounters;
+  bool ibcounters_enabled = false;
+  IbCountersSource::Options ibcounters;
   std::vector<FileSourceConfig> files;
 
   KafkaSink::Options kafka;  // brokers is required

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collector/agent_sources.h"
 
+#include <cctype>
+
 namespace faultline {
 namespace {
 
@@ -29,11 +31,22 @@ Result<std::vector<std::unique_ptr<Source>>> OpenSources(const AgentConfig& conf
   if (config.podlog_enabled) {
     FL_RETURN_IF_ERROR(Add(PodLogSource::Open(config.podlog), "podlog", sources));
   }
-  if (config.ibcounters.enabled) {
-    return FailedPreconditionError("source ibcounters is not available in this build yet");
+  if (config.ibcounters_enabled) {
+    FL_RETURN_IF_ERROR(
+        Add(IbCountersSource::Open(config.ibcounters, clock), "ibcounters", sources));
   }
-  if (!config.files.empty()) {
-    return FailedPreconditionError("source file is not available in this build yet");
+  for (const FileSourceConfig& file : config.files) {
+    FileSource::Options options;
+    options.path = file.path;
+    options.follow = file.follow;
+    options.origin = file.origin;
+    options.state_dir = config.state_dir;
+    // One checkpoint per path, so reordering the list keeps each file's place.
+    options.checkpoint_name = "file";
+    for (char ch : file.path) {
+      options.checkpoint_name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+    }
+    FL_RETURN_IF_ERROR(Add(FileSource::Open(options, clock), "file " + file.path, sources));
   }
   return sources;
 }
