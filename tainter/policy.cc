@@ -116,7 +116,7 @@ Reason Policy::MakeReason(const FaultEvent& event, std::chrono::system_clock::ti
   Reason r;
   r.rule = event.rule;
   r.summary = event.summary;
-  r.message = TruncateUtf8(event.message, kMaxReasonMessageBytes);
+  r.message = CutUtf8(event.message, kMaxReasonMessageBytes);
   r.event_id = event.id;
   r.first_seen = r.last_seen = at;
   if (event.expire) r.expires_at = at + *event.expire;

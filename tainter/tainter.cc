@@ -37,7 +37,7 @@ std::string EventMessage(const Reason& reason, std::string_view prefix) {
   text += reason.rule;
   if (!reason.summary.empty()) text += ": " + reason.summary;
   if (!reason.message.empty()) text += ": " + reason.message;
-  return TruncateUtf8(text, kMaxEventMessageBytes);
+  return CutUtf8(text, kMaxEventMessageBytes);
 }
 
 Result<std::unique_ptr<Tainter>> Tainter::Create(Options options, NodeApi& api,
@@ -363,9 +363,9 @@ Status Tainter::Apply(Work& work) {
     case Outcome::kRefusedByValve:
       if (!d.emit_event) return OkStatus();
       return Event(node, "Warning", "FaultlineValveShut",
-                   TruncateUtf8("would taint, but the safety valve is shut (" + d.detail +
-                                    "): " + EventMessage(d.reason),
-                                kMaxEventMessageBytes));
+                   CutUtf8("would taint, but the safety valve is shut (" + d.detail +
+                               "): " + EventMessage(d.reason),
+                           kMaxEventMessageBytes));
     case Outcome::kLift:
       return ApplyLift(work);
     default:
@@ -455,8 +455,8 @@ Status Tainter::Untaint(const std::string& node, const std::string& why) {
   UpdateGauges();
   return Event(
       node, "Normal", "FaultlineUntainted",
-      TruncateUtf8("faultline's taint lifted by hand: " + (why.empty() ? "no reason given" : why),
-                   kMaxEventMessageBytes));
+      CutUtf8("faultline's taint lifted by hand: " + (why.empty() ? "no reason given" : why),
+              kMaxEventMessageBytes));
 }
 
 Result<std::vector<TaintedNodeReport>> Tainter::ListTainted() {

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tainter/event_consumer.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <librdkafka/rdkafkacpp.h>
+
+#include "matcher/fault_event.h"
+#include "matcher/log.h"
+
+namespace faultline {
+namespace {
+
+// Identifies a dead-lettered message in the producer's delivery report.
+struct DeadLetterTicket {
+  int32_t partition;
+  std::uint64_t generation;
+  std::int64_t offset;
+};
+
+Status SetConf(RdKafka::Conf& conf, const std::string& key, const std::string& value) {
+  std::string err;
+  if (conf.set(key, value, err) != RdKafka::Conf::CONF_OK) {
+    return InvalidArgumentError("kafka property '" + key + "': " + err);
+  }
+  return OkStatus();
+}
+
+void FreeAll(std::vector<RdKafka::TopicPartition*>& parts) {
+  for (RdKafka::TopicPartition* p : parts) delete p;
+  parts.clear();
+}
+
+}  // namespace
+
+class KafkaEventConsumer::Callbacks final : public RdKafka::RebalanceCb,
+                                            public RdKafka::EventCb,
+                                            public RdKafka::DeliveryReportCb {
+ public:
+  explicit Callbacks(KafkaEventConsumer& owner) : owner_(owner) {}
+
+  void rebalance_cb(RdKafka::KafkaConsumer* consumer, RdKafka::ErrorCode err,
+                    std::vector<RdKafka::TopicPartition*>& partitions) override {
+    if (err == RdKafka::ERR__ASSIGN_PARTITIONS) {
+      owner_.OnAssign(partitions);
+    } else if (err == RdKafka::ERR__REVOKE_PARTITIONS) {
+      owner_.OnRevoke(partitions);
+    } else {
+      LogWarning("kafka", "rebalance error", {{"error", RdKafka::err2str(err)}});
+      consumer->unassign();
+      owner_.partitions_.clear();
+      owner_.assigned_ = 0;
+    }
+  }
+
+  void event_cb(RdKafka::Event& event) override {
+    switch (event.type()) {
+      case RdKafka::Event::EVENT_ERROR:
+        if (event.err() == RdKafka::ERR__ALL_BROKERS_DOWN) owner_.connected_ = false;
+        owner_.metrics_
+            .GetCounter("faultline_tainter_kafka_errors_total", "librdkafka errors by code",
+                        {{"code", RdKafka::err2str(event.err())}})
+            .Inc();
+        LogWarning("kafka", "librdkafka error",
+                   {{"error", RdKafka::err2str(event.err())}, {"detail", event.str()}});
+        break;
+      case RdKafka::Event::EVENT_LOG:
+        if (event.severity() <= RdKafka::Event::EVENT_SEVERITY_ERROR) {
+          LogWarning("kafka", event.str(), {{"facility", event.fac()}});
+        } else {
+          LogDebug("kafka", event.str(), {{"facility", event.fac()}});
+        }
+        break;
+      default:
+        break;
+    }
+  }
+
+  void dr_cb(RdKafka::Message& message) override {
+    std::unique_ptr<DeadLetterTicket> ticket(static_cast<DeadLetterTicket*>(message.msg_opaque()));
+    if (message.err() != RdKafka::ERR_NO_ERROR) {
+      // Counted and let go: a dead-letter topic that cannot be written must
+      // not stop the partition forever.
+      owner_.metrics_
+          .GetCounter("faultline_tainter_dead_letter_failures_total",
+                      "dead-letter writes that failed (the message is dropped)")
+          .Inc();
+      LogError("kafka", "dead-letter write failed",
+               {{"error", message.errstr()},
+                {"partition", ticket ? ticket->partition : -1},
+                {"offset", ticket ? ticket->offset : -1}});
+    }
+    if (ticket) owner_.Done(ticket->partition, ticket->generation, ticket->offset);
+  }
+
+ private:
+  KafkaEventConsumer& owner_;
+};
+
+KafkaEventConsumer::KafkaEventConsumer(Options options, Tainter& tainter, MetricsRegistry& metrics,
+                                       const Clock& clock)
+    : options_(std::move(options)),
+      tainter_(tainter),
+      metrics_(metrics),
+      clock_(clock),
+      callbacks_(std::make_unique<Callbacks>(*this)) {}
+
+KafkaEventConsumer::~KafkaEventConsumer() { Close(std::chrono::seconds(2)); }
+
+Result<std::unique_ptr<KafkaEventConsumer>> KafkaEventConsumer::Create(Options options,
+                                                                       Tainter& tainter,
+                                                                       MetricsRegistry& metrics,
+                                                                       const Clock& clock) {
+  if (options.brokers.empty()) return InvalidArgumentError("kafka.brokers is empty");
+  if (options.topic.empty()) return InvalidArgumentError("kafka.topic is empty");
+  if (options.group.empty()) return InvalidArgumentError("kafka.group is empty");
+  if (options.dead_letter_topic.empty()) {
+    return InvalidArgumentError("kafka.dead_letter_topic is empty");
+  }
+  std::unique_ptr<KafkaEventConsumer> self(
+      new KafkaEventConsumer(std::move(options), tainter, metrics, clock));
+  const Options& o = self->options_;
+
+  std::unique_ptr<RdKafka::Conf> cconf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  FL_RETURN_IF_ERROR(SetConf(*cconf, "bootstrap.servers", o.brokers));
+  FL_RETURN_IF_ERROR(SetConf(*cconf, "group.id", o.group));
+  FL_RETURN_IF_ERROR(SetConf(*cconf, "client.id", "faultline-tainter"));
+  FL_RETURN_IF_ERROR(SetConf(*cconf, "auto.offset.reset", "earliest"));
+  FL_RETURN_IF_ERROR(SetConf(*cconf, "enable.partition.eof", "false"));
+  for (const auto& [k, v] : o.properties) FL_RETURN_IF_ERROR(SetConf(*cconf, k, v));
+  // Set last, so no passthrough property can turn them back on: offsets
+  // move only when a decision holds.
+  FL_RETURN_IF_ERROR(SetConf(*cconf, "enable.auto.commit", "false"));
+  FL_RETURN_IF_ERROR(SetConf(*cconf, "enable.auto.offset.store", "false"));
+  std::string err;
+  if (cconf->set("rebalance_cb", static_cast<RdKafka::RebalanceCb*>(self->callbacks_.get()), err) !=
+          RdKafka::Conf::CONF_OK ||
+      cconf->set("event_cb", static_cast<RdKafka::EventCb*>(self->callbacks_.get()), err) !=
+          RdKafka::Conf::CONF_OK) {
+    return InternalError("kafka callbacks: " + err);
+  }
+  self->consumer_.reset(RdKafka::KafkaConsumer::create(cconf.get(), err));
+  if (!self->consumer_) return InvalidArgumentError("kafka consumer: " + err);
+
+  std::unique_ptr<RdKafka::Conf> pconf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  FL_RETURN_IF_ERROR(SetConf(*pconf, "bootstrap.servers", o.brokers));
+  FL_RETURN_IF_ERROR(SetConf(*pconf, "client.id", "faultline-tainter-dlq"));
+  FL_RETURN_IF_ERROR(SetConf(*pconf, "acks", "all"));
+  for (const auto& [k, v] : o.properties) {
+    // Consumer-group settings mean nothing to a producer; pass the rest.
+    if (k.rfind("group.", 0) == 0 || k.rfind("session.", 0) == 0 || k.rfind("heartbeat.", 0) == 0 ||
+        k.rfind("auto.", 0) == 0 || k.rfind("partition.assignment", 0) == 0 ||
+        k.rfind("enable.auto", 0) == 0 || k.rfind("max.poll", 0) == 0 ||
+        k.rfind("fetch.", 0) == 0) {
+      continue;
+    }
+    FL_RETURN_IF_ERROR(SetConf(*pconf, k, v));
+  }
+  if (pconf->set("dr_cb", static_cast<RdKafka::DeliveryReportCb*>(self->callbacks_.get()), err) !=
+          RdKafka::Conf::CONF_OK ||
+      pconf->set("event_cb", static_cast<RdKafka::EventCb*>(self->callbacks_.get()), err) !=
+          RdKafka::Conf::CONF_OK) {
+    return InternalError("kafka callbacks: " + err);
+  }
+  self->producer_.reset(RdKafka::Producer::create(pconf.get(), err));
+  if (!self->producer_) return InvalidArgumentError("kafka dead-letter producer: " + err);
+
+  metrics.SetGaugeCallback("faultline_tainter_kafka_assigned_partitions",
+                           "partitions assigned to this replica", {},
+                           [raw = self.get()] { return raw->assigned_.load(); });
+  return self;
+}
+
+Status KafkaEventConsumer::Start() {
+  RdKafka::ErrorCode e = consumer_->subscribe({options_.topic});
+  if (e != RdKafka::ERR_NO_ERROR) {
+    return UnavailableError("kafka subscribe " + options_.topic + ": " + RdKafka::err2str(e));
+  }
+  LogInfo("kafka", "subscribed",
+          {{"topic", options_.topic}, {"group", options_.group}, {"brokers", options_.brokers}});
+  return OkStatus();
+}
+
+void KafkaEventConsumer::OnAssign(std::vector<RdKafka::TopicPartition*>& partitions) {
+  const int timeout = static_cast<int>(options_.assign_timeout.count());
+  std::vector<RdKafka::TopicPartition*> committed;
+  std::vector<RdKafka::TopicPartition*> by_time;
+  const std::int64_t since_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    (clock_.Now() - options_.rebuild_span).time_since_epoch())
+                                    .count();
+  for (RdKafka::TopicPartition* p : partitions) {
+    committed.push_back(RdKafka::TopicPartition::create(p->topic(), p->partition()));
+    by_time.push_back(RdKafka::TopicPartition::create(p->topic(), p->partition(), since_ms));
+  }
+  RdKafka::ErrorCode ce = consumer_->committed(committed, timeout);
+  RdKafka::ErrorCode te = consumer_->offsetsForTimes(by_time, timeout);
+  if (ce != RdKafka::ERR_NO_ERROR || te != RdKafka::ERR_NO_ERROR) {
+    LogWarning("kafka", "cannot look up offsets on assignment; windows are not rebuilt",
+               {{"committed", RdKafka::err2str(ce)}, {"offsets_for_times", RdKafka::err2str(te)}});
+  }
+  std::int64_t replaying = 0;
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    const std::int64_t com =
+        ce == RdKafka::ERR_NO_ERROR && committed[i]->err() == RdKafka::ERR_NO_ERROR
+            ? committed[i]->offset()
+            : RdKafka::Topic::OFFSET_INVALID;
+    std::int64_t at = te == RdKafka::ERR_NO_ERROR && by_time[i]->err() == RdKafka::ERR_NO_ERROR
+                          ? by_time[i]->offset()
+                          : RdKafka::Topic::OFFSET_INVALID;
+    if (at < 0) {
+      // No answer for the time (or "nothing that recent", which a bounded
+      // re-read filtered by timestamp also handles): look back by count.
+      std::int64_t low = 0;
+      std::int64_t high = 0;
+      if (consumer_->query_watermark_offsets(partitions[i]->topic(), partitions[i]->partition(),
+                                             &low, &high, timeout) == RdKafka::ERR_NO_ERROR) {
+        const std::int64_t base = com >= 0 ? std::min(com, high) : high;
+        at = std::max(low, base - options_.rebuild_max_messages);
+      }
+    }
+    PartitionState state;
+    state.generation = ++generation_;
+    std::int64_t start;
+    if (com >= 0) {
+      start = at >= 0 && at < com ? at : com;
+      state.replay_until = com;
+      state.committed = com;
+      replaying += com - start;
+    } else {
+      // Never committed by this group: recent messages are live; anything
+      // older is history that adoption already reflects.
+      start = at >= 0 ? at : RdKafka::Topic::OFFSET_END;
+      state.history_before_ms = since_ms;
+    }
+    partitions[i]->set_offset(start);
+    state.next = start >= 0 ? start : -1;
+    partitions_[partitions[i]->partition()] = std::move(state);
+  }
+  FreeAll(committed);
+  FreeAll(by_time);
+  if (consumer_->rebalance_protocol() == "COOPERATIVE") {
+    std::unique_ptr<RdKafka::Error> e(consumer_->incremental_assign(partitions));
+  } else {
+    consumer_->assign(partitions);
+  }
+  assigned_ = static_cast<int>(partitions_.size());
+  joined_ = true;
+  connected_ = true;
+  LogInfo("kafka", "partitions assigned",
+          {{"partitions", partitions.size()}, {"replaying_messages", replaying}});
+}
+
+void KafkaEventConsumer::OnRevoke(std::vector<RdKafka::TopicPartition*>& partitions) {
+  Commit(/*sync=*/true);
+  std::set<std::string> nodes;
+  for (RdKafka::TopicPartition* p : partitions) {
+    auto it = partitions_.find(p->partition());
+    if (it == partitions_.end()) continue;
+    nodes.insert(it->second.nodes.begin(), it->second.nodes.end());
+    partitions_.erase(it);
+  }
+  // Their new owner re-reads these nodes' events from the committed offsets.
+  tainter_.DropPendingFor([&](const std::string& node) { return nodes.count(node) != 0; });
+  if (consumer_->rebalance_protocol() == "COOPERATIVE") {
+    std::unique_ptr<RdKafka::Error> e(consumer_->incremental_unassign(partitions));
+  } else {
+    consumer_->unassign();
+    partitions_.clear();
+  }
+  assigned_ = static_cast<int>(partitions_.size());
+  LogInfo("kafka", "partitions revoked", {{"partitions", partitions.size()}});
+}
+
+int KafkaEventConsumer::Poll(std::chrono::milliseconds timeout, int max_messages) {
+  if (closed_) return 0;
+  int taken = 0;
+  int wait_ms = static_cast<int>(timeout.count());
+  while (taken < max_messages) {
+    std::unique_ptr<RdKafka::Message> m(consumer_->consume(wait_ms));
+    wait_ms = 0;
+    if (!m || m->err() == RdKafka::ERR__TIMED_OUT) break;
+    Take(*m);
+    if (m->err() == RdKafka::ERR_NO_ERROR) ++taken;
+  }
+  producer_->poll(0);
+  return taken;
+}
+
+void KafkaEventConsumer::Take(RdKafka::Message& m) {
+  if (m.err() == RdKafka::ERR__PARTITION_EOF) return;
+  if (m.err() != RdKafka::ERR_NO_ERROR) {
+    if (m.err() == RdKafka::ERR__ALL_BROKERS_DOWN) connected_ = false;
+    metrics_
+        .GetCounter("faultline_tainter_kafka_errors_total", "librdkafka errors by code",
+                    {{"code", RdKafka::err2str(m.err())}})
+        .Inc();
+    LogWarning("kafka", "consume error", {{"error", m.errstr()}});
+    return;
+  }
+  connected_ = true;
+  metrics_.GetCounter("faultline_tainter_events_consumed_total", "Kafka messages consumed").Inc();
+  PartitionState& state = partitions_[m.partition()];
+  const std::int64_t offset = m.offset();
+  state.next = std::max(state.next, offset + 1);
+  std::string_view payload(static_cast<const char*>(m.payload()), m.len());
+  Result<FaultEvent> event = ParseFaultEvent(payload);
+  const RdKafka::MessageTimestamp ts = m.timestamp();
+  const bool history = state.history_before_ms >= 0 &&
+                       ts.type != RdKafka::MessageTimestamp::MSG_TIMESTAMP_NOT_AVAILABLE &&
+                       ts.timestamp < state.history_before_ms;
+  if (offset < state.replay_until || history) {
+    // Decided before this assignment: it only rebuilds windows and dedupe.
+    if (event) tainter_.Replay(*event);
+    return;
+  }
+  if (!event) {
+    DeadLetter(m, event.error().ToString(), state);
+    return;
+  }
+  state.nodes.insert(event->node);
+  state.in_flight.insert(offset);
+  const int32_t partition = m.partition();
+  const std::uint64_t generation = state.generation;
+  tainter_.Handle(*event,
+                  [this, partition, generation, offset] { Done(partition, generation, offset); });
+}
+
+void KafkaEventConsumer::DeadLetter(RdKafka::Message& m, const std::string& reason,
+                                    PartitionState& state) {
+  metrics_
+      .GetCounter("faultline_tainter_dead_lettered_total",
+                  "undecodable or wrong-schema messages sent to the dead-letter topic")
+      .Inc();
+  LogDebug("kafka", "dead-lettering a message",
+           {{"partition", m.partition()}, {"offset", m.offset()}, {"reason", reason}});
+  RdKafka::Headers* headers = RdKafka::Headers::create();
+  headers->add("faultline.dlq.reason", reason);
+  headers->add("faultline.dlq.topic", m.topic_name());
+  headers->add("faultline.dlq.partition", std::to_string(m.partition()));
+  headers->add("faultline.dlq.offset", std::to_string(m.offset()));
+  auto* ticket = new DeadLetterTicket{m.partition(), state.generation, m.offset()};
+  state.in_flight.insert(m.offset());
+  const std::string* key = m.key();
+  RdKafka::ErrorCode e =
+      producer_->produce(options_.dead_letter_topic, RdKafka::Topic::PARTITION_UA,
+                         RdKafka::Producer::RK_MSG_COPY, const_cast<void*>(m.payload()), m.len(),
+                         key ? key->data() : nullptr, key ? key->size() : 0, 0, headers, ticket);
+  if (e != RdKafka::ERR_NO_ERROR) {
+    delete headers;
+    delete ticket;
+    metrics_
+        .GetCounter("faultline_tainter_dead_letter_failures_total",
+                    "dead-letter writes that failed (the message is dropped)")
+        .Inc();
+    LogError("kafka", "dead-letter write failed", {{"error", RdKafka::err2str(e)}});
+    state.in_flight.erase(m.offset());
+  }
+}
+
+void KafkaEventConsumer::Done(int32_t partition, std::uint64_t generation, std::int64_t offset) {
+  auto it = partitions_.find(partition);
+  if (it == partitions_.end() || it->second.generation != generation) return;
+  it->second.in_flight.erase(offset);
+}
+
+void KafkaEventConsumer::Commit(bool sync) {
+  if (closed_) return;
+  producer_->poll(0);  // delivery reports of dead letters complete their offsets
+  std::vector<RdKafka::TopicPartition*> offsets;
+  for (auto& [partition, state] : partitions_) {
+    if (state.next < 0) continue;
+    const std::int64_t upto = state.in_flight.empty() ? state.next : *state.in_flight.begin();
+    if (upto <= state.committed) continue;
+    offsets.push_back(RdKafka::TopicPartition::create(options_.topic, partition, upto));
+    state.committed = upto;
+    committed_log_[partition] = upto;
+  }
+  if (!offsets.empty()) {
+    RdKafka::ErrorCode e = sync ? consumer_->commitSync(offsets) : consumer_->commitAsync(offsets);
+    if (e != RdKafka::ERR_NO_ERROR) {
+      metrics_
+          .GetCounter("faultline_tainter_kafka_errors_total", "librdkafka errors by code",
+                      {{"code", RdKafka::err2str(e)}})
+          .Inc();
+      LogWarning("kafka", "commit failed", {{"error", RdKafka::err2str(e)}});
+      // Commit again next time.
+      for (RdKafka::TopicPartition* p : offsets) {
+        if (auto it = partitions_.find(p->partition()); it != partitions_.end()) {
+          it->second.committed = -1;
+        }
+      }
+    }
+    FreeAll(offsets);
+  }
+  UpdateLag();
+}
+
+void KafkaEventConsumer::UpdateLag() {
+  std::int64_t lag = 0;
+  for (const auto& [partition, state] : partitions_) {
+    std::int64_t low = 0;
+    std::int64_t high = 0;
+    if (consumer_->get_watermark_offsets(options_.topic, partition, &low, &high) !=
+            RdKafka::ERR_NO_ERROR ||
+        high < 0) {
+      continue;
+    }
+    const std::int64_t position =
+        state.in_flight.empty() ? (state.next >= 0 ? state.next : high) : *state.in_flight.begin();
+    lag += std::max<std::int64_t>(0, high - position);
+  }
+  metrics_
+      .GetGauge("faultline_tainter_consumer_lag",
+                "messages not yet decided on the assigned partitions (high watermark - position)")
+      .Set(static_cast<double>(lag));
+}
+
+std::map<int32_t, int64_t> KafkaEventConsumer::committed_offsets() const { return committed_log_; }
+
+void KafkaEventConsumer::Close(std::chrono::milliseconds timeout) {
+  if (closed_ || !consumer_) return;
+  producer_->flush(static_cast<int>(timeout.count()));
+  producer_->poll(0);
+  Commit(/*sync=*/true);
+  consumer_->close();
+  closed_ = true;
+  assigned_ = 0;
+  LogInfo("kafka", "consumer closed", {{"pending_decisions", tainter_.pending()}});
+}
+
+}  // namespace faultline
