@@ -98,6 +98,7 @@ Status FileSource::OpenFile(bool use_checkpoint) {
 
   Result<std::optional<std::string>> loaded = store_.Load();
   if (!loaded.ok()) {
+    SourceCounters::Add(counters_.parse_errors);
     LogWarning(kComponent, "ignoring unusable checkpoint",
                {{"path", store_.path()}, {"error", loaded.error().ToString()}});
     return OkStatus();
@@ -108,6 +109,7 @@ Status FileSource::OpenFile(bool use_checkpoint) {
                       j.contains("ino") && j["ino"].is_number_unsigned() && j.contains("offset") &&
                       j["offset"].is_number_unsigned();
   if (!shaped) {
+    SourceCounters::Add(counters_.parse_errors);
     LogWarning(kComponent, "ignoring checkpoint that is not a file checkpoint",
                {{"path", store_.path()}});
     return OkStatus();

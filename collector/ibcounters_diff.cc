@@ -91,7 +91,9 @@ std::string IbSnapshotToJson(const IbSnapshot& snapshot) {
     if (port.phys_state) p["phys_state"] = *port.phys_state;
     ports.push_back(std::move(p));
   }
-  return nlohmann::json{{"ports", std::move(ports)}}.dump();
+  // sysfs text is not guaranteed UTF-8; dump() would throw on it.
+  return nlohmann::json{{"ports", std::move(ports)}}.dump(-1, ' ', false,
+                                                          nlohmann::json::error_handler_t::replace);
 }
 
 Result<IbSnapshot> IbSnapshotFromJson(std::string_view json) {

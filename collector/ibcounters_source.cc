@@ -74,6 +74,7 @@ Result<std::unique_ptr<IbCountersSource>> IbCountersSource::Open(const Options& 
   Result<std::optional<std::string>> loaded = source->store_.Load();
   std::optional<IbSnapshot> saved;
   if (!loaded.ok()) {
+    SourceCounters::Add(source->counters_.parse_errors);
     LogWarning(kComponent, "ignoring unusable checkpoint",
                {{"path", source->store_.path()}, {"error", loaded.error().ToString()}});
   } else if (loaded->has_value()) {
@@ -81,6 +82,7 @@ Result<std::unique_ptr<IbCountersSource>> IbCountersSource::Open(const Options& 
     if (parsed.ok()) {
       saved = std::move(*parsed);
     } else {
+      SourceCounters::Add(source->counters_.parse_errors);
       LogWarning(kComponent, "ignoring checkpoint that is not an ibcounters checkpoint",
                  {{"path", source->store_.path()}, {"error", parsed.error().message()}});
     }

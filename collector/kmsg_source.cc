@@ -34,9 +34,10 @@ struct Checkpoint {
 // A checkpoint that is corrupt, foreign or unreadable only costs us the
 // resume position: reading the whole ring again may repeat records, but
 // loses none.
-std::optional<Checkpoint> LoadCheckpoint(const CheckpointStore& store) {
+std::optional<Checkpoint> LoadCheckpoint(const CheckpointStore& store, SourceCounters& counters) {
   Result<std::optional<std::string>> loaded = store.Load();
   if (!loaded.ok()) {
+    SourceCounters::Add(counters.parse_errors);
     LogWarning(kComponent, "ignoring unusable checkpoint",
                {{"path", store.path()}, {"error", loaded.error().ToString()}});
     return std::nullopt;
@@ -47,6 +48,7 @@ std::optional<Checkpoint> LoadCheckpoint(const CheckpointStore& store) {
       j["seq"].is_number_unsigned()) {
     return Checkpoint{j["boot_id"].get<std::string>(), j["seq"].get<std::uint64_t>()};
   }
+  SourceCounters::Add(counters.parse_errors);
   LogWarning(kComponent, "ignoring checkpoint that is not a kmsg checkpoint",
              {{"path", store.path()}});
   return std::nullopt;
@@ -85,7 +87,7 @@ Result<std::unique_ptr<KmsgSource>> KmsgSource::OpenWithDevice(const Options& op
 }
 
 Status KmsgSource::Position() {
-  std::optional<Checkpoint> checkpoint = LoadCheckpoint(store_);
+  std::optional<Checkpoint> checkpoint = LoadCheckpoint(store_, counters_);
   if (checkpoint && checkpoint->boot_id == boot_id_) {
     resume_after_ = checkpoint->seq;
     committed_ = checkpoint->seq;
@@ -228,7 +230,8 @@ void KmsgSource::Commit(std::string_view cursor) {
 Status KmsgSource::SaveCheckpoint() {
   if (!committed_ || committed_ == saved_) return OkStatus();
   nlohmann::json j = {{"boot_id", boot_id_}, {"seq", *committed_}};
-  FL_RETURN_IF_ERROR(store_.Save(j.dump()));
+  // The boot id comes from a file; dump() would throw on invalid UTF-8.
+  FL_RETURN_IF_ERROR(store_.Save(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
   saved_ = committed_;
   return OkStatus();
 }

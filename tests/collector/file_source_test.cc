@@ -160,6 +160,7 @@ TEST_CASE("a restart resumes after the committed line of the same file") {
     auto source = FileSource::Open(o);
     REQUIRE(source.ok());
     CHECK(ReadToEnd(**source).size() == 4);
+    CHECK((*source)->stats().parse_errors == 1);
   }
 }
 

@@ -259,6 +259,7 @@ TEST_CASE("a corrupt ibcounters checkpoint is ignored and a new baseline taken")
   sys.dir.Write("state/ibcounters.checkpoint", "junk");
   auto source = IbCountersSource::Open(sys.Options());
   REQUIRE(source.ok());
+  CHECK((*source)->stats().parse_errors == 1);
   CHECK(Texts(ReadRecords(**source, 1)) ==
         std::vector<std::string>{"mlx5_0 port 1 state DOWN at start"});
 }

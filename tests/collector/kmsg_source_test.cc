@@ -236,6 +236,7 @@ TEST_CASE("a corrupt or foreign checkpoint is logged and ignored") {
   auto source = f.Open();
   SetLogSinkForTest(nullptr);
   CHECK(Texts(ReadAll(*source)) == std::vector<std::string>{"one"});
+  CHECK(source->stats().parse_errors == 1);
   REQUIRE(logged.size() == 1);
   CHECK(logged[0].find("\"warn\"") != std::string::npos);
   CHECK(logged[0].find("checkpoint") != std::string::npos);
