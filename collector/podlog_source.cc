@@ -51,6 +51,9 @@ std::string HeadFingerprint(int fd, std::uint64_t offset) {
   return std::to_string(got) + ":" + std::to_string(h);
 }
 
+using LogFn = void (*)(std::string_view, std::string_view, const nlohmann::json&);
+LogFn LogLevelFor(bool already_logged) { return already_logged ? &LogDebug : &LogWarning; }
+
 struct DirEntry {
   std::string name;
   bool is_dir = false;
@@ -128,6 +131,7 @@ struct PodLogSource::TrackedFile {
   std::uint64_t pending_start[2] = {kNone, kNone};  // offset of each stream's first pending P
   bool present = true;                              // seen by the last scan
   bool drained = false;                             // gone from the directory and read to its end
+  bool read_error_logged = false;                   // warned once about a failing read
 };
 
 Result<std::unique_ptr<PodLogSource>> PodLogSource::Open(Options options) {
@@ -351,7 +355,10 @@ bool PodLogSource::ReadFile(TrackedFile& f, std::vector<LogRecord>& out, std::si
     if (n <= 0) {
       f.buf.resize(old);
       if (n < 0) {
-        LogWarning(kComponent, "read failed", {{"path", f.path}, {"error", strerror(errno)}});
+        // Retried at every read_interval: warn once per file, not each time.
+        LogLevelFor(f.read_error_logged)(kComponent, "read failed",
+                                         {{"path", f.path}, {"error", strerror(errno)}});
+        f.read_error_logged = true;
         return true;
       }
       struct stat st {};
