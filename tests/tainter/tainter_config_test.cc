@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tainter/tainter_config.h"
+
+#include <doctest/doctest.h>
+
+namespace faultline {
+namespace {
+
+TEST_CASE("an empty config file means every default") {
+  Result<TainterConfig> c = ParseTainterConfig("", "t.yaml");
+  REQUIRE(c.ok());
+  CHECK(c->kafka.topic == "faultline.events");
+  CHECK(c->kafka.group == "faultline-tainter");
+  CHECK(c->tainter.taint.key == "faultline.dev/faulty");
+  CHECK(c->tainter.taint.value == "true");
+  CHECK(c->tainter.taint.effect == "NoSchedule");
+  CHECK(c->tainter.annotation_key == "faultline.dev/reasons");
+  CHECK(c->tainter.opt_out_label == "faultline.dev/opt-out=true");
+  CHECK(c->tainter.policy.max_fraction == doctest::Approx(0.10));
+  CHECK(c->tainter.policy.max_new_taints == 5);
+  CHECK(c->tainter.policy.new_taint_window == std::chrono::minutes(10));
+  CHECK_FALSE(c->tainter.dry_run);
+  CHECK(c->metrics_address == "0.0.0.0:9401");
+}
+
+TEST_CASE("every documented key is read") {
+  Result<TainterConfig> c = ParseTainterConfig(R"yaml(
+kafka:
+  brokers: k1:9092,k2:9092
+  topic: ev
+  group: g
+  dead_letter_topic: dlq
+  rebuild_span: 6h
+  rebuild_max_messages: 500
+  properties:
+    security.protocol: SASL_SSL
+    sasl.mechanism: PLAIN
+kubernetes:
+  kubeconfig: /etc/kube.yaml
+  context: prod
+  qps: 20
+  burst: 40
+  request_timeout: 5s
+taint: {key: trainy.konduktor.ai/faulty, value: "true", effect: NoExecute}
+annotation: example.com/reasons
+max_annotation_bytes: 8192
+node_selector: gpu=true,!spot
+opt_out_label: example.com/skip=yes
+valve:
+  max_fraction: 0.05
+  per_rule_max_fraction: 0.02
+  min_allowed: 0
+  max_new_taints: 3
+  window: 30m
+  event_interval: 1h
+dedupe: {capacity: 1000, ttl: 12h}
+resync_interval: 2m
+max_pending: 77
+dry_run: true
+metrics_address: 127.0.0.1:0
+log_level: debug
+)yaml",
+                                               "t.yaml");
+  REQUIRE_MESSAGE(c.ok(), c.error().message());
+  CHECK(c->kafka.brokers == "k1:9092,k2:9092");
+  CHECK(c->kafka.rebuild_span == std::chrono::hours(6));
+  CHECK(c->kafka.rebuild_max_messages == 500);
+  CHECK(c->kafka.properties.at("security.protocol") == "SASL_SSL");
+  CHECK(c->kubernetes.context == "prod");
+  CHECK(c->kubernetes.request_timeout == std::chrono::seconds(5));
+  CHECK(c->tainter.taint.key == "trainy.konduktor.ai/faulty");
+  CHECK(c->tainter.taint.effect == "NoExecute");
+  CHECK(c->tainter.max_annotation_bytes == 8192);
+  CHECK(c->tainter.node_selector == "gpu=true,!spot");
+  CHECK(c->tainter.policy.per_rule_max_fraction == doctest::Approx(0.02));
+  CHECK(c->tainter.policy.min_allowed == 0);
+  CHECK(c->tainter.policy.new_taint_window == std::chrono::minutes(30));
+  CHECK(c->tainter.policy.dedupe_capacity == 1000);
+  CHECK(c->tainter.max_pending == 77);
+  CHECK(c->tainter.dry_run);
+  CHECK(c->log_level == LogLevel::kDebug);
+}
+
+TEST_CASE("config errors name file, line and column, all of them in one run") {
+  Result<TainterConfig> c = ParseTainterConfig(
+      "kafka:\n  brokers: x\n  bogus: 1\nvalve:\n  max_fraction: 2\nnode_selector: 'a in (b)'\n",
+      "bad.yaml");
+  REQUIRE_FALSE(c.ok());
+  const std::string& m = c.error().message();
+  CHECK(m.find("bad.yaml:3:3: error: unknown key 'kafka.bogus'") != std::string::npos);
+  CHECK(m.find("bad.yaml:5:17: error: 'valve.max_fraction' must be a number between 0 and 1") !=
+        std::string::npos);
+  CHECK(m.find("bad.yaml:6:16: error: 'node_selector'") != std::string::npos);
+  Result<TainterConfig> broken = ParseTainterConfig("kafka: [\n", "broken.yaml");
+  REQUIRE_FALSE(broken.ok());
+  CHECK(broken.error().message().find("broken.yaml:") == 0);
+}
+
+}  // namespace
+}  // namespace faultline
