@@ -295,6 +295,21 @@ TEST_CASE("deleting an old journal file while following does not break reading")
   CHECK(src->stats().lost == 0);
 }
 
+TEST_CASE("vacuuming the file the reader is positioned in loses nothing that still exists") {
+  REQUIRE_JOURNAL_REMOTE();
+  JournalTest t;
+  for (int i = 0; i < 3; ++i) t.gen.AddMessage("v" + std::to_string(i), "app");
+  REQUIRE(t.Write("a.journal"));
+  for (int i = 3; i < 6; ++i) t.gen.AddMessage("v" + std::to_string(i), "app");
+  REQUIRE(t.Write("b.journal"));
+  auto src = t.Open(t.Options());
+  REQUIRE(Texts(ReadUntil(*src, 3, milliseconds(5000))) == Numbered("app: v", 0, 3));
+  std::filesystem::remove(t.dir + "/a.journal");
+  for (int i = 6; i < 8; ++i) t.gen.AddMessage("v" + std::to_string(i), "app");
+  REQUIRE(t.Write("b.journal"));
+  CHECK(Texts(ReadUntil(*src, 5, milliseconds(5000))) == Numbered("app: v", 3, 8));
+}
+
 TEST_CASE("a read blocked with no data returns promptly after stop is requested") {
   REQUIRE_JOURNAL_REMOTE();
   JournalTest t;
