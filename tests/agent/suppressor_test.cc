@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// Suppressor: first occurrence at once, repeats folded per (rule, captures).
+#include "collector/suppressor.h"
+
+#include <doctest/doctest.h>
+
+namespace faultline {
+namespace {
+
+using std::chrono::seconds;
+
+FaultEvent Event(std::string rule, std::string pci) {
+  FaultEvent e;
+  e.rule = std::move(rule);
+  e.fields = {{"pci", std::move(pci)}};
+  return e;
+}
+
+TEST_CASE(
+    "the suppressor keys on rule and every capture, and windows restart while repeats go on") {
+  Suppressor s({std::chrono::milliseconds(seconds(60)), 1000});
+  const auto t0 = std::chrono::steady_clock::time_point(seconds(100));
+  std::vector<Suppressor::FollowUp> due;
+  using V = Suppressor::Verdict;
+  CHECK(s.Admit(Event("xid", "a"), {0, 1}, t0, due) == V::kPublish);
+  CHECK(s.Admit(Event("xid", "b"), {0, 2}, t0, due) == V::kPublish);    // other capture
+  CHECK(s.Admit(Event("other", "a"), {0, 3}, t0, due) == V::kPublish);  // other rule
+  CHECK(s.Admit(Event("xid", "a"), {0, 4}, t0, due) == V::kFoldedAndHeld);
+  CHECK(s.Admit(Event("xid", "a"), {0, 5}, t0, due) == V::kFolded);
+  CHECK(s.Admit(Event("xid", "a"), {1, 9}, t0, due) == V::kFoldedAndHeld);  // another source
+  CHECK(due.empty());
+
+  s.TakeDue(t0 + seconds(59), due);
+  CHECK(due.empty());
+  s.TakeDue(t0 + seconds(60), due);
+  REQUIRE(due.size() == 1);
+  CHECK(due[0].event.suppressed == 2);  // 3 repeats: the event itself and 2 more
+  REQUIRE(due[0].holds.size() == 2);
+  CHECK(due[0].holds[0].seq == 4);
+  CHECK(due[0].holds[1].holder == 1);
+  CHECK(s.entries() == 1);  // "xid/a" had repeats: a new window; the idle keys are gone
+
+  due.clear();
+  s.TakeDue(t0 + seconds(121), due);  // a quiet window ends the entry
+  CHECK(due.empty());
+  CHECK(s.entries() == 0);
+  CHECK(s.Admit(Event("xid", "a"), {0, 10}, t0 + seconds(122), due) == V::kPublish);
+}
+
+TEST_CASE("a zero window turns suppression off") {
+  Suppressor s({std::chrono::milliseconds(0), 1000});
+  std::vector<Suppressor::FollowUp> due;
+  const auto t = std::chrono::steady_clock::time_point();
+  for (int i = 0; i < 3; ++i) {
+    CHECK(s.Admit(Event("xid", "a"), {0, 1}, t, due) == Suppressor::Verdict::kPublish);
+  }
+  CHECK(s.entries() == 0);
+}
+
+}  // namespace
+}  // namespace faultline
