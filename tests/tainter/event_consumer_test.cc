@@ -282,6 +282,39 @@ TEST_CASE("a threshold window and adopted taints survive a tainter restart") {
   CHECK(second.Decisions("taint") == 1);
 }
 
+TEST_CASE(
+    "through Kafka: the valve refuses past the limit while untaint works, and expiry "
+    "lifts only faultline's taint") {
+  Cluster c;  // 10 nodes: the valve allows 1
+  c.api.MutateNode("gpu-1", [](NodeInfo& n) {
+    n.taints.push_back({"node.kubernetes.io/not-ready", "", "NoSchedule", ""});
+  });
+  Replica r(c.kafka, c.api, c.clock);
+  FaultEvent soft = Event(c.clock, "gpu-1", "nccl.timeout");
+  soft.expire = minutes(30);
+  c.kafka.Produce(soft);
+  REQUIRE(RunUntil({&r}, [&] { return c.api.HasTaint("gpu-1", kKey); }));
+  c.kafka.Produce(Event(c.clock, "gpu-2"));
+  REQUIRE(RunUntil({&r}, [&] { return r.Decisions("refused_by_valve") == 1; }));
+  CHECK(c.api.HasTaint("gpu-1", kKey));
+  CHECK_FALSE(c.api.HasTaint("gpu-2", kKey));
+  REQUIRE(c.api.EventsFor("gpu-2").size() == 1);
+  CHECK(c.api.EventsFor("gpu-2")[0].reason == "FaultlineValveShut");
+
+  // Expiry lifts gpu-1's taint, not the foreign one; the slot is free again.
+  c.clock.Advance(minutes(31));
+  REQUIRE(RunUntil({&r}, [&] { return !c.api.HasTaint("gpu-1", kKey); }));
+  CHECK(c.api.HasTaint("gpu-1", "node.kubernetes.io/not-ready"));
+  c.kafka.Produce(Event(c.clock, "gpu-2"));
+  REQUIRE(RunUntil({&r}, [&] { return c.api.HasTaint("gpu-2", kKey); }));
+
+  // Valve shut again (gpu-2 holds the one slot); untaint still works.
+  c.kafka.Produce(Event(c.clock, "gpu-3"));
+  REQUIRE(RunUntil({&r}, [&] { return r.Decisions("refused_by_valve") == 2; }));
+  REQUIRE(r.tainter->Untaint("gpu-2", "replaced").ok());
+  CHECK_FALSE(c.api.HasTaint("gpu-2", kKey));
+}
+
 TEST_CASE("two replicas in one group split the partitions and the nodes") {
   Cluster c;
   Tainter::Options o;
