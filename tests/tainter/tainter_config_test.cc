@@ -1,7 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tainter/tainter_config.h"
 
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
 #include <doctest/doctest.h>
+
+#include "tests/support/temp_dir.h"
 
 namespace faultline {
 namespace {
@@ -94,6 +102,40 @@ TEST_CASE("config errors name file, line and column, all of them in one run") {
   Result<TainterConfig> broken = ParseTainterConfig("kafka: [\n", "broken.yaml");
   REQUIRE_FALSE(broken.ok());
   CHECK(broken.error().message().find("broken.yaml:") == 0);
+}
+
+}  // namespace
+}  // namespace faultline
+
+namespace faultline {
+namespace {
+
+// Runs `command`, returning its exit status and what it wrote (stderr folded in).
+std::pair<int, std::string> Run(const std::string& command) {
+  std::string out;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return {-1, ""};
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST_CASE("faultline-tainter exits 2 with file:line:col errors on a bad config, before starting") {
+  TempDir dir;
+  const std::string bad =
+      dir.Write("bad.yaml", "kafka:\n  brokers: 127.0.0.1:1\nvalve:\n  window: soon\n");
+  auto [code, out] = Run(std::string(FL_BINARY_DIR) + "/tainter/faultline-tainter --config " + bad);
+  CHECK(code == 2);
+  CHECK(out.find(bad + ":4:11: error: 'valve.window' must be a duration") != std::string::npos);
+  auto [usage_code, usage] = Run(std::string(FL_BINARY_DIR) + "/tainter/faultline-tainter --bogus");
+  CHECK(usage_code == 2);
+  CHECK(usage.find("usage: faultline-tainter") != std::string::npos);
+  const std::string no_brokers = dir.Write("nob.yaml", "dry_run: true\n");
+  auto [nb_code, nb] =
+      Run(std::string(FL_BINARY_DIR) + "/tainter/faultline-tainter --config " + no_brokers);
+  CHECK(nb_code == 2);
+  CHECK(nb.find("'kafka.brokers' is required") != std::string::npos);
 }
 
 }  // namespace
