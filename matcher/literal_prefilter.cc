@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <mutex>
 
 #include <hs/hs.h>
@@ -43,6 +44,13 @@ constexpr std::string_view kNoise =
     "nvidia-persistenced: device 0000:3b:00.0 - registered "
     "NVRM: loading NVIDIA UNIX x86_64 Kernel Module 535.129.03 NVRM: GPU at PCI:0000:3b:00 "
     "NVRM: GPU Board Serial Number: nvidia-nvswitch0: open "
+    "NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0 NCCL INFO Channel 24/0 via NET/IB/4/GDRDMA "
+    "mlx5_0 port 1 port_rcv_packets +672909 (total 2046949073) port_xmit_data +1 (total 2) "
+    "XFS (nvme1n1): Ending clean mount XFS (nvme2n1): Mounting V5 Filesystem "
+    "systemd-networkd[1021]: veth6160251: Lost carrier veth6160251: Gained carrier "
+    "nvidia-peermem: loading out-of-tree module taints kernel. nvidia_peermem: module verification "
+    "EDAC MC0: Giving out device to module skx_edac controller "
+    "I/O error, dev loop2, sector 0 op 0x0:(READ) level=ERROR ERROR "
     "mlx5_core 0000:5e:00.0: firmware version 28.39.1002 mlx5_core: E-Switch: Total vports "
     "eth0: Link is Up - 100Gbps/Full - flow control off "
     "dockerd level=warning msg=\"cleaning up after shim disconnected\" error GET /healthz 200";
@@ -61,7 +69,9 @@ double ByteWeight(unsigned char c) {
   return 1.8;
 }
 
-// Higher is rarer, i.e. a better key.
+// Rarity of a literal in log text, in nats: -log of the estimated chance
+// that a line holds it. Bytes add by class; a literal seen in the noise
+// sample above is common whatever its length.
 double Score(const RequiredLiteral& lit) {
   if (lit.text.size() < 3) return 0;
   double s = 0;
@@ -75,15 +85,22 @@ double Score(const RequiredLiteral& lit) {
   for (std::size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) {
     ++hits;
   }
-  return s / (1.0 + 4.0 * static_cast<double>(hits));
+  if (hits > 0) s = 0.5 + std::min(s, 2.0) / static_cast<double>(hits);
+  return s;
 }
 
+// Rarity of "one of these literals": -log of the summed chances, so that ten
+// rare alternatives beat one common literal, and one common alternative
+// spoils the set.
 double SetScore(const LitSet& set) {
   if (set.empty()) return 0;
-  double worst = 1e9;
-  for (const RequiredLiteral& lit : set) worst = std::min(worst, Score(lit));
-  // Each extra alternative is another chance of a false candidate.
-  return worst / static_cast<double>(set.size());
+  double chance = 0;
+  for (const RequiredLiteral& lit : set) {
+    double s = Score(lit);
+    if (s <= 0) return 0;
+    chance += std::exp(-s);
+  }
+  return std::max(1e-6, -std::log(chance));
 }
 
 struct Info {
@@ -100,7 +117,9 @@ class Extractor {
     Info root = Alternation(false);
     if (failed_ || pos_ != p_.size()) return {};
     LitSet set = root.exact ? LitSet{root.text} : root.best;
-    if (SetScore(set) < 2.0) return {};  // too short or too common to select anything
+    // Even a common literal beats running the regex on every line; only
+    // literals shorter than 3 bytes (no set) are refused.
+    if (SetScore(set) <= 0) return {};
     for (const RequiredLiteral& lit : set) {
       if (lit.text.size() < 3) return {};
     }

@@ -3,6 +3,9 @@
 // hits map to lines with memchr, and only those lines reach RE2. This is
 // what makes `faultline scan` fast; Match() stays the regex of record.
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <map>
 
 #include "matcher/rule_set_impl.h"
@@ -10,9 +13,25 @@
 namespace faultline {
 namespace {
 
-// Number of '\n' bytes in [p, end): eight at a time, exactly (SWAR).
+// Number of '\n' bytes in [p, end). This runs over every byte of a scanned
+// buffer (for line numbers), so it is vectorised: SSE2 (baseline x86-64)
+// compares 16 bytes at a time and sums the hits per byte lane; elsewhere
+// (arm64) eight bytes at a time with SWAR.
 std::uint64_t CountNewlines(const char* p, const char* end) {
   std::uint64_t n = 0;
+#if defined(__SSE2__)
+  const __m128i nl = _mm_set1_epi8('\n');
+  while (end - p >= 16 * 255) {
+    __m128i acc = _mm_setzero_si128();
+    for (int i = 0; i < 255; ++i, p += 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, nl));  // +1 per newline, per lane
+    }
+    __m128i sums = _mm_sad_epu8(acc, _mm_setzero_si128());
+    n += static_cast<std::uint64_t>(_mm_cvtsi128_si64(sums)) +
+         static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums)));
+  }
+#endif
   constexpr std::uint64_t kNl = 0x0a0a0a0a0a0a0a0aULL, kLow7 = 0x7f7f7f7f7f7f7f7fULL;
   while (end - p >= 8) {
     std::uint64_t v;
@@ -20,7 +39,9 @@ std::uint64_t CountNewlines(const char* p, const char* end) {
     v ^= kNl;  // a newline byte becomes 0
     std::uint64_t t = (v & kLow7) + kLow7;
     t = ~(t | v | kLow7);  // high bit set exactly where the byte was 0
-    n += static_cast<std::uint64_t>(__builtin_popcountll(t));
+    // Sum the per-byte 0/1 flags with one multiply (no popcnt instruction
+    // is assumed).
+    n += ((t >> 7) * 0x0101010101010101ULL) >> 56;
     p += 8;
   }
   for (; p < end; ++p) n += (*p == '\n');

@@ -18,7 +18,7 @@ namespace {
 
 constexpr const char* kScanUsage = R"(usage: faultline scan [--rules PATH]... [--no-builtin]
                       [--source kernel|journal|pod|ibcounters|any] [--format json|text]
-                      [--node NAME] [--fail-on event|taint] [FILE|-]...
+                      [--node NAME] [--fail-on event|taint] [--all] [FILE|-]...
 
 Matches log lines against the rule packs and prints one event per match:
 JSON objects, one per line (--format json, the default), or text for people.
@@ -36,6 +36,7 @@ Without FILE, or with '-', reads stdin.
                  else journal; CRI: pod; plain lines: any = every rule)
   --node NAME    add "node" to each event
   --fail-on A    exit 1 if any event has action A or stronger (event < taint)
+  --all          also print matches of rules whose action is ignore
 
 Exit status: 0 even when faults are found (unless --fail-on); 2 for bad
 usage, invalid rule packs or an unreadable input.
@@ -47,6 +48,7 @@ struct ScanOptions {
   bool text = false;
   std::string node;
   std::optional<Action> fail_on;
+  bool all = false;  // also matches of rules whose action is ignore
   std::vector<std::string> files;
 };
 
@@ -115,7 +117,7 @@ void MatchAndWrite(const RuleSet& set, const ScanOptions& options, const std::st
   matches.clear();
   set.Match(in.text, origin, matches);
   for (const RuleMatch& m : matches) {
-    if (m.action == Action::kIgnore) continue;
+    if (m.action == Action::kIgnore && !options.all) continue;
     writer.Write(file, line_no, in, origin, m);
   }
 }
@@ -176,20 +178,26 @@ void ScanRecords(const RuleSet& set, const ScanOptions& options, const std::stri
   }
 }
 
+// True when the file is journalctl -o json or CRI output throughout (its
+// first lines all are): those need every line decoded or joined. Mixed
+// files take the raw path, where each candidate line is parsed on its own.
 bool NeedsRecords(std::string_view text) {
+  int json = 0, cri = 0, seen = 0;
   std::size_t start = 0;
-  while (start < text.size()) {
+  while (start < text.size() && seen < 32) {
     std::size_t nl = text.find('\n', start);
-    std::string_view first =
+    std::string_view line =
         text.substr(start, nl == std::string_view::npos ? text.npos : nl - start);
-    if (!first.empty() && first != "\r") {
-      LineFormat f = ParseInputLine(first).format;
-      return f == LineFormat::kJournalJson || f == LineFormat::kCri;
+    if (!line.empty() && line != "\r") {
+      ++seen;
+      LineFormat f = ParseInputLine(line).format;
+      json += f == LineFormat::kJournalJson;
+      cri += f == LineFormat::kCri;
     }
     if (nl == std::string_view::npos) break;
     start = nl + 1;
   }
-  return false;
+  return seen > 0 && (json == seen || cri == seen);
 }
 
 }  // namespace
@@ -212,6 +220,8 @@ int RunScanCommand(const std::vector<std::string>& args, std::ostream& out, std:
       options.sources.paths.push_back(v);
     } else if (a == "--no-builtin") {
       options.sources.builtin = false;
+    } else if (a == "--all") {
+      options.all = true;
     } else if (a == "--source") {
       if (!value(v) || !ParseOrigin(v)) {
         return err << "faultline scan: --source needs kernel, journal, pod, ibcounters or any\n", 2;
