@@ -73,7 +73,13 @@ Result<std::unique_ptr<FileSource>> FileSource::Open(const Options& options, con
   }
   std::unique_ptr<FileSource> source(new FileSource(options, clock));
   FL_RETURN_IF_ERROR(source->wakeup_.status());
-  FL_RETURN_IF_ERROR(source->OpenFile(/*use_checkpoint=*/true));
+  Status opened = source->OpenFile(/*use_checkpoint=*/true);
+  if (opened.code() == StatusCode::kNotFound && options.follow && !source->stdin_) {
+    // tail -F: a log file that does not exist yet is waited for by Read().
+    LogInfo(kComponent, "file does not exist yet: waiting for it", {{"file", options.path}});
+    return source;
+  }
+  FL_RETURN_IF_ERROR(opened);
   return source;
 }
 
@@ -230,6 +236,17 @@ Status FileSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
     if (at_eof_) return OutOfRangeError("end of " + options_.path);
     if (appended > 0 || stop.stop_requested()) return OkStatus();
 
+    if (fd_ < 0) {
+      // Following a file that did not exist at Open(): the checkpoint, if
+      // any, is checked against it when it appears.
+      Status opened = OpenFile(/*use_checkpoint=*/true);
+      if (opened.ok()) continue;
+      if (opened.code() != StatusCode::kNotFound) return opened;
+      Result<WaitOutcome> w = WaitReadable(-1, wakeup_, stop, options_.poll_interval);
+      if (!w.ok()) return w.error();
+      if (*w == WaitOutcome::kStopped) return OkStatus();
+      continue;
+    }
     if (stdin_) {
       // A pipe may block: wait for it with the stop wakeup.
       Result<WaitOutcome> w = WaitReadable(fd_, wakeup_, stop, std::chrono::milliseconds(-1));

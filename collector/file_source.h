@@ -58,8 +58,9 @@ class FileSource final : public Source {
     std::chrono::milliseconds poll_interval{200};  // follow: how often EOF is re-checked
   };
 
-  // kNotFound / kPermissionDenied / kUnavailable: the file cannot be opened.
-  // kInvalidArgument: empty path, max_line_bytes == 0 or poll_interval <= 0.
+  // kNotFound / kPermissionDenied / kUnavailable: the file cannot be opened
+  // (except kNotFound with follow: a file that does not exist yet is waited
+  // for, like tail -F). kInvalidArgument: empty path, max_line_bytes == 0 or poll_interval <= 0.
   // `clock` must outlive the source.
   static Result<std::unique_ptr<FileSource>> Open(const Options& options,
                                                   const Clock& clock = RealClock());

@@ -209,6 +209,16 @@ TEST_CASE("following a replaced file reads the old one to its end first") {
   CHECK(got[2].cursor == Cursor(path, 6));
 }
 
+TEST_CASE("following a file that does not exist yet waits for it to appear") {
+  TempDir dir;
+  std::string path = dir / "later.log";
+  auto source = FileSource::Open(Opts(path, /*follow=*/true));
+  REQUIRE(source.ok());
+  CHECK(ReadRecords(**source, 1, milliseconds(50)).empty());
+  dir.Write("later.log", "here\n");
+  CHECK(Texts(ReadRecords(**source, 1)) == std::vector<std::string>{"here"});
+}
+
 TEST_CASE("a following Read with no new data returns promptly on stop") {
   TempDir dir;
   FileSource::Options o = Opts(dir.Write("idle.log", ""), /*follow=*/true);
