@@ -426,6 +426,11 @@ void KafkaEventConsumer::Close(std::chrono::milliseconds timeout) {
   consumer_->close();
   closed_ = true;
   assigned_ = 0;
+  // Work still queued is uncommitted, so the next owner of those partitions
+  // decides it again; its completion callbacks point at this consumer and
+  // must not outlive it.
+  tainter_.DropPendingFor([](const std::string&) { return true; });
+  partitions_.clear();
   LogInfo("kafka", "consumer closed", {{"pending_decisions", tainter_.pending()}});
 }
 

@@ -86,8 +86,9 @@ class KafkaEventConsumer {
   // Commits the done prefix of every partition (async unless `sync`), and
   // updates the lag gauge.
   void Commit(bool sync = false);
-  // Commits synchronously, leaves the group and flushes the dead-letter
-  // producer within `timeout`.
+  // Flushes the dead-letter producer within `timeout`, commits
+  // synchronously and leaves the group. The Tainter's queued work is dropped
+  // (it is uncommitted: whoever owns the partitions next decides it again).
   void Close(std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   // Partitions currently assigned to this member.
