@@ -190,6 +190,7 @@ void Tainter::Enqueue(const std::string& node, Work work) {
     if (victim == queues_.end() || victim->second.work.empty()) break;
     Done dropped = std::move(victim->second.work.front().done);
     victim->second.work.pop_front();
+    if (victim->second.work.empty()) queues_.erase(victim);
     --pending_;
     metrics_
         .GetCounter("faultline_tainter_dropped_work_total",
