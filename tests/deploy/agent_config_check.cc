@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// fl-deploy-config-check: runs the daemons' own config parsers over config
-// files taken from deploy/'s ConfigMaps, so a key the manifests misspell or
-// a value the daemon rejects fails tests/deploy/render_test.py rather than
-// the first pod. The daemons have no --check-config flag; this calls the same
-// parse function their main() calls first.
+// fl-deploy-agent-config-check: runs the agent's own config parser over
+// config files taken from deploy/'s ConfigMaps, so a key the manifests
+// misspell or a value the agent rejects fails tests/deploy/render_test.py
+// rather than the first pod. faultline-agent has no --check-config flag; this
+// calls the parse function its main() calls first. (The tainter's parser is
+// in tainter_config_check.cc: matcher/rule.h's struct Outcome and
+// tainter/policy.h's enum Outcome cannot share a translation unit.)
 //
-//   fl-deploy-config-check agent FILE...
+//   fl-deploy-agent-config-check agent FILE...
 //
 // Prints every diagnostic as file:line:col; exit 0 when all files parse,
 // 1 when any does not, 2 on bad usage.
@@ -46,6 +48,6 @@ int CheckAgentConfigs(int argc, char** argv) {
 int main(int argc, char** argv) {
   const std::string kind = argc > 2 ? argv[1] : "";
   if (kind == "agent") return CheckAgentConfigs(argc, argv);
-  std::cerr << "usage: fl-deploy-config-check agent FILE...\n";
+  std::cerr << "usage: fl-deploy-agent-config-check agent FILE...\n";
   return 2;
 }

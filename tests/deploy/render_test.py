@@ -432,7 +432,8 @@ def check_kafka_mode(docs, f):
         taint = tainter_cfg.get("taint") or {}
         f.check({k: str(v) for k, v in taint.items() if k in FAULTLINE_TAINT} == FAULTLINE_TAINT,
                 "tainter taints faultline.dev/faulty=true:NoSchedule")
-        addr = str(tainter_cfg.get("metrics_address", "0.0.0.0:9400"))
+        # Default: tainter/tainter_config.h.
+        addr = str(tainter_cfg.get("metrics_address", "0.0.0.0:9401"))
         f.check(addr.rsplit(":", 1)[-1] == "9400", "tainter metrics_address port is the container port")
 
 
@@ -448,6 +449,12 @@ def check_strimzi(docs, f):
     names = {t["spec"].get("topicName", t["metadata"]["name"]) for t in topics}
     f.check(names == {k["topic"], k["dead_letter_topic"]},
             f"KafkaTopics {sorted(names)} are the events and dead-letter topics of the config")
+    events = [t for t in topics if t["spec"].get("topicName") == k["topic"]]
+    span = seconds(k.get("rebuild_span", "24h"))  # default: tainter/README.md
+    retention = events and events[0]["spec"].get("config", {}).get("retention.ms")
+    f.check(span is not None and retention and span * 1000 <= int(retention),
+            f"the tainter's rebuild_span {k.get('rebuild_span', '24h')} is within the events "
+            f"topic's retention ({retention} ms), or rebuilt windows miss history")
     m = re.fullmatch(r"([a-z0-9-]+)-kafka-bootstrap\.([a-z0-9-]+)\.svc(?:\.cluster\.local)?:\d+",
                      k["brokers"].split(",")[0])
     if f.check(m, f"brokers {k['brokers']} is a Strimzi bootstrap service"):
@@ -641,7 +648,10 @@ def check_configs(args, docs_by_case, f):
                 (args.agent, AGENT, "agent", "DaemonSet"),
                 (args.tainter, TAINTER, "tainter", "Deployment")):
             check_config_with_binary(binary, docs, case, workload, container, kind, f)
-        check_config_with_parser(args.config_check, docs, case, f)
+        check_config_with_parser(args.agent_config_check, docs, case, AGENT, "agent",
+                                 "DaemonSet", f)
+        check_config_with_parser(args.tainter_config_check, docs, case, TAINTER, "tainter",
+                                 "Deployment", f)
 
 
 def check_commented_examples(faultline, data, tmp, case, f):
@@ -665,17 +675,19 @@ def check_commented_examples(faultline, data, tmp, case, f):
             os.unlink(path)
 
 
-def check_config_with_parser(checker, docs, case, f):
-    """Runs the agent's own config parser (ParseAgentConfig, through
-    fl-deploy-config-check) over the agent config the DaemonSet mounts."""
-    ds = one(docs, "DaemonSet", AGENT)
-    if ds is None:
+def check_config_with_parser(checker, docs, case, workload, container, kind, f):
+    """Runs a daemon's own config parser (ParseAgentConfig / LoadTainterConfig,
+    through fl-deploy-{agent,tainter}-config-check) over the config the
+    workload mounts."""
+    w = one(docs, kind, workload)
+    if w is None:
         return
     if not checker or not os.path.exists(checker):
-        print(f"SKIPPED: fl-deploy-config-check not built; {case} agent config checked as YAML only")
+        print(f"SKIPPED: {container} config checker not built; {case} {container} config "
+              "checked as YAML only")
         return
-    pod = ds["spec"]["template"]
-    c = next(c for c in pod["spec"]["containers"] if c["name"] == "agent")
+    pod = w["spec"]["template"]
+    c = next(c for c in pod["spec"]["containers"] if c["name"] == container)
     path = c["args"][c["args"].index("--config") + 1]
     mount = next(m for m in c["volumeMounts"] if m["mountPath"] == os.path.dirname(path))
     data = one(docs, "ConfigMap", volume_configmap(pod, mount["name"]))["data"]
@@ -683,7 +695,7 @@ def check_config_with_parser(checker, docs, case, f):
         local = os.path.join(tmp, f"{case}-{os.path.basename(path)}")
         with open(local, "w") as out:
             out.write(data[os.path.basename(path)])
-        run = subprocess.run([checker, "agent", local], capture_output=True, text=True)
+        run = subprocess.run([checker, container, local], capture_output=True, text=True)
         errors = [l for l in run.stderr.splitlines() if ": error: " in l]
         if (case == "standalone" and errors and
                 all("kafka.brokers is required" in l for l in errors)):
@@ -692,8 +704,8 @@ def check_config_with_parser(checker, docs, case, f):
             print("NOTE: the agent's parser still requires kafka.brokers without Kafka; "
                   "the standalone config is otherwise accepted")
             return
-        f.check(run.returncode == 0, f"{case}: the agent's config parser rejects the "
-                f"DaemonSet's config:\n{run.stdout}{run.stderr}")
+        f.check(run.returncode == 0, f"{case}: the {container}'s config parser rejects the "
+                f"config its pods mount:\n{run.stdout}{run.stderr}")
 
 
 def check_config_with_binary(binary, docs, case, workload, container, kind, f):
@@ -770,7 +782,8 @@ def main():
     ap.add_argument("--faultline")
     ap.add_argument("--agent")
     ap.add_argument("--tainter")
-    ap.add_argument("--config-check", help="fl-deploy-config-check (config_check.cc)")
+    ap.add_argument("--agent-config-check", help="fl-deploy-agent-config-check")
+    ap.add_argument("--tainter-config-check", help="fl-deploy-tainter-config-check")
     args = ap.parse_args()
 
     if yaml is None:
