@@ -57,7 +57,14 @@ lines_read() {
   curl -sf "http://127.0.0.1:$PORT/metrics" |
     awk '$1 == "faultline_agent_source_lines_total{source=\"file\"}" {print $2}'
 }
+matched() {
+  curl -sf "http://127.0.0.1:$PORT/metrics" |
+    awk '$1 ~ /^faultline_agent_matches_total/ {n += $2} END {print n + 0}'
+}
 until [[ $(lines_read || echo 0) -ge $LINES ]]; do sleep 0.05; done
+# A source may count lines before it returns them: wait until matching stops.
+prev=-1
+until [[ $(matched) -eq $prev ]]; do prev=$(matched); sleep 0.3; done
 read_done=$(date +%s.%N)
 kill -TERM "$(pgrep -P "$TIME_PID")"
 wait "$TIME_PID"

@@ -132,7 +132,7 @@ class Pipeline {
   std::atomic<std::int64_t> publish_deadline_ns_{INT64_MAX};  // steady clock, for shutdown
   std::atomic<std::int64_t> heartbeat_ns_{0};
   std::atomic<bool> match_done_{false};
-  bool started_ = false;
+  std::atomic<bool> started_{false};  // read by healthy() on the HTTP thread
   bool stopped_ = false;
   std::size_t stop_result_ = 0;
   std::jthread matcher_;

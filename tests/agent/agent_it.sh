@@ -177,8 +177,9 @@ flood)
   write_config 60s
   awk -v n="$LINES" 'BEGIN { for (i = 0; i < n; i++) print "NVRM: Xid (0000:3b:00): 95, pid=1, Uncontained ECC error" }' >"$T/faults.log"
   start_agent
-  wait_for 60 bash -c "[[ \$(curl -sf http://127.0.0.1:$PORT/metrics | awk '\$1 == \"faultline_agent_source_lines_total{source=\\\"file\\\"}\" {print \$2}') -ge $LINES ]]" ||
-    fail "the flood was not read"
+  # Every line matched (a source may count lines it has not returned yet).
+  wait_for 60 bash -c "[[ \$(curl -sf http://127.0.0.1:$PORT/metrics | awk '\$1 == \"faultline_agent_matches_total{rule=\\\"it.xid\\\"}\" {print \$2}') -ge $LINES ]]" ||
+    fail "the flood was not matched"
   stop_agent 0
   topic >"$T/topic"
   events=$(wc -l <"$T/topic")
