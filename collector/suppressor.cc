@@ -5,37 +5,35 @@
 
 namespace faultline {
 
-std::string Suppressor::KeyOf(const FaultEvent& event) {
-  // Rule ids and capture names cannot contain NUL; values come from log text
-  // but are bounded by the line, and the separators keep "a","bc" apart from
-  // "ab","c".
-  std::string key = event.rule;
+void Suppressor::KeyOf(const FaultEvent& event) {
+  // Rule ids and capture names cannot contain NUL; values are length-prefixed
+  // so "a","bc" and "ab","c" stay apart.
+  key_.assign(event.rule);
   for (const auto& [name, value] : event.fields) {
-    key.push_back('\0');
-    key += name;
-    key.push_back('\0');
-    key += std::to_string(value.size());
-    key.push_back(':');
-    key += value;
+    key_.push_back('\0');
+    key_ += name;
+    key_.push_back('\0');
+    key_ += std::to_string(value.size());
+    key_.push_back(':');
+    key_ += value;
   }
-  return key;
 }
 
-Suppressor::Verdict Suppressor::Admit(const FaultEvent& event, Hold hold,
+Suppressor::Verdict Suppressor::Admit(FaultEvent& event, Hold hold,
                                       std::chrono::steady_clock::time_point now,
                                       std::vector<FollowUp>& due) {
   if (options_.window.count() <= 0) return Verdict::kPublish;
-  std::string key = KeyOf(event);
-  auto it = entries_.find(key);
+  KeyOf(event);
+  auto it = entries_.find(key_);
   if (it == entries_.end()) {
     Entry entry;
     entry.window_end = now + options_.window;
-    entries_.emplace(std::move(key), std::move(entry));
+    entries_.emplace(key_, std::move(entry));
     return Verdict::kPublish;
   }
   Entry& entry = it->second;
   ++entry.folded;
-  entry.last = event;
+  entry.last = std::move(event);
   const bool held = std::any_of(entry.holds.begin(), entry.holds.end(),
                                 [&](const Hold& h) { return h.holder == hold.holder; });
   if (!held) entry.holds.push_back(hold);

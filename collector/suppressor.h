@@ -62,7 +62,9 @@ class Suppressor {
 
   // Decides about one event. When this repeat brings its entry to
   // max_folded, the follow-up is appended to `due` at once.
-  Verdict Admit(const FaultEvent& event, Hold hold, std::chrono::steady_clock::time_point now,
+  // On a fold, `event` is moved from (it may become the follow-up): a flood
+  // then costs no copy per line.
+  Verdict Admit(FaultEvent& event, Hold hold, std::chrono::steady_clock::time_point now,
                 std::vector<FollowUp>& due);
 
   // Appends the follow-ups that are due at `now` (window ended, or
@@ -82,11 +84,13 @@ class Suppressor {
     std::vector<Hold> holds;
   };
 
-  static std::string KeyOf(const FaultEvent& event);
+  // Builds the key into key_ (reused: no allocation per line once warm).
+  void KeyOf(const FaultEvent& event);
   void Emit(Entry& entry, std::chrono::steady_clock::time_point now, std::vector<FollowUp>& out);
 
   const Options options_;
   std::unordered_map<std::string, Entry> entries_;
+  std::string key_;
 };
 
 }  // namespace faultline
