@@ -9,6 +9,9 @@ set -euo pipefail
 
 BUILD=$1
 SCENARIO=$2
+for tool in kcat jq curl; do
+  command -v "$tool" >/dev/null || { echo "SKIPPED: $tool is not installed"; exit 0; }
+done
 AGENT=$BUILD/collector/faultline-agent
 MOCK=$BUILD/tests/support/fl-mockcluster
 T=$(mktemp -d "${TMPDIR:-/tmp}/faultline-agent-it-XXXXXX")
