@@ -1,0 +1,139 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# One command: build faultline (Release), generate the benchmark corpus, and
+# print single-thread MB/s and lines/s for `faultline scan`, `rg -j1 -c -f`
+# and `grep -E -c -f` on the same corpus with the same patterns, checking
+# every count against the generator's ground truth.
+#
+#   bench/scan_bench.sh [--size-mb 256] [--runs 3] [--no-grep]
+#
+# Environment: FL_BENCH_BUILD (build dir, default build-bench), FL_BENCH_DIR
+# (corpus dir, default $TMPDIR/faultline-bench), FL_BENCH_CPU (core, 0),
+# FL_GREP_TIMEOUT (seconds, 1200).
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SIZE=256
+RUNS=3
+GREP=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --size-mb) SIZE=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --no-grep) GREP=0; shift ;;
+    *) echo "usage: $0 [--size-mb N] [--runs N] [--no-grep]" >&2; exit 2 ;;
+  esac
+done
+BUILD=${FL_BENCH_BUILD:-$ROOT/build-bench}
+WORK=${FL_BENCH_DIR:-${TMPDIR:-/tmp}/faultline-bench}
+CPU=${FL_BENCH_CPU:-0}
+mkdir -p "$WORK"
+
+if [ ! -f "$ROOT/bench/gen_corpus.py" ]; then
+  echo "bench/gen_corpus.py is missing" >&2
+  exit 2
+fi
+cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+cmake --build "$BUILD" --target faultline -j2 >/dev/null
+FAULTLINE="$BUILD/matcher/faultline"
+
+CORPUS="$WORK/corpus-$SIZE.log"
+TRUTH="$WORK/corpus-$SIZE.truth.json"
+if [ ! -s "$CORPUS" ] || [ ! -s "$TRUTH" ] || [ "$ROOT/bench/gen_corpus.py" -nt "$CORPUS" ]; then
+  echo "generating $SIZE MiB corpus in $CORPUS ..." >&2
+  python3 "$ROOT/bench/gen_corpus.py" --size-mb "$SIZE" --fault-rate 0.001 --seed 1 \
+    --out "$CORPUS" --truth "$TRUTH"
+fi
+"$FAULTLINE" rules list --format ere > "$WORK/patterns.ere" 2> "$WORK/skipped.txt"
+
+exec python3 - "$FAULTLINE" "$CORPUS" "$TRUTH" "$WORK" "$CPU" "$RUNS" "$GREP" <<'PY'
+import collections, json, os, platform, subprocess, sys, time
+
+faultline, corpus, truth_path, work, cpu, runs, do_grep = sys.argv[1:]
+runs, do_grep = int(runs), do_grep == "1"
+truth = json.load(open(truth_path))
+size = os.path.getsize(corpus)
+lines = truth["lines"]
+patterns = os.path.join(work, "patterns.ere")
+skipped = [l.strip() for l in open(os.path.join(work, "skipped.txt")) if l.strip()]
+n_patterns = sum(1 for _ in open(patterns))
+
+def run(argv, out_path, timeout=None):
+    """Runs argv pinned to one core; returns (wall s, cpu s, exit status)."""
+    with open(out_path, "wb") as out:
+        start = time.perf_counter()
+        p = subprocess.Popen(["taskset", "-c", cpu] + argv, stdout=out, stderr=subprocess.DEVNULL)
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        except KeyboardInterrupt:
+            p.kill()
+            raise
+        wall = time.perf_counter() - start
+    return wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
+
+def best(argv, out_path, n):
+    results = [run(argv, out_path) for _ in range(n)]
+    return min(r[0] for r in results), min(r[1] for r in results), results[-1][2]
+
+subprocess.run(["cat", corpus], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+rows = []
+ok = True
+
+fl_out = os.path.join(work, "faultline.json")
+wall, cpu_s, status = best([faultline, "scan", "--source", "any", "--all", "--format", "json", corpus],
+                           fl_out, runs)
+per_rule = collections.Counter()
+fl_lines = set()
+for line in open(fl_out):
+    e = json.loads(line)
+    per_rule[e["rule"]] += 1
+    fl_lines.add(e["line"])
+fl_check = dict(per_rule) == truth["per_rule"] and len(fl_lines) == truth["fault_lines"]
+ok &= fl_check and status == 0
+rows.append(("faultline scan --format json", wall, cpu_s, len(fl_lines),
+             "per-rule counts equal truth" if fl_check else "MISMATCH with truth"))
+
+expected_rg = truth["fault_lines"] if not skipped else None
+rg_out = os.path.join(work, "rg.txt")
+wall, cpu_s, status = best(["rg", "-j1", "-c", "-f", patterns, corpus], rg_out, runs)
+rg_count = int(open(rg_out).read().strip() or 0)
+rg_check = expected_rg is None or rg_count == expected_rg
+ok &= rg_check
+rows.append(("rg -j1 -c -f patterns.ere", wall, cpu_s, rg_count,
+             ("equals truth" if rg_check else "MISMATCH with truth") if expected_rg is not None
+             else "%d rules not expressible in ERE" % len(skipped)))
+
+if do_grep:
+    grep_out = os.path.join(work, "grep.txt")
+    timeout = int(os.environ.get("FL_GREP_TIMEOUT", "1200"))
+    wall, cpu_s, status = run(["timeout", str(timeout), "grep", "-E", "-c", "-f", patterns, corpus],
+                              grep_out)
+    if status == 124:
+        rows.append(("grep -E -c -f patterns.ere", wall, cpu_s, None, "timed out"))
+    else:
+        grep_count = int(open(grep_out).read().strip() or 0)
+        grep_check = grep_count == rg_count
+        ok &= grep_check
+        rows.append(("grep -E -c -f patterns.ere (1 run)", wall, cpu_s, grep_count,
+                     "equals rg" if grep_check else "MISMATCH with rg"))
+
+cpu_model = "?"
+for l in open("/proc/cpuinfo"):
+    if l.startswith("model name"):
+        cpu_model = l.split(":", 1)[1].strip()
+        break
+print("machine: %s, nproc %d, %s; pinned to core %s" % (cpu_model, os.cpu_count(), platform.release(), cpu))
+print("corpus: %.0f MiB, %d lines, %d fault lines (%d matches), %d ERE patterns%s" % (
+    size / 2**20, lines, truth["fault_lines"], truth["matches"], n_patterns,
+    "; skipped: " + "; ".join(skipped) if skipped else ""))
+print("best of %d runs, whole process; MB = 10^6 bytes; cpu = user+sys" % runs)
+print("%-36s %8s %9s %11s %8s %9s %7s %9s  %s" % ("tool", "wall s", "MB/s", "lines/s", "cpu s",
+                                                  "MB/cpu-s", "vs rg", "lines", "check"))
+rg_wall, rg_cpu = rows[1][1], rows[1][2]
+for name, wall, cpu_s, count, check in rows:
+    print("%-36s %8.2f %9.0f %11.0f %8.2f %9.0f %6.2fx %9s  %s" % (
+        name, wall, size / 1e6 / wall, lines / wall, cpu_s, size / 1e6 / max(cpu_s, 1e-9),
+        rg_wall / wall, "-" if count is None else count, check))
+print("faultline vs rg: %.2fx by wall time, %.2fx by cpu time (target 3x)" % (
+    rg_wall / rows[0][1], rg_cpu / max(rows[0][2], 1e-9)))
+sys.exit(0 if ok else 1)
+PY
