@@ -8,27 +8,27 @@
 
 namespace faultline {
 
-std::string_view OutcomeName(Outcome outcome) {
+std::string_view DecisionOutcomeName(DecisionOutcome outcome) {
   switch (outcome) {
-    case Outcome::kIgnored:
+    case DecisionOutcome::kIgnored:
       return "ignored";
-    case Outcome::kDuplicate:
+    case DecisionOutcome::kDuplicate:
       return "duplicate";
-    case Outcome::kUnmanaged:
+    case DecisionOutcome::kUnmanaged:
       return "unmanaged";
-    case Outcome::kBelowThreshold:
+    case DecisionOutcome::kBelowThreshold:
       return "below_threshold";
-    case Outcome::kStale:
+    case DecisionOutcome::kStale:
       return "stale";
-    case Outcome::kRecordEvent:
+    case DecisionOutcome::kRecordEvent:
       return "record_event";
-    case Outcome::kTaint:
+    case DecisionOutcome::kTaint:
       return "taint";
-    case Outcome::kUpdateReasons:
+    case DecisionOutcome::kUpdateReasons:
       return "update_reasons";
-    case Outcome::kRefusedByValve:
+    case DecisionOutcome::kRefusedByValve:
       return "refused_by_valve";
-    case Outcome::kLift:
+    case DecisionOutcome::kLift:
       return "lift";
   }
   return "unknown";
@@ -174,16 +174,16 @@ Decision Policy::Decide(const FaultEvent& event) {
   d.event_id = event.id;
   d.reason.rule = event.rule;
   if (!Remember(event.id)) {
-    d.outcome = Outcome::kDuplicate;
+    d.outcome = DecisionOutcome::kDuplicate;
     return d;
   }
   if (event.action == Action::kIgnore) {
-    d.outcome = Outcome::kIgnored;
+    d.outcome = DecisionOutcome::kIgnored;
     return d;
   }
   auto node_it = nodes_.find(event.node);
   if (node_it == nodes_.end() || !node_it->second.managed) {
-    d.outcome = Outcome::kUnmanaged;
+    d.outcome = DecisionOutcome::kUnmanaged;
     return d;
   }
   NodeState& state = node_it->second;
@@ -193,18 +193,18 @@ Decision Policy::Decide(const FaultEvent& event) {
   if (event.threshold && event.threshold->count > 1) {
     const std::uint64_t count = CountInWindow(event, at);
     if (count < static_cast<std::uint64_t>(event.threshold->count)) {
-      d.outcome = Outcome::kBelowThreshold;
+      d.outcome = DecisionOutcome::kBelowThreshold;
       d.detail = std::to_string(count) + "/" + std::to_string(event.threshold->count) + " in " +
                  FormatDuration(event.threshold->window);
       return d;
     }
   }
   if (d.reason.expires_at && *d.reason.expires_at <= clock_.Now()) {
-    d.outcome = Outcome::kStale;
+    d.outcome = DecisionOutcome::kStale;
     return d;
   }
   if (event.action == Action::kEvent || state.opted_out) {
-    d.outcome = Outcome::kRecordEvent;
+    d.outcome = DecisionOutcome::kRecordEvent;
     d.opted_out = event.action == Action::kTaint;
     d.emit_event = EventDue(state, event.rule);
     return d;
@@ -232,14 +232,14 @@ Decision Policy::Decide(const FaultEvent& event) {
       }
     }
     d.reason = r;
-    d.outcome = Outcome::kUpdateReasons;
+    d.outcome = DecisionOutcome::kUpdateReasons;
     d.emit_event = inserted && EventDue(state, event.rule);
     d.write_reasons = inserted || (moved && clock_.MonotonicNow() - state.persisted_at >=
                                                 options_.persist_interval);
     return d;
   }
   if (std::string refusal = ValveRefusal(event.rule); !refusal.empty()) {
-    d.outcome = Outcome::kRefusedByValve;
+    d.outcome = DecisionOutcome::kRefusedByValve;
     d.detail = std::move(refusal);
     d.emit_event = EventDue(state, "valve\x1f" + event.rule);
     return d;
@@ -247,7 +247,7 @@ Decision Policy::Decide(const FaultEvent& event) {
   state.tainted = true;
   state.reasons[event.rule] = d.reason;
   recent_taints_.push_back(clock_.MonotonicNow());
-  d.outcome = Outcome::kTaint;
+  d.outcome = DecisionOutcome::kTaint;
   d.emit_event = true;
   d.write_reasons = true;
   state.last_event[event.rule] = clock_.MonotonicNow();
@@ -273,10 +273,10 @@ std::vector<Decision> Policy::Expire() {
     d.node = name;
     if (state.reasons.empty()) {
       state.tainted = false;
-      d.outcome = Outcome::kLift;
+      d.outcome = DecisionOutcome::kLift;
       d.emit_event = true;
     } else {
-      d.outcome = Outcome::kUpdateReasons;
+      d.outcome = DecisionOutcome::kUpdateReasons;
     }
     d.write_reasons = true;
     out.push_back(std::move(d));

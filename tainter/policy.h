@@ -19,7 +19,7 @@
 namespace faultline {
 
 // What the policy decided about one event, or about a node at a Tick.
-enum class Outcome : std::uint8_t {
+enum class DecisionOutcome : std::uint8_t {
   kIgnored,         // action: ignore
   kDuplicate,       // an event id already decided
   kUnmanaged,       // the node does not match the node selector (or is unknown)
@@ -31,10 +31,10 @@ enum class Outcome : std::uint8_t {
   kRefusedByValve,  // would taint, but the safety valve is shut
   kLift,            // no active reason is left: remove faultline's taint
 };
-std::string_view OutcomeName(Outcome outcome);  // "taint", "refused_by_valve", ...
+std::string_view DecisionOutcomeName(DecisionOutcome outcome);  // "taint", "refused_by_valve", ...
 
 struct Decision {
-  Outcome outcome = Outcome::kIgnored;
+  DecisionOutcome outcome = DecisionOutcome::kIgnored;
   std::string node;
   std::string event_id;
   // The reason the event stands for (rule, summary, message, times, expiry);

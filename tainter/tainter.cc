@@ -252,7 +252,7 @@ Tainter::Step Tainter::Process(Work& work) {
   if (Retryable(s.code())) return Step::kRetry;
   LogError("tainter", "dropping a decision the API server refused",
            {{"node", work.decision.node},
-            {"outcome", OutcomeName(work.decision.outcome)},
+            {"outcome", DecisionOutcomeName(work.decision.outcome)},
             {"error", s.ToString()}});
   return Step::kDone;
 }
@@ -260,9 +260,9 @@ Tainter::Step Tainter::Process(Work& work) {
 void Tainter::Count(const Decision& d) {
   metrics_
       .GetCounter("faultline_tainter_decisions_total", "decisions by outcome",
-                  {{"outcome", std::string(OutcomeName(d.outcome))}})
+                  {{"outcome", std::string(DecisionOutcomeName(d.outcome))}})
       .Inc();
-  if (d.outcome == Outcome::kRefusedByValve) {
+  if (d.outcome == DecisionOutcome::kRefusedByValve) {
     metrics_
         .GetCounter("faultline_tainter_taints_refused_total",
                     "would-be taints refused by the safety valve", {{"rule", d.reason.rule}})
@@ -327,7 +327,7 @@ Status Tainter::Apply(Work& work) {
   const Decision& d = work.decision;
   const std::string& node = d.node;
   switch (d.outcome) {
-    case Outcome::kTaint: {
+    case DecisionOutcome::kTaint: {
       if (!work.update_done) {
         NodeChange change;
         change.add_taint = options_.taint;
@@ -343,7 +343,7 @@ Status Tainter::Apply(Work& work) {
       }
       return Event(node, "Warning", "FaultlineTainted", EventMessage(d.reason));
     }
-    case Outcome::kUpdateReasons: {
+    case DecisionOutcome::kUpdateReasons: {
       if (d.write_reasons && !work.update_done && policy_.IsTainted(node)) {
         NodeChange change;
         change.annotations[options_.annotation_key] =
@@ -357,17 +357,17 @@ Status Tainter::Apply(Work& work) {
       }
       return OkStatus();
     }
-    case Outcome::kRecordEvent:
+    case DecisionOutcome::kRecordEvent:
       if (!d.emit_event) return OkStatus();
       return Event(node, "Warning", "FaultlineFault",
                    EventMessage(d.reason, d.opted_out ? "not tainted (node opted out): " : ""));
-    case Outcome::kRefusedByValve:
+    case DecisionOutcome::kRefusedByValve:
       if (!d.emit_event) return OkStatus();
       return Event(node, "Warning", "FaultlineValveShut",
                    CutUtf8("would taint, but the safety valve is shut (" + d.detail +
                                "): " + EventMessage(d.reason),
                            kMaxEventMessageBytes));
-    case Outcome::kLift:
+    case DecisionOutcome::kLift:
       return ApplyLift(work);
     default:
       return OkStatus();

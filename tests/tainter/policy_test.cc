@@ -50,7 +50,7 @@ struct Fixture {
 TEST_CASE("a taint rule without threshold taints the node at once with its reason") {
   Fixture f;
   Decision d = f.policy.Decide(f.At(Ev("gpu-1")));
-  CHECK(d.outcome == Outcome::kTaint);
+  CHECK(d.outcome == DecisionOutcome::kTaint);
   CHECK(d.emit_event);
   CHECK(d.write_reasons);
   CHECK(d.reason.rule == "nvidia.xid");
@@ -64,10 +64,10 @@ TEST_CASE("a taint rule without threshold taints the node at once with its reaso
 TEST_CASE("an event id already decided is a duplicate, decided once") {
   Fixture f;
   FaultEvent e = f.At(Ev("gpu-1"));
-  CHECK(f.policy.Decide(e).outcome == Outcome::kTaint);
-  CHECK(f.policy.Decide(e).outcome == Outcome::kDuplicate);
+  CHECK(f.policy.Decide(e).outcome == DecisionOutcome::kTaint);
+  CHECK(f.policy.Decide(e).outcome == DecisionOutcome::kDuplicate);
   f.clock.Advance(hours(1));
-  CHECK(f.policy.Decide(e).outcome == Outcome::kDuplicate);
+  CHECK(f.policy.Decide(e).outcome == DecisionOutcome::kDuplicate);
 }
 
 TEST_CASE("the dedupe set is bounded: the least recently seen id is forgotten") {
@@ -81,8 +81,8 @@ TEST_CASE("the dedupe set is bounded: the least recently seen id is forgotten") 
   f.policy.Decide(b);
   f.policy.Decide(c);
   CHECK(f.policy.dedupe_size() == 2);
-  CHECK(f.policy.Decide(c).outcome == Outcome::kDuplicate);
-  CHECK(f.policy.Decide(a).outcome != Outcome::kDuplicate);
+  CHECK(f.policy.Decide(c).outcome == DecisionOutcome::kDuplicate);
+  CHECK(f.policy.Decide(a).outcome != DecisionOutcome::kDuplicate);
 }
 
 TEST_CASE("dedupe entries lapse after their TTL") {
@@ -98,14 +98,15 @@ TEST_CASE("dedupe entries lapse after their TTL") {
 
 TEST_CASE("action ignore is ignored and action event records an Event without tainting") {
   Fixture f;
-  CHECK(f.policy.Decide(f.At(Ev("gpu-1", "r", Action::kIgnore))).outcome == Outcome::kIgnored);
+  CHECK(f.policy.Decide(f.At(Ev("gpu-1", "r", Action::kIgnore))).outcome ==
+        DecisionOutcome::kIgnored);
   Decision d = f.policy.Decide(f.At(Ev("gpu-1", "r", Action::kEvent)));
-  CHECK(d.outcome == Outcome::kRecordEvent);
+  CHECK(d.outcome == DecisionOutcome::kRecordEvent);
   CHECK(d.emit_event);
   CHECK_FALSE(f.policy.IsTainted("gpu-1"));
   SUBCASE("repeats within the event interval do not emit another Event") {
     Decision again = f.policy.Decide(f.At(Ev("gpu-1", "r", Action::kEvent)));
-    CHECK(again.outcome == Outcome::kRecordEvent);
+    CHECK(again.outcome == DecisionOutcome::kRecordEvent);
     CHECK_FALSE(again.emit_event);
     f.clock.Advance(minutes(11));
     CHECK(f.policy.Decide(f.At(Ev("gpu-1", "r", Action::kEvent))).emit_event);
@@ -115,8 +116,8 @@ TEST_CASE("action ignore is ignored and action event records an Event without ta
 TEST_CASE("nodes outside the selector, and unknown nodes, are unmanaged") {
   Fixture f;
   f.policy.SetNode("cpu-1", false, false);
-  CHECK(f.policy.Decide(f.At(Ev("cpu-1"))).outcome == Outcome::kUnmanaged);
-  CHECK(f.policy.Decide(f.At(Ev("never-seen"))).outcome == Outcome::kUnmanaged);
+  CHECK(f.policy.Decide(f.At(Ev("cpu-1"))).outcome == DecisionOutcome::kUnmanaged);
+  CHECK(f.policy.Decide(f.At(Ev("never-seen"))).outcome == DecisionOutcome::kUnmanaged);
   CHECK(f.policy.tainted_nodes() == 0);
 }
 
@@ -124,7 +125,7 @@ TEST_CASE("an opted-out node is never tainted; the fault is recorded as an Event
   Fixture f;
   f.policy.SetNode("gpu-2", true, true);
   Decision d = f.policy.Decide(f.At(Ev("gpu-2")));
-  CHECK(d.outcome == Outcome::kRecordEvent);
+  CHECK(d.outcome == DecisionOutcome::kRecordEvent);
   CHECK(d.opted_out);
   CHECK(d.emit_event);
   CHECK_FALSE(f.policy.IsTainted("gpu-2"));
@@ -138,17 +139,17 @@ TEST_CASE("a threshold counts events within the window per node and key captures
     return f.policy.Decide(f.At(e));
   };
   Decision d = flap("gpu-1", "1");
-  CHECK(d.outcome == Outcome::kBelowThreshold);
+  CHECK(d.outcome == DecisionOutcome::kBelowThreshold);
   CHECK(d.detail == "1/3 in 10m");
-  CHECK(flap("gpu-1", "2").outcome == Outcome::kBelowThreshold);  // another port
-  CHECK(flap("gpu-2", "1").outcome == Outcome::kBelowThreshold);  // another node
-  CHECK(flap("gpu-1", "1").outcome == Outcome::kBelowThreshold);
+  CHECK(flap("gpu-1", "2").outcome == DecisionOutcome::kBelowThreshold);  // another port
+  CHECK(flap("gpu-2", "1").outcome == DecisionOutcome::kBelowThreshold);  // another node
+  CHECK(flap("gpu-1", "1").outcome == DecisionOutcome::kBelowThreshold);
   SUBCASE("the third in the window taints") {
-    CHECK(flap("gpu-1", "1").outcome == Outcome::kTaint);
+    CHECK(flap("gpu-1", "1").outcome == DecisionOutcome::kTaint);
   }
   SUBCASE("hits older than the window no longer count") {
     f.clock.Advance(minutes(11));
-    CHECK(flap("gpu-1", "1").outcome == Outcome::kBelowThreshold);
+    CHECK(flap("gpu-1", "1").outcome == DecisionOutcome::kBelowThreshold);
   }
 }
 
@@ -156,9 +157,9 @@ TEST_CASE("suppressed repeats count: one event stands for 1 + suppressed lines")
   Fixture f;
   FaultEvent e = WithThreshold(Ev("gpu-1", "ib.flap"), 5, minutes(10));
   e.suppressed = 3;
-  CHECK(f.policy.Decide(f.At(e)).outcome == Outcome::kBelowThreshold);  // 4
+  CHECK(f.policy.Decide(f.At(e)).outcome == DecisionOutcome::kBelowThreshold);  // 4
   FaultEvent e2 = WithThreshold(Ev("gpu-1", "ib.flap"), 5, minutes(10));
-  CHECK(f.policy.Decide(f.At(e2)).outcome == Outcome::kTaint);  // 5
+  CHECK(f.policy.Decide(f.At(e2)).outcome == DecisionOutcome::kTaint);  // 5
 }
 
 TEST_CASE("replayed events fill the window without deciding, and are then duplicates") {
@@ -168,23 +169,23 @@ TEST_CASE("replayed events fill the window without deciding, and are then duplic
   f.policy.Replay(a);
   f.policy.Replay(b);
   CHECK_FALSE(f.policy.IsTainted("gpu-1"));
-  CHECK(f.policy.Decide(b).outcome == Outcome::kDuplicate);
+  CHECK(f.policy.Decide(b).outcome == DecisionOutcome::kDuplicate);
   CHECK(f.policy.Decide(f.At(WithThreshold(Ev("gpu-1", "ib.flap"), 3, minutes(10)))).outcome ==
-        Outcome::kTaint);
+        DecisionOutcome::kTaint);
 }
 
 TEST_CASE("a reason with expire lapses after the quiet period and the taint is lifted") {
   Fixture f;
   FaultEvent e = Ev("gpu-1", "nccl.timeout");
   e.expire = hours(1);
-  REQUIRE(f.policy.Decide(f.At(e)).outcome == Outcome::kTaint);
+  REQUIRE(f.policy.Decide(f.At(e)).outcome == DecisionOutcome::kTaint);
   f.clock.Advance(minutes(59));
   CHECK(f.policy.Expire().empty());
   SUBCASE("quiet for the whole period") {
     f.clock.Advance(minutes(1));
     std::vector<Decision> lifts = f.policy.Expire();
     REQUIRE(lifts.size() == 1);
-    CHECK(lifts[0].outcome == Outcome::kLift);
+    CHECK(lifts[0].outcome == DecisionOutcome::kLift);
     CHECK(lifts[0].node == "gpu-1");
     CHECK_FALSE(f.policy.IsTainted("gpu-1"));
   }
@@ -192,7 +193,7 @@ TEST_CASE("a reason with expire lapses after the quiet period and the taint is l
     FaultEvent again = Ev("gpu-1", "nccl.timeout");
     again.expire = hours(1);
     Decision d = f.policy.Decide(f.At(again));
-    CHECK(d.outcome == Outcome::kUpdateReasons);
+    CHECK(d.outcome == DecisionOutcome::kUpdateReasons);
     CHECK_FALSE(d.emit_event);
     f.clock.Advance(minutes(30));
     CHECK(f.policy.Expire().empty());
@@ -205,15 +206,15 @@ TEST_CASE("the taint stays while any reason is active; reasons without expire ne
   Fixture f;
   FaultEvent soft = Ev("gpu-1", "nccl.timeout");
   soft.expire = hours(1);
-  REQUIRE(f.policy.Decide(f.At(soft)).outcome == Outcome::kTaint);
+  REQUIRE(f.policy.Decide(f.At(soft)).outcome == DecisionOutcome::kTaint);
   Decision hw = f.policy.Decide(f.At(Ev("gpu-1", "nvidia.xid")));
-  CHECK(hw.outcome == Outcome::kUpdateReasons);
+  CHECK(hw.outcome == DecisionOutcome::kUpdateReasons);
   CHECK(hw.emit_event);  // a new rule on the node
   CHECK(hw.write_reasons);
   f.clock.Advance(hours(2));
   std::vector<Decision> ds = f.policy.Expire();
   REQUIRE(ds.size() == 1);
-  CHECK(ds[0].outcome == Outcome::kUpdateReasons);
+  CHECK(ds[0].outcome == DecisionOutcome::kUpdateReasons);
   CHECK(ds[0].write_reasons);
   CHECK(f.policy.IsTainted("gpu-1"));
   REQUIRE(f.policy.ActiveReasons("gpu-1").size() == 1);
@@ -228,16 +229,16 @@ TEST_CASE("an event whose quiet period was over before it arrived does not taint
   FaultEvent e = Ev("gpu-1", "nccl.timeout");
   e.expire = minutes(10);
   e.detected_time = f.clock.Now() - minutes(20);
-  CHECK(f.policy.Decide(e).outcome == Outcome::kStale);
+  CHECK(f.policy.Decide(e).outcome == DecisionOutcome::kStale);
   CHECK_FALSE(f.policy.IsTainted("gpu-1"));
 }
 
 TEST_CASE("the valve allows at most max_fraction of managed nodes tainted") {
   Fixture f(20);  // 10% of 20 = 2
-  CHECK(f.policy.Decide(f.At(Ev("gpu-1", "a"))).outcome == Outcome::kTaint);
-  CHECK(f.policy.Decide(f.At(Ev("gpu-2", "b"))).outcome == Outcome::kTaint);
+  CHECK(f.policy.Decide(f.At(Ev("gpu-1", "a"))).outcome == DecisionOutcome::kTaint);
+  CHECK(f.policy.Decide(f.At(Ev("gpu-2", "b"))).outcome == DecisionOutcome::kTaint);
   Decision d = f.policy.Decide(f.At(Ev("gpu-3", "c")));
-  CHECK(d.outcome == Outcome::kRefusedByValve);
+  CHECK(d.outcome == DecisionOutcome::kRefusedByValve);
   CHECK(d.emit_event);
   CHECK(d.detail.find("max_fraction") == 0);
   CHECK_FALSE(f.policy.IsTainted("gpu-3"));
@@ -246,7 +247,7 @@ TEST_CASE("the valve allows at most max_fraction of managed nodes tainted") {
   }
   SUBCASE("lifting is unaffected by the valve, and frees a slot") {
     CHECK(f.policy.Untaint("gpu-1"));
-    CHECK(f.policy.Decide(f.At(Ev("gpu-3", "c"))).outcome == Outcome::kTaint);
+    CHECK(f.policy.Decide(f.At(Ev("gpu-3", "c"))).outcome == DecisionOutcome::kTaint);
   }
   SUBCASE("unmanaged nodes do not count toward the denominator") {
     f.policy.SetNode("cpu-1", false, false);
@@ -256,8 +257,8 @@ TEST_CASE("the valve allows at most max_fraction of managed nodes tainted") {
 
 TEST_CASE("the valve's fractions allow at least min_allowed nodes") {
   Fixture f(5);  // floor(0.1 * 5) = 0, but min_allowed = 1
-  CHECK(f.policy.Decide(f.At(Ev("gpu-1"))).outcome == Outcome::kTaint);
-  CHECK(f.policy.Decide(f.At(Ev("gpu-2"))).outcome == Outcome::kRefusedByValve);
+  CHECK(f.policy.Decide(f.At(Ev("gpu-1"))).outcome == DecisionOutcome::kTaint);
+  CHECK(f.policy.Decide(f.At(Ev("gpu-2"))).outcome == DecisionOutcome::kRefusedByValve);
 }
 
 TEST_CASE("the valve limits each rule's share separately") {
@@ -265,12 +266,12 @@ TEST_CASE("the valve limits each rule's share separately") {
   o.max_fraction = 0.5;
   o.per_rule_max_fraction = 0.1;
   Fixture f(20, o);  // global 10, per rule 2
-  CHECK(f.policy.Decide(f.At(Ev("gpu-1", "bad.rule"))).outcome == Outcome::kTaint);
-  CHECK(f.policy.Decide(f.At(Ev("gpu-2", "bad.rule"))).outcome == Outcome::kTaint);
+  CHECK(f.policy.Decide(f.At(Ev("gpu-1", "bad.rule"))).outcome == DecisionOutcome::kTaint);
+  CHECK(f.policy.Decide(f.At(Ev("gpu-2", "bad.rule"))).outcome == DecisionOutcome::kTaint);
   Decision d = f.policy.Decide(f.At(Ev("gpu-3", "bad.rule")));
-  CHECK(d.outcome == Outcome::kRefusedByValve);
+  CHECK(d.outcome == DecisionOutcome::kRefusedByValve);
   CHECK(d.detail.find("per_rule_max_fraction") == 0);
-  CHECK(f.policy.Decide(f.At(Ev("gpu-3", "other.rule"))).outcome == Outcome::kTaint);
+  CHECK(f.policy.Decide(f.At(Ev("gpu-3", "other.rule"))).outcome == DecisionOutcome::kTaint);
 }
 
 TEST_CASE("the valve allows at most max_new_taints new taints per window") {
@@ -280,13 +281,13 @@ TEST_CASE("the valve allows at most max_new_taints new taints per window") {
   o.max_new_taints = 2;
   o.new_taint_window = minutes(10);
   Fixture f(20, o);
-  CHECK(f.policy.Decide(f.At(Ev("gpu-1"))).outcome == Outcome::kTaint);
-  CHECK(f.policy.Decide(f.At(Ev("gpu-2"))).outcome == Outcome::kTaint);
+  CHECK(f.policy.Decide(f.At(Ev("gpu-1"))).outcome == DecisionOutcome::kTaint);
+  CHECK(f.policy.Decide(f.At(Ev("gpu-2"))).outcome == DecisionOutcome::kTaint);
   Decision d = f.policy.Decide(f.At(Ev("gpu-3")));
-  CHECK(d.outcome == Outcome::kRefusedByValve);
+  CHECK(d.outcome == DecisionOutcome::kRefusedByValve);
   CHECK(d.detail.find("max_new_taints") == 0);
   f.clock.Advance(minutes(10));
-  CHECK(f.policy.Decide(f.At(Ev("gpu-3"))).outcome == Outcome::kTaint);
+  CHECK(f.policy.Decide(f.At(Ev("gpu-3"))).outcome == DecisionOutcome::kTaint);
 }
 
 TEST_CASE("adoption restores reasons and never re-taints what is tainted") {
@@ -298,7 +299,7 @@ TEST_CASE("adoption restores reasons and never re-taints what is tainted") {
   f.policy.Adopt("gpu-1", true, {r});
   CHECK(f.policy.IsTainted("gpu-1"));
   Decision d = f.policy.Decide(f.At(Ev("gpu-1", "nccl.timeout")));
-  CHECK(d.outcome == Outcome::kUpdateReasons);
+  CHECK(d.outcome == DecisionOutcome::kUpdateReasons);
   SUBCASE("a repeat of a rule without expire makes the adopted reason permanent") {
     f.clock.Advance(hours(1));
     CHECK(f.policy.Expire().empty());
@@ -328,7 +329,7 @@ TEST_CASE("adopting an untainted node drops reasons left in its annotation") {
 
 TEST_CASE("repeats of a tainted rule write the annotation at most once per persist interval") {
   Fixture f;
-  REQUIRE(f.policy.Decide(f.At(Ev("gpu-1"))).outcome == Outcome::kTaint);
+  REQUIRE(f.policy.Decide(f.At(Ev("gpu-1"))).outcome == DecisionOutcome::kTaint);
   f.policy.MarkPersisted("gpu-1");
   f.clock.Advance(seconds(10));
   CHECK_FALSE(f.policy.Decide(f.At(Ev("gpu-1"))).write_reasons);
