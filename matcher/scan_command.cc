@@ -64,9 +64,17 @@ class EventWriter {
     ++events_;
     if (options_.fail_on && m.action >= *options_.fail_on) failed_ = true;
     if (options_.text) {
-      buffer_ += file + ":" + std::to_string(line_no) + ": " +
-                 std::string(SeverityName(m.severity)) + " " + std::string(ActionName(m.action)) +
-                 " [" + m.rule->id + "] " + m.summary + "\n    " + in.text + "\n";
+      // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on long
+      // chains of std::string operator+.
+      const std::string number = std::to_string(line_no);
+      for (std::string_view part :
+           {std::string_view(file), std::string_view(":"), std::string_view(number),
+            std::string_view(": "), SeverityName(m.severity), std::string_view(" "),
+            ActionName(m.action), std::string_view(" ["), std::string_view(m.rule->id),
+            std::string_view("] "), std::string_view(m.summary), std::string_view("\n    "),
+            std::string_view(in.text), std::string_view("\n")}) {
+        buffer_.append(part);
+      }
     } else {
       nlohmann::ordered_json j;
       j["file"] = file;
