@@ -2,6 +2,7 @@
 // Whole-buffer matching: one Vectorscan pass finds every required literal,
 // hits map to lines with memchr, and only those lines reach RE2. This is
 // what makes `faultline scan` fast; Match() stays the regex of record.
+#include <algorithm>
 #include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -21,9 +22,11 @@ std::uint64_t CountNewlines(const char* p, const char* end) {
   std::uint64_t n = 0;
 #if defined(__SSE2__)
   const __m128i nl = _mm_set1_epi8('\n');
-  while (end - p >= 16 * 255) {
+  while (end - p >= 16) {
+    // At most 255 rounds per lane before the byte counters could wrap.
+    const std::ptrdiff_t rounds = std::min<std::ptrdiff_t>((end - p) / 16, 255);
     __m128i acc = _mm_setzero_si128();
-    for (int i = 0; i < 255; ++i, p += 16) {
+    for (std::ptrdiff_t i = 0; i < rounds; ++i, p += 16) {
       __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, nl));  // +1 per newline, per lane
     }
