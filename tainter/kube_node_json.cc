@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "matcher/fault_event.h"
+
 namespace faultline {
 namespace {
 
@@ -160,14 +162,6 @@ json BuildNodePatch(const json& node, const NodeChange& change) {
                    {"value", StringAt(meta, "resourceVersion")}});
   for (auto& op : ops) patch.push_back(std::move(op));
   return patch;
-}
-
-std::string TruncateUtf8(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return std::string(text);
-  std::size_t cut = max_bytes;
-  // Step back over continuation bytes (10xxxxxx) to a sequence start.
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(text.substr(0, cut));
 }
 
 std::string KubeTime(std::chrono::system_clock::time_point t) {

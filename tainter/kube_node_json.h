@@ -51,9 +51,6 @@ struct EventOptions {
 nlohmann::json BuildEventJson(const NodeEvent& event, std::chrono::system_clock::time_point now,
                               const EventOptions& options);
 
-// Cuts `text` to at most `max_bytes` without splitting a UTF-8 sequence.
-std::string TruncateUtf8(std::string_view text, std::size_t max_bytes);
-
 // Kubernetes metav1.Time: RFC 3339 in UTC with whole seconds.
 std::string KubeTime(std::chrono::system_clock::time_point t);
 

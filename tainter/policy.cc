@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "matcher/fault_event.h"
 #include "matcher/time_format.h"
 
 namespace faultline {
@@ -116,7 +117,7 @@ Reason Policy::MakeReason(const FaultEvent& event, std::chrono::system_clock::ti
   Reason r;
   r.rule = event.rule;
   r.summary = event.summary;
-  r.message = CutUtf8(event.message, kMaxReasonMessageBytes);
+  r.message = TruncateUtf8(event.message, kMaxReasonMessageBytes);
   r.event_id = event.id;
   r.first_seen = r.last_seen = at;
   if (event.expire) r.expires_at = at + *event.expire;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "matcher/fault_event.h"
 #include "matcher/time_format.h"
 
 namespace faultline {
@@ -14,7 +15,7 @@ namespace {
 nlohmann::json ReasonToJson(const Reason& r) {
   nlohmann::json j = {{"rule", r.rule},
                       {"summary", r.summary},
-                      {"message", CutUtf8(r.message, kMaxReasonMessageBytes)},
+                      {"message", TruncateUtf8(r.message, kMaxReasonMessageBytes)},
                       {"event_id", r.event_id},
                       {"first_seen", FormatRfc3339(r.first_seen)},
                       {"last_seen", FormatRfc3339(r.last_seen)}};
@@ -39,13 +40,6 @@ std::string StringOr(const nlohmann::json& j, const char* key) {
 }
 
 }  // namespace
-
-std::string CutUtf8(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return std::string(text);
-  std::size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(text.substr(0, cut));
-}
 
 std::string EncodeReasons(const std::vector<Reason>& reasons, std::size_t max_bytes,
                           std::size_t* dropped) {

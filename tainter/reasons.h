@@ -45,11 +45,6 @@ std::string EncodeReasons(const std::vector<Reason>& reasons,
                           std::size_t max_bytes = kDefaultMaxAnnotationBytes,
                           std::size_t* dropped = nullptr);
 
-// Cuts `text` to at most `max_bytes` on a UTF-8 boundary (the same rule as
-// TruncateUtf8 in matcher/fault_event.h; kept here so the tainter's
-// annotation and Event texts do not depend on which library defines it).
-std::string CutUtf8(std::string_view text, std::size_t max_bytes);
-
 // Parses the annotation. Never throws. kInvalidArgument: not a JSON list of
 // objects with at least a string "rule"; unknown keys are ignored, and bad
 // times read as "now unknown" (epoch) rather than failing the whole list.

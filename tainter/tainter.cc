@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "matcher/fault_event.h"
 #include "matcher/log.h"
 #include "matcher/time_format.h"
 
@@ -37,7 +38,7 @@ std::string EventMessage(const Reason& reason, std::string_view prefix) {
   text += reason.rule;
   if (!reason.summary.empty()) text += ": " + reason.summary;
   if (!reason.message.empty()) text += ": " + reason.message;
-  return CutUtf8(text, kMaxEventMessageBytes);
+  return TruncateUtf8(text, kMaxEventMessageBytes);
 }
 
 Result<std::unique_ptr<Tainter>> Tainter::Create(Options options, NodeApi& api,
@@ -364,9 +365,9 @@ Status Tainter::Apply(Work& work) {
     case DecisionOutcome::kRefusedByValve:
       if (!d.emit_event) return OkStatus();
       return Event(node, "Warning", "FaultlineValveShut",
-                   CutUtf8("would taint, but the safety valve is shut (" + d.detail +
-                               "): " + EventMessage(d.reason),
-                           kMaxEventMessageBytes));
+                   TruncateUtf8("would taint, but the safety valve is shut (" + d.detail +
+                                    "): " + EventMessage(d.reason),
+                                kMaxEventMessageBytes));
     case DecisionOutcome::kLift:
       return ApplyLift(work);
     default:
@@ -456,8 +457,8 @@ Status Tainter::Untaint(const std::string& node, const std::string& why) {
   UpdateGauges();
   return Event(
       node, "Normal", "FaultlineUntainted",
-      CutUtf8("faultline's taint lifted by hand: " + (why.empty() ? "no reason given" : why),
-              kMaxEventMessageBytes));
+      TruncateUtf8("faultline's taint lifted by hand: " + (why.empty() ? "no reason given" : why),
+                   kMaxEventMessageBytes));
 }
 
 Result<std::vector<TaintedNodeReport>> Tainter::ListTainted() {
