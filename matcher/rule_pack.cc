@@ -230,14 +230,16 @@ class PackReader {
       while (!part.empty() && part.front() == ' ') part.erase(0, 1);
       while (!part.empty() && part.back() == ' ') part.pop_back();
       if (part.empty()) return bad("empty entry in a comma list");
+      // "144-150" is a range; "Non-fatal" or "nvidia-fabricmanager" is an
+      // exact value. Only a part that starts with a number reads as a range.
       std::size_t dash = part.find('-', 1);
-      if (dash != std::string::npos) {
+      auto numeric = [](const std::string& s) {
+        return !s.empty() && s.size() <= 18 &&
+               std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+      };
+      if (dash != std::string::npos && numeric(part.substr(0, dash))) {
         std::string lo = part.substr(0, dash), hi = part.substr(dash + 1);
-        auto numeric = [](const std::string& s) {
-          return !s.empty() && s.size() <= 18 &&
-                 std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-        };
-        if (!numeric(lo) || !numeric(hi)) return bad("a range needs two non-negative integers");
+        if (!numeric(hi)) return bad("a range needs two non-negative integers");
         if (std::stoll(lo) > std::stoll(hi)) return bad("range start is above its end");
       }
       if (comma == std::string::npos) break;

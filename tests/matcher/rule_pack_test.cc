@@ -313,5 +313,31 @@ TEST_CASE("LoadRulePack never throws on garbage") {
   }
 }
 
+TEST_CASE("classify values with a dash that are not numbers are exact values, not ranges") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: sxid
+    sources: [kernel]
+    pattern: 'SXid .*, (?P<kind>Non-fatal|Fatal) error'
+    action: event
+    classify:
+      capture: kind
+      values:
+        "Non-fatal": {action: event, severity: warning}
+        "Fatal": {action: taint, severity: critical}
+)");
+  CHECK_FALSE(l.Has("E112"));
+  REQUIRE(l.set != nullptr);
+  auto fatal = MatchLine(*l.set, "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Fatal error");
+  auto nonfatal =
+      MatchLine(*l.set, "nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Non-fatal error");
+  REQUIRE(fatal.size() == 1);
+  REQUIRE(nonfatal.size() == 1);
+  CHECK(fatal[0].action == Action::kTaint);
+  CHECK(nonfatal[0].action == Action::kEvent);
+  CHECK(nonfatal[0].severity == Severity::kWarning);
+}
+
 }  // namespace
 }  // namespace faultline
