@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <initializer_list>
 
 #include <yaml-cpp/yaml.h>
@@ -259,13 +260,79 @@ void ReadKafka(ConfigReader& r, const YAML::Node& kafka, AgentConfig& c) {
   }
 }
 
+void ReadKubernetes(ConfigReader& r, const YAML::Node& k, StandaloneConfig& c) {
+  if (!r.Map(k, "kubernetes", {"kubeconfig", "context", "qps", "burst", "request_timeout"})) {
+    return;
+  }
+  r.String(k, "kubeconfig", c.kubeconfig);
+  r.String(k, "context", c.context);
+  if (YAML::Node q = ConfigReader::Get(k, "qps"); q.IsDefined() && r.Scalar(q, "qps")) {
+    char* end = nullptr;
+    const double v = std::strtod(q.Scalar().c_str(), &end);
+    if (q.Scalar().empty() || *end != '\0' || !(v >= 0)) {
+      r.Error(q, "C003", "kubernetes.qps: '" + q.Scalar() + "' is not a number >= 0");
+    } else {
+      c.qps = v;
+    }
+  }
+  r.Number(k, "burst", c.burst, 1);
+  r.Duration(k, "request_timeout", c.request_timeout);
+}
+
+void ReadStandalone(ConfigReader& r, const YAML::Node& n, StandaloneConfig& c) {
+  if (!r.Map(
+          n, "standalone",
+          {"dry_run", "taint", "annotation", "max_annotation_bytes", "opt_out_label", "valve"})) {
+    return;
+  }
+  r.Bool(n, "dry_run", c.dry_run);
+  if (YAML::Node t = ConfigReader::Get(n, "taint"); t.IsDefined()) {
+    if (r.Map(t, "standalone.taint", {"key", "value", "effect"})) {
+      r.String(t, "key", c.taint_key);
+      r.String(t, "value", c.taint_value);
+      r.String(t, "effect", c.taint_effect);
+      if (c.taint_effect != "NoSchedule" && c.taint_effect != "PreferNoSchedule" &&
+          c.taint_effect != "NoExecute") {
+        r.Error(ConfigReader::Get(t, "effect"), "C003",
+                "standalone.taint.effect: '" + c.taint_effect +
+                    "' is not NoSchedule, PreferNoSchedule or NoExecute");
+      }
+      if (c.taint_key.empty()) r.Error(t, "C004", "standalone.taint.key must not be empty");
+    }
+  }
+  r.String(n, "annotation", c.annotation);
+  r.Number(n, "max_annotation_bytes", c.max_annotation_bytes, std::size_t{1024});
+  r.String(n, "opt_out_label", c.opt_out_label);
+  if (YAML::Node v = ConfigReader::Get(n, "valve"); v.IsDefined()) {
+    if (r.Map(v, "standalone.valve", {"max_new_taints", "window", "event_interval"})) {
+      r.Number(v, "max_new_taints", c.max_new_taints, 0);
+      r.Duration(v, "window", c.valve_window);
+      r.Duration(v, "event_interval", c.event_interval);
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::string_view file,
                                             Diagnostics& diags) {
+  return ParseAgentConfig(yaml_text, file, diags, AgentMode::kKafka);
+}
+
+std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::string_view file,
+                                            Diagnostics& diags, AgentMode mode) {
   const std::size_t errors_before = diags.error_count();
   ConfigReader r(std::string(file), diags);
   AgentConfig c;
+  if (mode == AgentMode::kStandalone) {
+    // One server, no DaemonSet: keep the endpoint local and read what this
+    // host has. A config file still overrides each of these.
+    std::error_code ec;
+    c.metrics_address = "127.0.0.1:9400";
+    c.journal_enabled = std::filesystem::is_directory("/var/log/journal", ec) ||
+                        std::filesystem::is_directory("/run/log/journal", ec);
+    c.podlog_enabled = std::filesystem::is_directory(c.podlog.root, ec);
+  }
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml_text));
@@ -278,7 +345,7 @@ std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::str
     if (r.Map(root, "the config",
               {"node_name", "state_dir", "log_level", "metrics_address", "shutdown_grace",
                "suppression_window", "suppression_max_folded", "checkpoint_interval", "queue",
-               "rules", "sources", "kafka"})) {
+               "rules", "sources", "kafka", "kubernetes", "standalone"})) {
       r.String(root, "node_name", c.node_name);
       r.String(root, "state_dir", c.state_dir);
       std::string level = "info";
@@ -311,7 +378,13 @@ std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::str
       if (YAML::Node k = ConfigReader::Get(root, "kafka"); k.IsDefined()) {
         ReadKafka(r, k, c);
       }
-      if (c.kafka.brokers.empty()) {
+      if (YAML::Node k = ConfigReader::Get(root, "kubernetes"); k.IsDefined()) {
+        ReadKubernetes(r, k, c.standalone);
+      }
+      if (YAML::Node s = ConfigReader::Get(root, "standalone"); s.IsDefined()) {
+        ReadStandalone(r, s, c.standalone);
+      }
+      if (mode == AgentMode::kKafka && c.kafka.brokers.empty()) {
         r.Error(root, "C004", "kafka.brokers is required (bootstrap servers, host:port,...)");
       }
       if (c.suppression_max_folded >= c.max_uncommitted_records) {
@@ -395,6 +468,23 @@ kafka:
   compression: lz4          # none | gzip | snappy | lz4 | zstd
   linger: 5ms
   properties: {}            # any librdkafka property, e.g. security.protocol: SASL_SSL
+# Only with --standalone (no Kafka; the tainter's policy runs in the agent, on its own node):
+kubernetes:
+  kubeconfig: ""            # "" = in-cluster, else $KUBECONFIG, else ~/.kube/config; none = dry run
+  context: ""               # "" = current-context
+  qps: 5
+  burst: 10
+  request_timeout: 10s
+standalone:
+  dry_run: false            # print the patches instead of sending them (also --dry-run)
+  taint: {key: faultline.dev/faulty, value: "true", effect: NoSchedule}
+  annotation: faultline.dev/reasons
+  max_annotation_bytes: 16384
+  opt_out_label: faultline.dev/opt-out=true
+  valve:
+    max_new_taints: 5       # new taints per window (0 = no limit); fractions do not apply to one node
+    window: 10m
+    event_interval: 10m     # at most one Event per rule in this interval for repeats
 )yaml";
 }
 

@@ -29,6 +29,36 @@ struct FileSourceConfig {
   Origin origin = Origin::kAny;  // what rules' `sources:` see these lines as
 };
 
+// `faultline-agent --standalone`: the tainter's policy runs in the agent and
+// acts on its own node (collector/README.md, "Standalone"). Plain values, so
+// this library does not depend on the tainter; the standalone runner maps
+// them onto Tainter::Options. Read in both modes, used only in standalone.
+struct StandaloneConfig {
+  // Kubernetes credentials: kubeconfig (or in-cluster, $KUBECONFIG,
+  // ~/.kube/config, in that order when empty); none found means dry run.
+  std::string kubeconfig;
+  std::string context;
+  double qps = 5;
+  int burst = 10;
+  std::chrono::milliseconds request_timeout{10'000};
+  bool dry_run = false;  // print the patches instead of sending them (also --dry-run)
+  std::string taint_key = "faultline.dev/faulty";
+  std::string taint_value = "true";
+  std::string taint_effect = "NoSchedule";
+  std::string annotation = "faultline.dev/reasons";
+  std::size_t max_annotation_bytes = 16'384;
+  std::string opt_out_label = "faultline.dev/opt-out=true";
+  int max_new_taints = 5;  // per valve_window; 0: no limit
+  std::chrono::milliseconds valve_window{600'000};
+  std::chrono::milliseconds event_interval{600'000};
+};
+
+// Which daemon the config is for: the Kafka agent requires kafka.brokers;
+// the standalone agent ignores `kafka` and has host-aware defaults
+// (metrics on 127.0.0.1:9400, the journal when this host keeps one, pod logs
+// when /var/log/pods exists).
+enum class AgentMode { kKafka, kStandalone };
+
 // Everything `faultline-agent --config FILE` reads. Each field's default is
 // the value here, and collector/README.md ("Agent") lists them all;
 // DefaultAgentConfigYaml() prints them as a config file.
@@ -59,7 +89,8 @@ struct AgentConfig {
   IbCountersSource::Options ibcounters;
   std::vector<FileSourceConfig> files;
 
-  KafkaSink::Options kafka;  // brokers is required
+  KafkaSink::Options kafka;  // brokers is required (not in standalone mode)
+  StandaloneConfig standalone;
 };
 
 // Parses a config file's text. Every problem goes to `diags` as
@@ -69,6 +100,10 @@ struct AgentConfig {
 // hostname only when node_name is not set.
 std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::string_view file,
                                             Diagnostics& diags);
+// The same for either mode; the three-argument form is kKafka. An empty text
+// in kStandalone mode gives the embedded defaults.
+std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::string_view file,
+                                            Diagnostics& diags, AgentMode mode);
 
 // A complete config file with every key at its default, commented.
 std::string DefaultAgentConfigYaml();

@@ -19,6 +19,7 @@
 #include "collector/kafka_sink.h"
 #include "collector/pipeline.h"
 #include "collector/rules_watcher.h"
+#include "collector/standalone.h"
 #include "matcher/clock.h"
 #include "matcher/http_endpoint.h"
 #include "matcher/log.h"
@@ -28,6 +29,8 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: faultline-agent --config FILE\n"
+    "       faultline-agent --standalone [--dry-run] [--config FILE]   (no Kafka; see --help)\n"
+    "       faultline-agent --standalone --demo\n"
     "       faultline-agent --print-default-config\n";
 
 std::string ReadBootId() {
@@ -38,6 +41,9 @@ std::string ReadBootId() {
 }
 
 int Run(int argc, char** argv, const sigset_t& signals) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--standalone") return RunStandalone(argc, argv, signals);
+  }
   std::string config_path;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
