@@ -412,7 +412,8 @@ json FakeApiServer::RequestsJson() const {
                    {"content_type", r.content_type},
                    {"body", r.body},
                    {"bearer_token", r.bearer_token},
-                   {"status", r.status}});
+                   {"status", r.status},
+                   {"time_unix_us", r.time_unix_us}});
   }
   return out;
 }
@@ -470,6 +471,9 @@ void FakeApiServer::Routes() {
         }
       }
       record.status = res.status;
+      record.time_unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
       requests_.push_back(std::move(record));
     };
   };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -44,7 +45,8 @@ namespace faultline {
 //  Faults  FailNext(): the next N matching requests get 429 (with Retry-After),
 //          5xx or 409; BeforeNextNodeWrite(): a hook run before the next node
 //          PATCH/PUT is applied (a concurrent writer between a GET and a PATCH).
-//  Record  every API request: method, path, query, content type, body, status.
+//  Record  every API request: method, path, query, content type, body, status,
+//          time (time_unix_us).
 //  Debug   (no auth, not recorded): GET /debug/requests (the record as JSON),
 //          DELETE /debug/requests, GET /debug/nodes, GET /debug/events,
 //          POST /debug/fail?status=&count=&method=&path=&retry_after=,
@@ -69,6 +71,9 @@ class FakeApiServer {
     std::string body;
     bool bearer_token = false;  // an Authorization: Bearer header was sent (its value is not kept)
     int status = 0;
+    // CLOCK_REALTIME in microseconds when the reply was decided (a write is
+    // visible from then on); for latency measurements against this double.
+    std::int64_t time_unix_us = 0;
   };
 
   // Generates the PKI and starts serving. Errors: kInternal (PKI, bind).
