@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -48,8 +49,17 @@ std::optional<std::uint64_t> HeadHash(int fd, std::size_t len) {
   return h;
 }
 
-std::string CursorOf(std::uint64_t dev, std::uint64_t ino, std::uint64_t offset) {
-  return std::to_string(dev) + ":" + std::to_string(ino) + ":" + std::to_string(offset);
+// "<dev>:<inode>:<offset>" into `buf`; returns its length. Formatted on the
+// stack: a cursor is made for every line.
+constexpr std::size_t kCursorMax = 3 * 20 + 2;
+std::size_t FormatCursor(char (&buf)[kCursorMax], std::uint64_t dev, std::uint64_t ino,
+                         std::uint64_t offset) {
+  char* p = std::to_chars(buf, buf + kCursorMax, dev).ptr;
+  *p++ = ':';
+  p = std::to_chars(p, buf + kCursorMax, ino).ptr;
+  *p++ = ':';
+  p = std::to_chars(p, buf + kCursorMax, offset).ptr;
+  return static_cast<std::size_t>(p - buf);
 }
 
 }  // namespace
@@ -180,17 +190,22 @@ void FileSource::EndLine(std::uint64_t end_offset) {
   } else if (!line_.empty() && line_.back() == '\r') {
     line_.pop_back();
   }
-  LogRecord r;
+  LogRecord& r = ready_.emplace_back();
   r.source = "file";
   r.origin = options_.origin;
   r.text = std::move(line_);
   r.time = clock_.Now();
-  r.cursor = CursorOf(dev_, ino_, end_offset);
-  r.labels = {{"file", options_.path}, {"line", std::to_string(line_no_)}};
+  char cursor[kCursorMax];
+  r.cursor.assign(cursor, FormatCursor(cursor, dev_, ino_, end_offset));
+  char line_no[20];
+  r.labels.emplace("file", options_.path);
+  r.labels.emplace(
+      "line", std::string(line_no, std::to_chars(line_no, line_no + sizeof line_no, line_no_).ptr));
   SourceCounters::Add(counters_.records);
   SourceCounters::Add(counters_.bytes, r.text.size());
-  if (!stdin_) in_flight_.emplace_back(r.cursor, Position{dev_, ino_, end_offset, line_no_});
-  ready_.push_back(std::move(r));
+  // The position alone identifies the cursor (Commit formats it back), so
+  // no copy of the cursor string is kept per line in flight.
+  if (!stdin_) in_flight_.emplace_back(std::string(), Position{dev_, ino_, end_offset, line_no_});
   line_.clear();
   line_bytes_ = 0;
 }
@@ -280,8 +295,12 @@ Status FileSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
 void FileSource::Commit(std::string_view cursor) {
   // Commits come in Read() order: everything up to this cursor is done.
   // An unknown cursor (not ours) changes nothing.
-  auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
-                         [cursor](const auto& entry) { return entry.first == cursor; });
+  // The cursor of an entry is FormatCursor() of its position.
+  auto it = std::find_if(in_flight_.begin(), in_flight_.end(), [cursor](const auto& entry) {
+    char formatted[kCursorMax];
+    const Position& p = entry.second;
+    return cursor == std::string_view(formatted, FormatCursor(formatted, p.dev, p.ino, p.offset));
+  });
   if (it == in_flight_.end()) return;
   committed_ = it->second;
   in_flight_.erase(in_flight_.begin(), it + 1);

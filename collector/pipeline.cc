@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <stop_token>
+#include <string_view>
+#include <utility>
 
 #include "matcher/log.h"
 
@@ -26,6 +28,54 @@ bool PowerOfTen(std::uint64_t n) {
   return n == 1;
 }
 
+// Cursors in read order, packed into one buffer: a record waiting for its
+// commit costs its cursor's bytes plus four, not a std::string (and an
+// allocation) each. That is most of the agent's memory during a flood,
+// whose folded records wait for their follow-up's delivery.
+class CursorQueue {
+ public:
+  bool empty() const { return head_ == lengths_.size(); }
+  std::size_t size() const { return lengths_.size() - head_; }
+
+  void Push(std::string_view cursor) {
+    bytes_.append(cursor);
+    lengths_.push_back(static_cast<std::uint32_t>(cursor.size()));
+  }
+  std::string_view Front() const { return {bytes_.data() + head_bytes_, lengths_[head_]}; }
+  void PopFront() {
+    head_bytes_ += lengths_[head_];
+    ++head_;
+    if (empty()) {
+      Clear();
+    } else if (head_ >= kCompactAfter && head_ * 2 >= lengths_.size()) {
+      // Reclaim the popped front; amortized O(1) per record.
+      bytes_.erase(0, head_bytes_);
+      lengths_.erase(lengths_.begin(), lengths_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+      head_bytes_ = 0;
+    }
+  }
+  void Clear() {  // keeps the capacity
+    bytes_.clear();
+    lengths_.clear();
+    head_ = 0;
+    head_bytes_ = 0;
+  }
+  void swap(CursorQueue& other) noexcept {
+    bytes_.swap(other.bytes_);
+    lengths_.swap(other.lengths_);
+    std::swap(head_, other.head_);
+    std::swap(head_bytes_, other.head_bytes_);
+  }
+
+ private:
+  static constexpr std::size_t kCompactAfter = 4096;
+  std::string bytes_;
+  std::vector<std::uint32_t> lengths_;  // a cursor longer than 4 GiB is not one
+  std::size_t head_ = 0;                // index of the front in lengths_
+  std::size_t head_bytes_ = 0;          // its offset in bytes_
+};
+
 }  // namespace
 
 struct Pipeline::Reader {
@@ -41,13 +91,14 @@ struct Pipeline::Reader {
 
   // Reader thread only.
   SourceStats last_stats;
-  bool dirty = false;  // committed in memory, not yet saved
+  CursorQueue committing;  // swapped with to_commit: both keep their capacity
+  bool dirty = false;      // committed in memory, not yet saved
   SteadyTime last_save{};
 
   // Shared with the match thread.
   std::mutex mu;
   std::condition_variable_any cv;
-  std::vector<std::string> to_commit;            // guarded by mu
+  CursorQueue to_commit;                         // guarded by mu
   std::optional<std::stop_source> current_read;  // guarded by mu
   std::atomic<bool> needs_save{false};
   std::atomic<std::size_t> uncommitted{0};
@@ -60,23 +111,27 @@ struct Pipeline::Reader {
 };
 
 struct Pipeline::Book {
-  struct Entry {
-    std::uint64_t seq = 0;
-    std::string cursor;
-    std::uint32_t holds = 0;
-  };
-  std::deque<Entry> records;
+  // Records read and not yet committable, in read order: sequence numbers
+  // first_seq, first_seq + 1, ... A record is committable once it and every
+  // earlier one has no hold.
+  CursorQueue cursors;
+  std::uint64_t first_seq = 0;
   std::uint64_t next_seq = 0;
+  // Sequence number -> events from that record not yet settled. Few: one
+  // per event in flight and one per suppression window and source, however
+  // many records are folded.
+  std::map<std::uint64_t, std::uint32_t> holds;
   // A delivery failed: the checkpoint stays before that record for the rest
   // of the run, so later records need no bookkeeping.
   bool frozen = false;
   SteadyTime last_wake{};
 
-  Entry* Find(std::uint64_t seq) {
-    if (records.empty()) return nullptr;
-    const std::uint64_t first = records.front().seq;
-    if (seq < first || seq - first >= records.size()) return nullptr;
-    return &records[seq - first];
+  void Push(std::uint64_t seq, std::string_view cursor) {
+    if (cursors.empty()) first_seq = seq;
+    cursors.Push(cursor);
+  }
+  bool Has(std::uint64_t seq) const {
+    return !cursors.empty() && seq >= first_seq && seq - first_seq < cursors.size();
   }
 };
 
@@ -121,13 +176,13 @@ void Pipeline::Start() {
 // ---- reader threads ----
 
 void Pipeline::ApplyCommits(Reader& reader) {
-  std::vector<std::string> cursors;
+  CursorQueue& cursors = reader.committing;
   {
     std::lock_guard lock(reader.mu);
     cursors.swap(reader.to_commit);
   }
-  for (const std::string& cursor : cursors) reader.source->Commit(cursor);
   if (!cursors.empty()) reader.dirty = true;
+  for (; !cursors.empty(); cursors.PopFront()) reader.source->Commit(cursors.Front());
   const SteadyTime now = std::chrono::steady_clock::now();
   if (reader.dirty && now - reader.last_save >= options_.checkpoint_interval) {
     reader.last_save = now;
@@ -149,6 +204,7 @@ void Pipeline::ApplyCommits(Reader& reader) {
 void Pipeline::ReadLoop(Reader& reader, std::stop_token stop) {
   Source& source = *reader.source;
   std::vector<LogRecord> records;
+  records.reserve(options_.max_batch_records);
   while (!stop.stop_requested()) {
     ApplyCommits(reader);
     if (reader.exhausted || reader.failed) {
@@ -200,6 +256,7 @@ void Pipeline::ReadLoop(Reader& reader, std::stop_token stop) {
       // match thread keeps draining, so this returns.
       queue_.Push(Batch{reader.index, std::move(records)});
       records = {};
+      records.reserve(options_.max_batch_records);
     }
     if (status.ok()) continue;
     switch (status.code()) {
@@ -253,13 +310,22 @@ void Pipeline::Process(Batch& batch) {
   Book& book = *books_[batch.source];
   const SteadyTime now = clock_.MonotonicNow();
   const auto detected = clock_.Now();
-  for (LogRecord& record : batch.records) {
+  batch_matches_.clear();
+  // Events are built only here: for first occurrences, and by the suppressor
+  // for the last repeat it folded (valid until the batch ends: Settle below).
+  const Suppressor::EventBuilder build = [&](std::uint64_t token) {
+    const BatchMatch& m = batch_matches_[token];
+    return MakeFaultEvent(m.match, batch.records[m.record], options_.node_name, options_.boot_id,
+                          detected);
+  };
+  for (std::size_t i = 0; i < batch.records.size(); ++i) {
+    const LogRecord& record = batch.records[i];
     const std::uint64_t seq = book.next_seq++;
-    if (!book.frozen) book.records.push_back({seq, record.cursor, 0});
+    if (!book.frozen) book.Push(seq, record.cursor);
     if (!rules) continue;
     matches_.clear();
     rules->Match(record, matches_);
-    for (const RuleMatch& match : matches_) {
+    for (RuleMatch& match : matches_) {
       auto [it, inserted] = match_counters_.try_emplace(match.rule->id, nullptr);
       if (inserted) it->second = &metrics_.Matches(match.rule->id);
       it->second->Inc();
@@ -267,14 +333,15 @@ void Pipeline::Process(Batch& batch) {
         metrics_.events_ignored.Inc();
         continue;
       }
-      FaultEvent event =
-          MakeFaultEvent(match, record, options_.node_name, options_.boot_id, detected);
+      const std::uint64_t token = batch_matches_.size();
+      batch_matches_.push_back({i, std::move(match)});
       const Suppressor::Hold hold{batch.source, seq};
       follow_ups_.clear();
-      switch (suppressor_.Admit(event, hold, now, follow_ups_)) {
+      switch (suppressor_.AdmitMatch(batch_matches_.back().match, hold, now, build, token,
+                                     follow_ups_)) {
         case Suppressor::Verdict::kPublish:
           Hold(hold);
-          PublishWithRetry(event, {hold});
+          PublishWithRetry(build(token), {hold});
           break;
         case Suppressor::Verdict::kFoldedAndHeld:
           Hold(hold);
@@ -287,6 +354,7 @@ void Pipeline::Process(Batch& batch) {
       PublishFollowUps(follow_ups_);
     }
   }
+  suppressor_.Settle(build);
 }
 
 void Pipeline::PublishFollowUps(std::vector<Suppressor::FollowUp>& follow_ups) {
@@ -369,13 +437,14 @@ void Pipeline::OnDelivered(const std::vector<Suppressor::Hold>& holds, const Sta
 }
 
 void Pipeline::Hold(const Suppressor::Hold& hold) {
-  if (Book::Entry* entry = books_[hold.holder]->Find(hold.seq)) ++entry->holds;
+  Book& book = *books_[hold.holder];
+  if (book.Has(hold.seq)) ++book.holds[hold.seq];
 }
 
 void Pipeline::Release(const Suppressor::Hold& hold) {
-  if (Book::Entry* entry = books_[hold.holder]->Find(hold.seq); entry && entry->holds > 0) {
-    --entry->holds;
-  }
+  Book& book = *books_[hold.holder];
+  auto it = book.holds.find(hold.seq);
+  if (it != book.holds.end() && --it->second == 0) book.holds.erase(it);
 }
 
 void Pipeline::Freeze(const Suppressor::Hold& hold) {
@@ -389,23 +458,16 @@ void Pipeline::AdvanceCommits() {
   for (std::size_t i = 0; i < books_.size(); ++i) {
     Book& book = *books_[i];
     Reader& reader = *readers_[i];
-    std::vector<std::string> cursors;
-    while (!book.records.empty() && book.records.front().holds == 0) {
-      cursors.push_back(std::move(book.records.front().cursor));
-      book.records.pop_front();
-    }
-    reader.uncommitted.store(book.records.size(), std::memory_order_relaxed);
-    reader.settled.store(book.next_seq, std::memory_order_relaxed);
-    total += book.records.size();
+    // Committable: every record before the first one still held.
+    const std::uint64_t limit = book.holds.empty() ? book.next_seq : book.holds.begin()->first;
     std::lock_guard lock(reader.mu);
-    if (!cursors.empty()) {
-      if (reader.to_commit.empty()) {
-        reader.to_commit = std::move(cursors);
-      } else {
-        reader.to_commit.insert(reader.to_commit.end(), std::make_move_iterator(cursors.begin()),
-                                std::make_move_iterator(cursors.end()));
-      }
+    for (; !book.cursors.empty() && book.first_seq < limit; ++book.first_seq) {
+      reader.to_commit.Push(book.cursors.Front());
+      book.cursors.PopFront();
     }
+    reader.uncommitted.store(book.cursors.size(), std::memory_order_relaxed);
+    reader.settled.store(book.next_seq, std::memory_order_relaxed);
+    total += book.cursors.size();
     if (!reader.to_commit.empty() || reader.uncommitted < options_.max_uncommitted_records) {
       reader.cv.notify_all();
     }

@@ -25,8 +25,12 @@ namespace faultline {
 // The agent's engine (see STYLE.md §2.7):
 //
 //   reader thread per Source ─► BoundedQueue<batch> ─► match thread:
-//     RuleSet snapshot per batch → Match → MakeFaultEvent → Suppressor →
+//     RuleSet snapshot per batch → Match → Suppressor → MakeFaultEvent →
 //     EventSink::Publish; EventSink::Poll → delivery callbacks → commits
+//
+// A folded repeat costs its match, a suppression key and a hash lookup: the
+// event is built for first occurrences and, once per batch, for the last
+// repeat of each suppression entry (the one a follow-up carries).
 //
 // At least once: a source's checkpoint moves past a record only when every
 // event from it and from every earlier record is acknowledged (or rejected
@@ -94,6 +98,13 @@ class Pipeline {
     std::size_t source = 0;
     std::vector<LogRecord> records;
   };
+  // A match of the batch being processed, kept until the batch ends so that
+  // the suppressor can build the event of a folded repeat only if it is the
+  // last one (Suppressor::AdmitMatch).
+  struct BatchMatch {
+    std::size_t record = 0;  // index in Batch::records
+    RuleMatch match;
+  };
 
   void ReadLoop(Reader& reader, std::stop_token stop);
   void ApplyCommits(Reader& reader);
@@ -123,6 +134,7 @@ class Pipeline {
   BoundedQueue<Batch> queue_;
   Suppressor suppressor_;  // match thread only
   std::vector<RuleMatch> matches_;
+  std::vector<BatchMatch> batch_matches_;  // match thread only
   std::vector<Suppressor::FollowUp> follow_ups_;
   std::unordered_map<std::string, Counter*> match_counters_;
   std::uint64_t in_flight_ = 0;    // published, no callback yet

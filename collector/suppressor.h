@@ -4,11 +4,15 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "matcher/fault_event.h"
+#include "matcher/rule.h"
 
 namespace faultline {
 
@@ -30,6 +34,12 @@ namespace faultline {
 // Hold for each folded record; the suppressor keeps the first Hold per
 // holder (source) of each window, which is enough because commits advance
 // in read order, and hands them back with the follow-up.
+//
+// Two ways in: Admit() takes a built event; AdmitMatch() takes the match
+// before its event is built, and builds the event of an entry's last repeat
+// only when it is needed (once per Settle(), or when max_folded is reached),
+// so that a folded repeat costs a key and a hash lookup, not an event.
+// Both give the same verdicts and follow-ups for the same input.
 //
 // Not thread-safe: the pipeline's match thread owns it.
 class Suppressor {
@@ -67,6 +77,24 @@ class Suppressor {
   Verdict Admit(FaultEvent& event, Hold hold, std::chrono::steady_clock::time_point now,
                 std::vector<FollowUp>& due);
 
+  // Builds the event of the match the caller named `token` in AdmitMatch().
+  using EventBuilder = std::function<FaultEvent(std::uint64_t token)>;
+
+  // Admit() for a match whose event is not built yet. The key is the
+  // match's rule id and captures, as Admit() takes them from the event
+  // (FaultEvent::rule and ::fields are copies of them). kPublish: the caller
+  // builds and publishes the event itself. On a fold the suppressor keeps
+  // `token` as its entry's last repeat: `build(token)` runs at once if this
+  // repeat brings the entry to max_folded, else at the next Settle().
+  // Tokens must stay valid until that Settle().
+  Verdict AdmitMatch(const RuleMatch& match, Hold hold, std::chrono::steady_clock::time_point now,
+                     const EventBuilder& build, std::uint64_t token, std::vector<FollowUp>& due);
+
+  // Builds the events of the last repeats AdmitMatch() folded since the
+  // previous Settle(). Call it before the tokens become invalid, and before
+  // TakeDue() or TakeAll().
+  void Settle(const EventBuilder& build);
+
   // Appends the follow-ups that are due at `now` (window ended, or
   // max_folded reached) and retires idle entries.
   void TakeDue(std::chrono::steady_clock::time_point now, std::vector<FollowUp>& out);
@@ -81,15 +109,21 @@ class Suppressor {
     std::chrono::steady_clock::time_point window_end;
     std::uint64_t folded = 0;
     FaultEvent last;
+    bool pending = false;  // `last` is stale: build it from `token`
+    std::uint64_t token = 0;
     std::vector<Hold> holds;
   };
 
   // Builds the key into key_ (reused: no allocation per line once warm).
-  void KeyOf(const FaultEvent& event);
+  void KeyOf(std::string_view rule, const std::map<std::string, std::string>& fields);
+  // The entry of key_ after a repeat was counted in it, or nullptr when key_
+  // is new (then it has been entered: a first occurrence).
+  Entry* Fold(Hold hold, std::chrono::steady_clock::time_point now, bool& held);
   void Emit(Entry& entry, std::chrono::steady_clock::time_point now, std::vector<FollowUp>& out);
 
   const Options options_;
-  std::unordered_map<std::string, Entry> entries_;
+  std::unordered_map<std::string, Entry> entries_;  // nodes: Entry* stay valid until erased
+  std::vector<Entry*> pending_;                     // entries AdmitMatch() left pending
   std::string key_;
 };
 
