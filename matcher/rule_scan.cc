@@ -54,13 +54,22 @@ std::uint64_t CountNewlines(const char* p, const char* end) {
 // Largest piece handed to one Vectorscan call (its length is 32-bit).
 constexpr std::size_t kMaxPiece = std::size_t{1} << 30;
 
+// One prefilter hit: the line it is on (offset of the line's first byte)
+// and the literal.
+struct Hit {
+  std::size_t start;
+  unsigned literal;
+};
+
 struct HitCollector {
   const char* base;
   std::size_t size;
   std::uint32_t origin_bit;
   const std::vector<std::uint32_t>* literal_origins;
-  std::vector<std::size_t> line_starts;  // deduplicated, increasing
-  std::size_t covered_until = 0;         // end of the last candidate line
+  std::vector<Hit>* hits;         // appended to; lines deduplicated by `covered_until`
+  std::size_t offset;             // of `base` in the whole buffer
+  std::size_t line_start = 0;     // of the last candidate line, within the piece
+  std::size_t covered_until = 0;  // end of the last candidate line; 0 = none yet
   bool unordered = false;
 };
 
@@ -69,17 +78,20 @@ void OnHit(void* context, unsigned id, std::uint64_t end) {
   if (((*h->literal_origins)[id] & h->origin_bit) == 0) return;
   // The literal holds no newline, so its last byte is on the line we want.
   const std::size_t last = static_cast<std::size_t>(end) - 1;
-  if (!h->line_starts.empty() && last >= h->line_starts.back() && last < h->covered_until) {
-    return;  // the line is already a candidate
+  if (last >= h->line_start && last < h->covered_until) {
+    // The line is already a candidate: only note the literal (once in a row).
+    if (h->hits->back().literal != id) h->hits->push_back({h->offset + h->line_start, id});
+    return;
   }
   const void* nl = last > 0 ? memrchr(h->base, '\n', last) : nullptr;
   std::size_t start = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - h->base) + 1 : 0;
   const void* next = std::memchr(h->base + last, '\n', h->size - last);
   std::size_t stop =
       next ? static_cast<std::size_t>(static_cast<const char*>(next) - h->base) : h->size;
-  if (!h->line_starts.empty() && start < h->line_starts.back()) h->unordered = true;
-  h->line_starts.push_back(start);
-  h->covered_until = stop;
+  if (h->covered_until > 0 && start < h->line_start) h->unordered = true;
+  h->line_start = start;
+  h->covered_until = stop;  // > last >= 0
+  h->hits->push_back({h->offset + start, id});
 }
 
 std::uint32_t OriginBit(Origin o) { return 1u << OriginIndex(o); }
@@ -91,6 +103,10 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
   std::map<std::pair<std::string, bool>, unsigned> ids;
   std::vector<RequiredLiteral> literals;
   std::vector<std::uint32_t> origins;
+  std::vector<std::vector<std::uint32_t>> literal_rules;
+  for (OriginSet& s : impl.by_origin) {
+    s.handles.assign(s.rules.begin(), s.rules.end());
+  }
   for (std::size_t i = 0; i < impl.compiled.size(); ++i) {
     const CompiledRule& c = impl.compiled[i];
     std::vector<RequiredLiteral> lits = ExtractRequiredLiterals(c.rule->pattern);
@@ -108,8 +124,11 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
       if (fresh) {
         literals.push_back(lit);
         origins.push_back(0);
+        literal_rules.emplace_back();
       }
       origins[it->second] |= mask;
+      std::vector<std::uint32_t>& owners = literal_rules[it->second];
+      if (owners.empty() || owners.back() != i) owners.push_back(static_cast<std::uint32_t>(i));
     }
     impl.rule_literals[i] = std::move(lits);
   }
@@ -122,27 +141,25 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
   }
   impl.prefilter = std::move(*built);
   impl.literal_origins = std::move(origins);
+  impl.literal_rules = std::move(literal_rules);
   for (std::size_t o = 0; o < kOriginCount; ++o) {
     OriginSet& s = impl.by_origin[o];
     for (int index : s.rules) {
       if (impl.rule_literals[static_cast<std::size_t>(index)].empty())
         s.unfiltered.push_back(index);
     }
-    if (s.unfiltered.empty()) continue;
-    RE2::Options opts;
-    opts.set_log_errors(false);
-    opts.set_max_mem(impl.options.max_memory_bytes);
-    s.unfiltered_set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);
-    for (int index : s.unfiltered) {
-      s.unfiltered_set->Add(impl.compiled[static_cast<std::size_t>(index)].rule->pattern, nullptr);
-    }
-    if (!s.unfiltered_set->Compile()) s.unfiltered_set.reset();  // then every line is a candidate
-    s.unfiltered_rules = s.unfiltered;
   }
 }
 
 void RuleSet::ForEachCandidateLine(std::string_view buffer, Origin origin,
                                    const LineVisitor& visit) const {
+  ForEachCandidate(buffer, origin,
+                   [&](std::string_view line, std::uint64_t line_no,
+                       std::span<const std::uint32_t>) { visit(line, line_no); });
+}
+
+void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
+                               const CandidateVisitor& visit) const {
   const OriginSet& s = impl_->by_origin[OriginIndex(origin)];
   if (s.rules.empty() || buffer.empty()) return;
   const char* base = buffer.data();
@@ -151,87 +168,130 @@ void RuleSet::ForEachCandidateLine(std::string_view buffer, Origin origin,
     const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
     return nl ? static_cast<const char*>(nl) : end;
   };
-  const bool every_line = !impl_->prefilter || (!s.unfiltered.empty() && !s.unfiltered_set);
+  const bool every_line = !impl_->prefilter;
   if (every_line) {
     std::uint64_t n = 0;
     for (const char* p = base; p < end;) {
       const char* e = line_end(p);
-      visit(std::string_view(p, static_cast<std::size_t>(e - p)), ++n);
+      visit(std::string_view(p, static_cast<std::size_t>(e - p)), ++n, s.handles);
       p = e + 1;
     }
     return;
   }
 
-  // 1. Every line holding a literal of a rule for this origin, in order.
-  std::vector<std::size_t> starts;
-  for (std::size_t offset = 0; offset < buffer.size();) {
+  // 1. Every literal hit of a rule for this origin, by line, in order.
+  std::vector<Hit> hits;
+  bool scan_failed = false;
+  for (std::size_t offset = 0; offset < buffer.size() && !scan_failed;) {
     std::size_t len = std::min(kMaxPiece, buffer.size() - offset);
     if (offset + len < buffer.size()) {
       // Cut after a newline so that no line straddles two pieces.
       const void* nl = memrchr(base + offset, '\n', len);
       if (nl) len = static_cast<std::size_t>(static_cast<const char*>(nl) - (base + offset)) + 1;
     }
-    HitCollector h{base + offset, len, OriginBit(origin), &impl_->literal_origins, {}, 0, false};
+    const std::size_t first = hits.size();
+    HitCollector h{base + offset, len, OriginBit(origin), &impl_->literal_origins, &hits, offset};
     Status st = impl_->prefilter->Scan(std::string_view(base + offset, len), &OnHit, &h);
     if (!st.ok()) {
-      // Vectorscan failed (out of memory for scratch): take every line.
-      h.line_starts.clear();
-      for (const char* p = base + offset; p < base + offset + len;) {
-        h.line_starts.push_back(static_cast<std::size_t>(p - (base + offset)));
-        p = std::min(line_end(p), base + offset + len) + 1;
-      }
+      scan_failed = true;  // Vectorscan failed (out of memory for scratch)
+    } else if (h.unordered) {
+      std::stable_sort(hits.begin() + static_cast<std::ptrdiff_t>(first), hits.end(),
+                       [](const Hit& a, const Hit& b) { return a.start < b.start; });
     }
-    if (h.unordered) {
-      std::sort(h.line_starts.begin(), h.line_starts.end());
-      h.line_starts.erase(std::unique(h.line_starts.begin(), h.line_starts.end()),
-                          h.line_starts.end());
-    }
-    for (std::size_t st_off : h.line_starts) starts.push_back(offset + st_off);
     offset += len;
   }
-
-  // 2. Visit them, with line numbers counted between hits.
-  if (s.unfiltered.empty()) {
-    std::uint64_t line_no = 1;
-    const char* counted = base;
-    for (std::size_t off : starts) {
-      const char* p = base + off;
-      line_no += CountNewlines(counted, p);
-      counted = p;
+  if (scan_failed) {
+    // Take every line, with every rule as a candidate.
+    std::uint64_t n = 0;
+    for (const char* p = base; p < end;) {
       const char* e = line_end(p);
-      visit(std::string_view(p, static_cast<std::size_t>(e - p)), line_no);
+      visit(std::string_view(p, static_cast<std::size_t>(e - p)), ++n, s.handles);
+      p = e + 1;
     }
     return;
   }
-  // Some rules have no literal: walk every line; a line is a candidate if
-  // the prefilter hit it or those rules' Set matches it.
+
+  // 2. Visit the lines, with line numbers counted between them and each
+  // line's candidates: the rules (of this origin) owning its literals.
+  const std::uint32_t bit = OriginBit(origin);
+  const bool any = origin == Origin::kAny;
+  std::vector<std::uint32_t> candidates;
+  std::size_t next = 0;  // first hit of the next candidate line
+  // Appends the candidates of the line at hits[next] and moves past it.
+  auto take_line = [&] {
+    const std::size_t start = hits[next].start;
+    for (; next < hits.size() && hits[next].start == start; ++next) {
+      for (std::uint32_t r : impl_->literal_rules[hits[next].literal]) {
+        if (any || (impl_->compiled[r].origin_mask & bit)) candidates.push_back(r);
+      }
+    }
+  };
+  auto sorted_unique = [&] {
+    if (candidates.size() > 1) {
+      std::sort(candidates.begin(), candidates.end());
+      candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    }
+  };
+  if (s.unfiltered.empty()) {
+    std::uint64_t line_no = 1;
+    const char* counted = base;
+    while (next < hits.size()) {
+      const char* p = base + hits[next].start;
+      line_no += CountNewlines(counted, p);
+      counted = p;
+      candidates.clear();
+      take_line();
+      sorted_unique();
+      const char* e = line_end(p);
+      visit(std::string_view(p, static_cast<std::size_t>(e - p)), line_no, candidates);
+    }
+    return;
+  }
+  // Some rules have no literal: they run on every line, so every line is a
+  // candidate. (Testing them on the raw line first is not enough: the
+  // caller may match the line's message, where an anchor can match.)
   std::uint64_t n = 0;
-  std::size_t next = 0;
   for (const char* p = base; p < end;) {
     const char* e = line_end(p);
-    std::string_view line(p, static_cast<std::size_t>(e - p));
     ++n;
-    bool hit = next < starts.size() && base + starts[next] == p;
-    if (hit) ++next;
-    if (!hit) {
-      RE2::Set::ErrorInfo info{};
-      std::vector<int> ignored;
-      hit = s.unfiltered_set->Match(re2::StringPiece(line.data(), line.size()), &ignored, &info) ||
-            info.kind == RE2::Set::kOutOfMemory;  // unsure: let Match() decide
-    }
-    if (hit) visit(line, n);
+    candidates.clear();
+    if (next < hits.size() && base + hits[next].start == p) take_line();
+    for (int r : s.unfiltered) candidates.push_back(static_cast<std::uint32_t>(r));
+    sorted_unique();
+    visit(std::string_view(p, static_cast<std::size_t>(e - p)), n, candidates);
     p = e + 1;
+  }
+}
+
+void RuleSet::MatchCandidates(std::string_view text, Origin origin,
+                              std::span<const std::uint32_t> candidates,
+                              std::vector<RuleMatch>& out) const {
+  const OriginSet& s = impl_->by_origin[OriginIndex(origin)];
+  if (!s.set) return;
+  // Past a few rules one Set pass (one DFA over the line) beats running
+  // each rule's regex in turn.
+  constexpr std::size_t kSetBreakEven = 6;
+  if (candidates.size() >= kSetBreakEven) {
+    Match(text, origin, out);
+    return;
+  }
+  const std::uint32_t bit = OriginBit(origin);
+  for (std::uint32_t index : candidates) {
+    if (origin != Origin::kAny && !(impl_->compiled[index].origin_mask & bit)) continue;
+    impl_->Capture(static_cast<int>(index), text, out);
   }
 }
 
 void RuleSet::ScanBuffer(std::string_view buffer, Origin origin,
                          const MatchVisitor& on_match) const {
   std::vector<RuleMatch> matches;
-  ForEachCandidateLine(buffer, origin, [&](std::string_view line, std::uint64_t line_no) {
-    matches.clear();
-    Match(line, origin, matches);
-    if (!matches.empty()) on_match(line, line_no, matches);
-  });
+  ForEachCandidate(
+      buffer, origin,
+      [&](std::string_view line, std::uint64_t line_no, std::span<const std::uint32_t> candidates) {
+        matches.clear();
+        MatchCandidates(line, origin, candidates, matches);
+        if (!matches.empty()) on_match(line, line_no, matches);
+      });
 }
 
 std::vector<std::string> RuleSet::PrefilterLiterals(std::string_view id) const {

@@ -2,6 +2,7 @@
 // Compiles rules into per-origin RE2::Sets (plus an optional literal
 // prefilter) and matches one record. Whole-buffer scanning is rule_scan.cc.
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include "matcher/classify.h"
@@ -125,9 +126,19 @@ std::unique_ptr<RE2::Set> BuildSet(const std::vector<int>& members,
 
 void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMatch>& out) const {
   const CompiledRule& c = compiled[static_cast<std::size_t>(index)];
-  std::vector<re2::StringPiece> groups(static_cast<std::size_t>(c.groups) + 1);
+  // Most lines that reach here do not match (prefilter near misses): no
+  // allocation for them when the groups fit on the stack.
+  constexpr std::size_t kStackGroups = 32;
+  std::array<re2::StringPiece, kStackGroups> stack_groups;
+  std::vector<re2::StringPiece> heap_groups;
+  const std::size_t n = static_cast<std::size_t>(c.groups) + 1;
+  re2::StringPiece* groups = stack_groups.data();
+  if (n > kStackGroups) {
+    heap_groups.resize(n);
+    groups = heap_groups.data();
+  }
   if (!c.re->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED,
-                   groups.data(), c.groups + 1)) {
+                   groups, c.groups + 1)) {
     return;
   }
   RuleMatch m;

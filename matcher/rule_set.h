@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,25 @@ class RuleSet {
   // Match() each line.
   using LineVisitor = std::function<void(std::string_view line, std::uint64_t line_no)>;
   void ForEachCandidateLine(std::string_view buffer, Origin origin, const LineVisitor& visit) const;
+
+  // ForEachCandidateLine that also names, per line, the rules that may match
+  // it: `candidates` holds opaque rule handles (ascending = load order),
+  // valid only during the call, for MatchCandidates. With the prefilter on
+  // these are the rules whose literal is on the line plus those without a
+  // literal that match it; with it off, every rule of `origin`.
+  using CandidateVisitor = std::function<void(std::string_view line, std::uint64_t line_no,
+                                              std::span<const std::uint32_t> candidates)>;
+  void ForEachCandidate(std::string_view buffer, Origin origin,
+                        const CandidateVisitor& visit) const;
+
+  // Match() restricted to `candidates` from ForEachCandidate(buffer, o) with
+  // o == origin or o == kAny, where `text` is the candidate line or its
+  // message (a substring of it, `IDENT[pid]:` rewritten to `IDENT:`):
+  // appends exactly what Match(text, origin, out) would, running only the
+  // candidate rules' own regexes (a test proves it).
+  void MatchCandidates(std::string_view text, Origin origin,
+                       std::span<const std::uint32_t> candidates,
+                       std::vector<RuleMatch>& out) const;
 
   // Match() on every line of `buffer`, through ForEachCandidateLine; calls
   // `on_match` for each line with at least one match. Results are identical

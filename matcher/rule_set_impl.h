@@ -36,8 +36,7 @@ struct OriginSet {
   // Rules of this origin that have no prefilter literal: they are candidates
   // on every line when the prefilter is on.
   std::vector<int> unfiltered;
-  std::unique_ptr<RE2::Set> unfiltered_set;  // over `unfiltered`; null if empty
-  std::vector<int> unfiltered_rules;         // set index -> compiled index
+  std::vector<std::uint32_t> handles;  // `rules` as candidates (every rule)
 };
 
 struct RuleSet::Impl {
@@ -49,6 +48,8 @@ struct RuleSet::Impl {
   // Per prefilter literal id: the origins (bit per Origin) of the rules that
   // required it.
   std::vector<std::uint32_t> literal_origins;
+  // Per prefilter literal id: the compiled rules that required it, ascending.
+  std::vector<std::vector<std::uint32_t>> literal_rules;
   // Per compiled rule: its prefilter literals (empty: none, runs everywhere).
   std::vector<std::vector<RequiredLiteral>> rule_literals;
   mutable std::atomic<std::uint64_t> dfa_fallbacks{0};

@@ -118,29 +118,39 @@ class EventWriter {
   bool failed_ = false;
 };
 
-void MatchAndWrite(const RuleSet& set, const ScanOptions& options, const std::string& file,
-                   std::uint64_t line_no, const InputLine& in, EventWriter& writer,
-                   std::vector<RuleMatch>& matches) {
-  const Origin origin = options.forced_origin.value_or(in.origin);
-  matches.clear();
-  set.Match(in.text, origin, matches);
+void WriteMatches(const ScanOptions& options, const std::string& file, std::uint64_t line_no,
+                  const InputLine& in, Origin origin, const std::vector<RuleMatch>& matches,
+                  EventWriter& writer) {
   for (const RuleMatch& m : matches) {
     if (m.action == Action::kIgnore && !options.all) continue;
     writer.Write(file, line_no, in, origin, m);
   }
 }
 
+void MatchAndWrite(const RuleSet& set, const ScanOptions& options, const std::string& file,
+                   std::uint64_t line_no, const InputLine& in, EventWriter& writer,
+                   std::vector<RuleMatch>& matches) {
+  const Origin origin = options.forced_origin.value_or(in.origin);
+  matches.clear();
+  set.Match(in.text, origin, matches);
+  WriteMatches(options, file, line_no, in, origin, matches, writer);
+}
+
 // Line-oriented formats whose message is a substring of the raw line
 // (plain, dmesg, journal short): the prefilter runs over the raw buffer and
-// only candidate lines are parsed and matched.
+// only candidate lines are parsed, and only their candidate rules run.
 void ScanRaw(const RuleSet& set, const ScanOptions& options, const std::string& file,
              std::string_view text, EventWriter& writer) {
   std::vector<RuleMatch> matches;
-  set.ForEachCandidateLine(text, options.forced_origin.value_or(Origin::kAny),
-                           [&](std::string_view line, std::uint64_t line_no) {
-                             InputLine in = ParseInputLine(line);
-                             MatchAndWrite(set, options, file, line_no, in, writer, matches);
-                           });
+  set.ForEachCandidate(
+      text, options.forced_origin.value_or(Origin::kAny),
+      [&](std::string_view line, std::uint64_t line_no, std::span<const std::uint32_t> candidates) {
+        InputLine in = ParseInputLine(line);
+        const Origin origin = options.forced_origin.value_or(in.origin);
+        matches.clear();
+        set.MatchCandidates(in.text, origin, candidates, matches);
+        WriteMatches(options, file, line_no, in, origin, matches, writer);
+      });
 }
 
 // Formats that need decoding (JSON escapes) or joining (CRI partials):

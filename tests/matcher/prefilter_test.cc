@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The literal prefilter: what it extracts, and that it never changes results.
+#include <algorithm>
+#include <optional>
 #include <random>
 
 #include <doctest/doctest.h>
 
+#include "matcher/input_line.h"
 #include "matcher/literal_prefilter.h"
 #include "tests/matcher/rule_test_util.h"
 
@@ -149,6 +152,106 @@ TEST_CASE("ScanBuffer gives identical results with the prefilter on and off, for
     CHECK(a == b);
     CHECK(a == c);
   }
+}
+
+// Seven rules share one literal, so a line holding it has more candidates
+// than MatchCandidates runs one by one (it then uses the origin's Set);
+// `svc` matches the message of a journal line ("svc: ..."), which differs
+// from the raw line (`svc[42]:`); `anchored` has no literal and is anchored
+// at the start of the message, not of the raw line: it runs on every line.
+constexpr const char* kManyPack = R"(pack: many
+version: 1
+rules:
+  - {id: r1, sources: [kernel], pattern: 'GPU fault (?P<n>1\d*)'}
+  - {id: r2, sources: [kernel], pattern: 'GPU fault (?P<n>2\d*)'}
+  - {id: r3, sources: [journal], pattern: 'GPU fault (?P<n>3\d*)'}
+  - {id: r4, sources: [kernel, journal], pattern: 'GPU fault (?P<n>4\d*)'}
+  - {id: r5, sources: [pod], pattern: 'GPU fault (?P<n>5\d*)'}
+  - {id: r6, sources: [kernel], pattern: 'GPU fault \d+ (?P<what>hot|cold)'}
+  - {id: r7, sources: [kernel], pattern: 'GPU fault'}
+  - {id: svc, sources: [journal], pattern: '^svc: (?P<msg>restart loop) detected'}
+  - {id: anchored, sources: [journal, kernel], pattern: '^\w+: \d{5,}$'}
+  - {id: xid, sources: [kernel], pattern: 'NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>\d+)'}
+)";
+
+std::string JournalCorpus() {
+  std::mt19937 rng(7);
+  const std::vector<std::string> lines = {
+      "[ 12.3] GPU fault 17 hot",
+      "[ 12.4] GPU fault 2",
+      "Nov 22 07:02:53 gpu-17 kernel: GPU fault 4 cold",
+      "Nov 22 07:02:53 gpu-17 app[1]: GPU fault 3",
+      "Nov 22 07:02:53 gpu-17 app[1]: GPU fault 5",
+      "Nov 22 07:02:53 gpu-17 svc[42]: restart loop detected",
+      "Nov 22 07:02:53 gpu-17 svc[42]: restart loop",
+      "Nov 22 07:02:53 gpu-17 svc[42]: 123456",
+      "Nov 22 07:02:53 gpu-17 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1",
+      "[ 13.0] NVRM: Xid (PCI:0000:3b:00): 13, GPU fault 1",
+      "plain 123456",
+      "plain GPU fault 44",
+      "Nov 22 07:02:53 gpu-17 systemd[1]: Started Session 4 of user root.",
+  };
+  std::string text;
+  for (int i = 0; i < 3000; ++i) {
+    text += lines[rng() % lines.size()];
+    text += '\n';
+  }
+  return text;
+}
+
+TEST_CASE("candidate rules on a parsed message give exactly Match()'s results, as scan uses them") {
+  CompileOptions off;
+  off.use_prefilter = false;
+  std::string without_anchored = kManyPack;
+  const std::size_t at = without_anchored.find("  - {id: anchored");
+  without_anchored.erase(at, without_anchored.find('\n', at) + 1 - at);
+  for (const std::string& pack : {std::string(kManyPack), without_anchored})
+    for (bool prefilter : {true, false}) {
+      const bool has_anchored = pack.find("id: anchored") != std::string::npos;
+      Loaded l = LoadPack(pack, prefilter ? CompileOptions{} : off);
+      REQUIRE(l.set);
+      CHECK(l.set->prefilter_active() == prefilter);
+      const std::string corpus = JournalCorpus();
+      for (std::optional<Origin> forced :
+           {std::optional<Origin>(), std::optional<Origin>(Origin::kKernel),
+            std::optional<Origin>(Origin::kJournal), std::optional<Origin>(Origin::kAny)}) {
+        auto render = [](std::uint64_t n, const std::vector<RuleMatch>& ms) {
+          std::vector<std::string> out;
+          for (const RuleMatch& m : ms) {
+            std::string f;
+            for (const auto& [k, v] : m.fields) f += k + "=" + v + ";";
+            out.push_back(std::to_string(n) + " " + m.rule->id + " " + f);
+          }
+          return out;
+        };
+        std::vector<std::string> got, want;
+        std::size_t visited = 0;
+        l.set->ForEachCandidate(
+            corpus, forced.value_or(Origin::kAny),
+            [&](std::string_view line, std::uint64_t n, std::span<const std::uint32_t> candidates) {
+              ++visited;
+              CHECK(std::is_sorted(candidates.begin(), candidates.end()));
+              InputLine in = ParseInputLine(line);
+              std::vector<RuleMatch> ms;
+              l.set->MatchCandidates(in.text, forced.value_or(in.origin), candidates, ms);
+              for (std::string& s : render(n, ms)) got.push_back(std::move(s));
+            });
+        std::uint64_t n = 0;
+        std::size_t start = 0;
+        while (start < corpus.size()) {
+          std::size_t nl = corpus.find('\n', start);
+          InputLine in = ParseInputLine(std::string_view(corpus).substr(start, nl - start));
+          ++n;
+          for (std::string& s : render(n, MatchLine(*l.set, in.text, forced.value_or(in.origin))))
+            want.push_back(std::move(s));
+          start = nl + 1;
+        }
+        CHECK(want.size() > 100);
+        CHECK(got == want);
+        // The prefilter skips lines unless a rule without a literal runs on all.
+        if (prefilter) CHECK((visited < n) != has_anchored);
+      }
+    }
 }
 
 }  // namespace
