@@ -7,6 +7,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <map>
 
 #include "matcher/rule_set_impl.h"
@@ -14,11 +17,10 @@
 namespace faultline {
 namespace {
 
-// Number of '\n' bytes in [p, end). This runs over every byte of a scanned
-// buffer (for line numbers), so it is vectorised: SSE2 (baseline x86-64)
+// Number of '\n' bytes in [p, end), portable: SSE2 (baseline x86-64)
 // compares 16 bytes at a time and sums the hits per byte lane; elsewhere
 // (arm64) eight bytes at a time with SWAR.
-std::uint64_t CountNewlines(const char* p, const char* end) {
+std::uint64_t CountNewlinesPortable(const char* p, const char* end) {
   std::uint64_t n = 0;
 #if defined(__SSE2__)
   const __m128i nl = _mm_set1_epi8('\n');
@@ -51,14 +53,58 @@ std::uint64_t CountNewlines(const char* p, const char* end) {
   return n;
 }
 
-// Largest piece handed to one Vectorscan call (its length is 32-bit).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The same with AVX2, 64 bytes per round (two loads, four counters' worth
+// of lanes): the counting runs over every byte of a scanned buffer (for
+// line numbers), so it is worth twice the speed where the CPU has AVX2.
+__attribute__((target("avx2"))) std::uint64_t CountNewlinesAvx2(const char* p, const char* end) {
+  std::uint64_t n = 0;
+  const __m256i nl = _mm256_set1_epi8('\n');
+  while (end - p >= 64) {
+    const std::ptrdiff_t rounds = std::min<std::ptrdiff_t>((end - p) / 64, 255);
+    __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
+    for (std::ptrdiff_t i = 0; i < rounds; ++i, p += 64) {
+      __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+      __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+      acc0 = _mm256_sub_epi8(acc0, _mm256_cmpeq_epi8(a, nl));
+      acc1 = _mm256_sub_epi8(acc1, _mm256_cmpeq_epi8(b, nl));
+    }
+    __m256i sums = _mm256_add_epi64(_mm256_sad_epu8(acc0, _mm256_setzero_si256()),
+                                    _mm256_sad_epu8(acc1, _mm256_setzero_si256()));
+    n += static_cast<std::uint64_t>(_mm256_extract_epi64(sums, 0)) +
+         static_cast<std::uint64_t>(_mm256_extract_epi64(sums, 1)) +
+         static_cast<std::uint64_t>(_mm256_extract_epi64(sums, 2)) +
+         static_cast<std::uint64_t>(_mm256_extract_epi64(sums, 3));
+  }
+  return n + CountNewlinesPortable(p, end);
+}
+
+using CountFn = std::uint64_t (*)(const char*, const char*);
+CountFn PickCountNewlines() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") ? &CountNewlinesAvx2 : &CountNewlinesPortable;
+}
+const CountFn kCountNewlines = PickCountNewlines();
+std::uint64_t CountNewlines(const char* p, const char* end) { return kCountNewlines(p, end); }
+#else
+std::uint64_t CountNewlines(const char* p, const char* end) {
+  return CountNewlinesPortable(p, end);
+}
+#endif
+
+// Piece handed to one Vectorscan call: small enough to stay in the L2
+// cache, so that counting its newlines right after costs no second trip
+// to memory (that second pass over the buffer was memory-bound).
+constexpr std::size_t kChunk = std::size_t{256} << 10;
+// Vectorscan's length is 32-bit: a longer line is cut there.
 constexpr std::size_t kMaxPiece = std::size_t{1} << 30;
 
-// One prefilter hit: the line it is on (offset of the line's first byte)
-// and the literal.
+// One prefilter hit: the line it is on (offset of the line's first byte,
+// 1-based number) and the literal.
 struct Hit {
   std::size_t start;
   unsigned literal;
+  std::uint64_t line_no = 0;
 };
 
 struct HitCollector {
@@ -80,7 +126,7 @@ void OnHit(void* context, unsigned id, std::uint64_t end) {
   const std::size_t last = static_cast<std::size_t>(end) - 1;
   if (last >= h->line_start && last < h->covered_until) {
     // The line is already a candidate: only note the literal (once in a row).
-    if (h->hits->back().literal != id) h->hits->push_back({h->offset + h->line_start, id});
+    if (h->hits->back().literal != id) h->hits->push_back({h->offset + h->line_start, id, 0});
     return;
   }
   const void* nl = last > 0 ? memrchr(h->base, '\n', last) : nullptr;
@@ -91,7 +137,7 @@ void OnHit(void* context, unsigned id, std::uint64_t end) {
   if (h->covered_until > 0 && start < h->line_start) h->unordered = true;
   h->line_start = start;
   h->covered_until = stop;  // > last >= 0
-  h->hits->push_back({h->offset + start, id});
+  h->hits->push_back({h->offset + start, id, 0});
 }
 
 std::uint32_t OriginBit(Origin o) { return 1u << OriginIndex(o); }
@@ -179,14 +225,21 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
     return;
   }
 
-  // 1. Every literal hit of a rule for this origin, by line, in order.
+  // 1. Every literal hit of a rule for this origin, by line, in order, with
+  // line numbers counted between hits while the chunk is still in cache.
   std::vector<Hit> hits;
   bool scan_failed = false;
+  std::uint64_t line_no = 1;
   for (std::size_t offset = 0; offset < buffer.size() && !scan_failed;) {
-    std::size_t len = std::min(kMaxPiece, buffer.size() - offset);
+    std::size_t len = std::min(kChunk, buffer.size() - offset);
     if (offset + len < buffer.size()) {
       // Cut after a newline so that no line straddles two pieces.
       const void* nl = memrchr(base + offset, '\n', len);
+      if (!nl) {  // a line longer than a chunk: up to its end
+        const std::size_t rest = std::min(kMaxPiece, buffer.size() - offset);
+        nl = std::memchr(base + offset + len, '\n', rest - len);
+        len = rest;
+      }
       if (nl) len = static_cast<std::size_t>(static_cast<const char*>(nl) - (base + offset)) + 1;
     }
     const std::size_t first = hits.size();
@@ -194,11 +247,23 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
     Status st = impl_->prefilter->Scan(std::string_view(base + offset, len), &OnHit, &h);
     if (!st.ok()) {
       scan_failed = true;  // Vectorscan failed (out of memory for scratch)
-    } else if (h.unordered) {
+      break;
+    }
+    if (h.unordered) {
       std::stable_sort(hits.begin() + static_cast<std::ptrdiff_t>(first), hits.end(),
                        [](const Hit& a, const Hit& b) { return a.start < b.start; });
     }
+    const char* counted = base + offset;
+    for (std::size_t i = first; i < hits.size(); ++i) {
+      const char* p = base + hits[i].start;
+      if (p != counted) {
+        line_no += CountNewlines(counted, p);
+        counted = p;
+      }
+      hits[i].line_no = line_no;
+    }
     offset += len;
+    line_no += CountNewlines(counted, base + offset);
   }
   if (scan_failed) {
     // Take every line, with every rule as a candidate.
@@ -233,17 +298,14 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
     }
   };
   if (s.unfiltered.empty()) {
-    std::uint64_t line_no = 1;
-    const char* counted = base;
     while (next < hits.size()) {
       const char* p = base + hits[next].start;
-      line_no += CountNewlines(counted, p);
-      counted = p;
+      const std::uint64_t n = hits[next].line_no;
       candidates.clear();
       take_line();
       sorted_unique();
       const char* e = line_end(p);
-      visit(std::string_view(p, static_cast<std::size_t>(e - p)), line_no, candidates);
+      visit(std::string_view(p, static_cast<std::size_t>(e - p)), n, candidates);
     }
     return;
   }
