@@ -203,8 +203,7 @@ void Pipeline::ApplyCommits(Reader& reader) {
 
 void Pipeline::ReadLoop(Reader& reader, std::stop_token stop) {
   Source& source = *reader.source;
-  std::vector<LogRecord> records;
-  records.reserve(options_.max_batch_records);
+  std::vector<LogRecord> records = TakeSpareRecords();
   while (!stop.stop_requested()) {
     ApplyCommits(reader);
     if (reader.exhausted || reader.failed) {
@@ -255,8 +254,7 @@ void Pipeline::ReadLoop(Reader& reader, std::stop_token stop) {
       // Waits while the queue is full (backpressure). During shutdown the
       // match thread keeps draining, so this returns.
       queue_.Push(Batch{reader.index, std::move(records)});
-      records = {};
-      records.reserve(options_.max_batch_records);
+      records = TakeSpareRecords();
     }
     if (status.ok()) continue;
     switch (status.code()) {
@@ -286,6 +284,27 @@ void Pipeline::ReadLoop(Reader& reader, std::stop_token stop) {
   }
 }
 
+std::vector<LogRecord> Pipeline::TakeSpareRecords() {
+  {
+    std::lock_guard lock(spare_mu_);
+    if (!spare_records_.empty()) {
+      std::vector<LogRecord> records = std::move(spare_records_.back());
+      spare_records_.pop_back();
+      return records;
+    }
+  }
+  std::vector<LogRecord> records;
+  records.reserve(options_.max_batch_records);
+  return records;
+}
+
+void Pipeline::GiveBackRecords(std::vector<LogRecord> records) {
+  constexpr std::size_t kMaxSpare = 8;  // enough for the readers; the rest is freed
+  records.clear();
+  std::lock_guard lock(spare_mu_);
+  if (spare_records_.size() < kMaxSpare) spare_records_.push_back(std::move(records));
+}
+
 // ---- match thread ----
 
 void Pipeline::MatchLoop(std::stop_token /*stop: the loop ends when the queue closes*/) {
@@ -293,7 +312,10 @@ void Pipeline::MatchLoop(std::stop_token /*stop: the loop ends when the queue cl
   for (;;) {
     heartbeat_ns_.store(ToNs(std::chrono::steady_clock::now()), std::memory_order_relaxed);
     std::optional<Batch> batch = queue_.Pop(options_.poll_interval);
-    if (batch) Process(*batch);
+    if (batch) {
+      Process(*batch);
+      GiveBackRecords(std::move(batch->records));
+    }
     sink_.Poll(std::chrono::milliseconds(0));
     follow_ups.clear();
     suppressor_.TakeDue(clock_.MonotonicNow(), follow_ups);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -107,6 +108,9 @@ class Pipeline {
   };
 
   void ReadLoop(Reader& reader, std::stop_token stop);
+  // An empty records vector for the next batch, with capacity for a batch.
+  std::vector<LogRecord> TakeSpareRecords();
+  void GiveBackRecords(std::vector<LogRecord> records);
   void ApplyCommits(Reader& reader);
   void MatchLoop(std::stop_token stop);
   void Process(Batch& batch);
@@ -132,7 +136,12 @@ class Pipeline {
   const Options options_;
 
   BoundedQueue<Batch> queue_;
-  Suppressor suppressor_;  // match thread only
+  // Emptied batch vectors go back to the readers with their capacity, so a
+  // batch costs no large allocation (glibc consolidates its free lists on
+  // each one).
+  std::mutex spare_mu_;
+  std::vector<std::vector<LogRecord>> spare_records_;  // guarded by spare_mu_
+  Suppressor suppressor_;                              // match thread only
   std::vector<RuleMatch> matches_;
   std::vector<BatchMatch> batch_matches_;  // match thread only
   std::vector<Suppressor::FollowUp> follow_ups_;
