@@ -107,6 +107,9 @@ struct Info {
   bool exact = false;  // the node matches exactly `text` (and nothing else)
   RequiredLiteral text;
   LitSet best;  // one of these occurs in every match; empty = unknown
+  // Every set considered for `best` in this node's own sequence: each is
+  // also required (for confirming a prefilter hit).
+  std::vector<LitSet> all;
 };
 
 class Extractor {
@@ -116,6 +119,7 @@ class Extractor {
   LitSet Run() {
     Info root = Alternation(false);
     if (failed_ || pos_ != p_.size()) return {};
+    all_ = root.exact ? std::vector<LitSet>{LitSet{root.text}} : root.all;
     LitSet set = root.exact ? LitSet{root.text} : root.best;
     // Even a common literal beats running the regex on every line; only
     // literals shorter than 3 bytes (no set) are refused.
@@ -130,10 +134,17 @@ class Extractor {
   bool AtEnd() const { return pos_ >= p_.size(); }
   char Peek() const { return p_[pos_]; }
 
-  static void Consider(LitSet candidate, LitSet& best) {
-    if (SetScore(candidate) > SetScore(best)) best = std::move(candidate);
+  static void Consider(LitSet candidate, Info& out) {
+    if (!candidate.empty()) out.all.push_back(candidate);
+    if (SetScore(candidate) > SetScore(out.best)) out.best = std::move(candidate);
   }
 
+ public:
+  // After Run(): every required set seen in the pattern's top-level
+  // sequence (the chosen one included).
+  const std::vector<LitSet>& all() const { return all_; }
+
+ private:
   Info Alternation(bool caseless) {
     std::vector<Info> branches;
     branches.push_back(Concat(caseless));
@@ -157,7 +168,7 @@ class Extractor {
     RequiredLiteral run;
     bool all_exact = true;
     auto flush = [&] {
-      if (!run.text.empty()) Consider({run}, out.best);
+      if (!run.text.empty()) Consider({run}, out);
       run = {};
     };
     while (!failed_ && !AtEnd() && Peek() != '|' && Peek() != ')') {
@@ -214,9 +225,9 @@ class Extractor {
         all_exact = false;
         if (min_repeat >= 1) {
           if (atom.exact) {
-            Consider({atom.text}, out.best);
+            Consider({atom.text}, out);
           } else {
-            Consider(atom.best, out.best);
+            Consider(atom.best, out);
           }
         }
         continue;
@@ -234,7 +245,7 @@ class Extractor {
       }
       flush();
       all_exact = false;
-      Consider(atom.best, out.best);
+      Consider(atom.best, out);
     }
     if (all_exact) {
       out.exact = true;
@@ -395,9 +406,67 @@ class Extractor {
   std::string_view p_;
   std::size_t pos_ = 0;
   bool failed_ = false;
+  std::vector<LitSet> all_;
 };
 
 }  // namespace
+
+namespace {
+void SortUnique(LitSet& set) {
+  std::sort(set.begin(), set.end(), [](const RequiredLiteral& a, const RequiredLiteral& b) {
+    return std::tie(a.text, a.caseless) < std::tie(b.text, b.caseless);
+  });
+  set.erase(std::unique(set.begin(), set.end(),
+                        [](const RequiredLiteral& a, const RequiredLiteral& b) {
+                          return a.text == b.text && a.caseless == b.caseless;
+                        }),
+            set.end());
+}
+bool SameSet(const LitSet& a, const LitSet& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const RequiredLiteral& x, const RequiredLiteral& y) {
+                      return x.text == y.text && x.caseless == y.caseless;
+                    });
+}
+}  // namespace
+
+std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_view pattern) {
+  Extractor extractor(pattern);
+  LitSet chosen = extractor.Run();
+  if (chosen.empty()) return {};
+  SortUnique(chosen);
+  std::vector<std::pair<double, LitSet>> scored;
+  for (LitSet set : extractor.all()) {
+    SortUnique(set);
+    if (SameSet(set, chosen)) continue;
+    bool usable = true;
+    for (const RequiredLiteral& lit : set) usable &= lit.text.size() >= 3;
+    const double score = SetScore(set);
+    if (!usable || score <= 0) continue;
+    if (std::any_of(scored.begin(), scored.end(),
+                    [&](const auto& s) { return SameSet(s.second, set); }))
+      continue;
+    scored.emplace_back(score, std::move(set));
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  constexpr std::size_t kMaxConfirmSets = 3;
+  std::vector<LitSet> out;
+  for (auto& [score, set] : scored) {
+    if (out.size() == kMaxConfirmSets) break;
+    out.push_back(std::move(set));
+  }
+  return out;
+}
+
+bool LineHasLiteral(std::string_view line, const RequiredLiteral& lit) {
+  if (!lit.caseless) return line.find(lit.text) != std::string_view::npos;
+  auto eq = [](char a, char b) {
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+    return lower(a) == lower(b);
+  };
+  return std::search(line.begin(), line.end(), lit.text.begin(), lit.text.end(), eq) != line.end();
+}
 
 std::vector<RequiredLiteral> ExtractRequiredLiterals(std::string_view pattern) {
   LitSet set = Extractor(pattern).Run();

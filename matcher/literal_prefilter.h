@@ -30,6 +30,16 @@ struct RequiredLiteral {
 // the rewritten text. A caseless literal is matched in any ASCII case.
 std::vector<RequiredLiteral> ExtractRequiredLiterals(std::string_view pattern);
 
+// Further sets of literals that every match of `pattern` also contains (one
+// literal of each set), besides the one ExtractRequiredLiterals chose: a
+// prefilter hit is confirmed by finding one of each set on the line before
+// the regex runs. At most three, the rarest first; each literal is at
+// least 3 bytes. Empty when there is no chosen set or nothing else worth it.
+std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_view pattern);
+
+// True if `line` contains `lit` (in any ASCII case if it is caseless).
+bool LineHasLiteral(std::string_view line, const RequiredLiteral& lit);
+
 // Many literals searched at once through a whole buffer with Vectorscan.
 // Immutable after Build; Scan is thread-safe (each call uses a scratch from
 // a small pool).

@@ -146,6 +146,7 @@ std::uint32_t OriginBit(Origin o) { return 1u << OriginIndex(o); }
 
 void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
   impl.rule_literals.assign(impl.compiled.size(), {});
+  impl.rule_confirm.assign(impl.compiled.size(), {});
   std::map<std::pair<std::string, bool>, unsigned> ids;
   std::vector<RequiredLiteral> literals;
   std::vector<std::uint32_t> origins;
@@ -176,6 +177,7 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
       std::vector<std::uint32_t>& owners = literal_rules[it->second];
       if (owners.empty() || owners.back() != i) owners.push_back(static_cast<std::uint32_t>(i));
     }
+    if (!lits.empty()) impl.rule_confirm[i] = ExtractConfirmLiteralSets(c.rule->pattern);
     impl.rule_literals[i] = std::move(lits);
   }
   if (!impl.options.use_prefilter || literals.empty()) return;
@@ -282,12 +284,26 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
   const bool any = origin == Origin::kAny;
   std::vector<std::uint32_t> candidates;
   std::size_t next = 0;  // first hit of the next candidate line
-  // Appends the candidates of the line at hits[next] and moves past it.
-  auto take_line = [&] {
+  // A rule is a candidate on `line` only if the line also holds one literal
+  // of each of its confirm sets (near misses of a common literal stop here).
+  auto confirmed = [&](std::uint32_t r, std::string_view line) {
+    for (const std::vector<RequiredLiteral>& set : impl_->rule_confirm[r]) {
+      if (std::none_of(set.begin(), set.end(),
+                       [&](const RequiredLiteral& lit) { return LineHasLiteral(line, lit); })) {
+        return false;
+      }
+    }
+    return true;
+  };
+  // Appends the candidates of the line at hits[next] (which is `line`) and
+  // moves past it.
+  auto take_line = [&](std::string_view line) {
     const std::size_t start = hits[next].start;
     for (; next < hits.size() && hits[next].start == start; ++next) {
       for (std::uint32_t r : impl_->literal_rules[hits[next].literal]) {
-        if (any || (impl_->compiled[r].origin_mask & bit)) candidates.push_back(r);
+        if ((any || (impl_->compiled[r].origin_mask & bit)) && confirmed(r, line)) {
+          candidates.push_back(r);
+        }
       }
     }
   };
@@ -301,11 +317,12 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
     while (next < hits.size()) {
       const char* p = base + hits[next].start;
       const std::uint64_t n = hits[next].line_no;
+      const std::string_view line(p, static_cast<std::size_t>(line_end(p) - p));
       candidates.clear();
-      take_line();
+      take_line(line);
+      if (candidates.empty()) continue;
       sorted_unique();
-      const char* e = line_end(p);
-      visit(std::string_view(p, static_cast<std::size_t>(e - p)), n, candidates);
+      visit(line, n, candidates);
     }
     return;
   }
@@ -317,7 +334,8 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
     const char* e = line_end(p);
     ++n;
     candidates.clear();
-    if (next < hits.size() && base + hits[next].start == p) take_line();
+    const std::string_view line(p, static_cast<std::size_t>(e - p));
+    if (next < hits.size() && base + hits[next].start == p) take_line(line);
     for (int r : s.unfiltered) candidates.push_back(static_cast<std::uint32_t>(r));
     sorted_unique();
     visit(std::string_view(p, static_cast<std::size_t>(e - p)), n, candidates);

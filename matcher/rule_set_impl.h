@@ -52,6 +52,9 @@ struct RuleSet::Impl {
   std::vector<std::vector<std::uint32_t>> literal_rules;
   // Per compiled rule: its prefilter literals (empty: none, runs everywhere).
   std::vector<std::vector<RequiredLiteral>> rule_literals;
+  // Per compiled rule: further required literal sets; a line that lacks
+  // one of each is not a candidate for the rule (ExtractConfirmLiteralSets).
+  std::vector<std::vector<std::vector<RequiredLiteral>>> rule_confirm;
   mutable std::atomic<std::uint64_t> dfa_fallbacks{0};
 
   // Appends the match of compiled rule `index` on `text`, if it matches.

@@ -154,6 +154,29 @@ TEST_CASE("ScanBuffer gives identical results with the prefilter on and off, for
   }
 }
 
+// All the sets a pattern requires, chosen and confirm, as sorted strings.
+std::vector<std::string> AllRequiredSets(std::string_view pattern) {
+  std::vector<std::string> out;
+  auto render = [](const std::vector<RequiredLiteral>& set) {
+    std::string r;
+    for (const RequiredLiteral& l : set) r += (l.caseless ? "(?i)" : "") + l.text + "|";
+    return r;
+  };
+  out.push_back(render(ExtractRequiredLiterals(pattern)));
+  for (const auto& set : ExtractConfirmLiteralSets(pattern)) out.push_back(render(set));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_CASE("confirm literal sets are the pattern's other mandatory literals, never optional ones") {
+  CHECK(AllRequiredSets(R"(nvswitch(?P<n>\d+): SXid \((?P<pci>[^)]*)\): (?:Fatal|Non-fatal))") ==
+        Strings{" SXid (|", "Fatal|Non-fatal|", "nvswitch|"});
+  CHECK(AllRequiredSets(R"(foo_bar(?: baz_qux)? \d+ (?i)quux_zz)") ==
+        Strings{"(?i) quux_zz|", "foo_bar|"});
+  CHECK(ExtractConfirmLiteralSets("link down|port flap").empty());  // no second set
+  CHECK(ExtractConfirmLiteralSets(R"(\w+ \d+)").empty());           // not even a first
+}
+
 // Seven rules share one literal, so a line holding it has more candidates
 // than MatchCandidates runs one by one (it then uses the origin's Set);
 // `svc` matches the message of a journal line ("svc: ..."), which differs
@@ -172,6 +195,7 @@ rules:
   - {id: svc, sources: [journal], pattern: '^svc: (?P<msg>restart loop) detected'}
   - {id: anchored, sources: [journal, kernel], pattern: '^\w+: \d{5,}$'}
   - {id: xid, sources: [kernel], pattern: 'NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>\d+)'}
+  - {id: peer, sources: [kernel], pattern: 'nvidia-peermem[^\n]*?(?:ERROR|Unknown symbol (?P<sym>\w+))'}
 )";
 
 std::string JournalCorpus() {
@@ -190,6 +214,10 @@ std::string JournalCorpus() {
       "plain 123456",
       "plain GPU fault 44",
       "Nov 22 07:02:53 gpu-17 systemd[1]: Started Session 4 of user root.",
+      "[ 14.0] nvidia-peermem: loading out-of-tree module taints kernel.",
+      "[ 14.1] nvidia-peermem: ERROR detected",
+      "Nov 22 07:02:53 gpu-17 kernel: nvidia-peermem: Unknown symbol "
+      "ib_register_peer_memory_client",
   };
   std::string text;
   for (int i = 0; i < 3000; ++i) {
@@ -197,6 +225,28 @@ std::string JournalCorpus() {
     text += '\n';
   }
   return text;
+}
+
+TEST_CASE(
+    "a line holding a rule's prefilter literal but not its confirm literals is no candidate") {
+  Loaded l = LoadPack(R"(pack: peer
+version: 1
+rules:
+  - {id: peer, sources: [kernel], pattern: 'nvidia-peermem[^\n]*?(?:ERROR|Unknown symbol (?P<sym>\w+))'}
+)");
+  REQUIRE(l.set);
+  auto visited = [&](const std::string& text) {
+    std::vector<std::string> out;
+    l.set->ForEachCandidateLine(text, Origin::kKernel, [&](std::string_view line, std::uint64_t) {
+      out.emplace_back(line);
+    });
+    return out;
+  };
+  const std::string near_miss = "[ 14.0] nvidia-peermem: loading out-of-tree module\n";
+  const std::string fault = "[ 14.1] nvidia-peermem: ERROR detected\n";
+  const std::string other = "[ 14.2] ERROR in some other module\n";
+  CHECK(visited(near_miss + other + near_miss).empty());
+  CHECK(visited(near_miss + fault + other) == Strings{fault.substr(0, fault.size() - 1)});
 }
 
 TEST_CASE("candidate rules on a parsed message give exactly Match()'s results, as scan uses them") {
