@@ -431,9 +431,9 @@ int RunStandalone(int argc, char** argv, const sigset_t& signals) {
     const std::vector<std::string> lines = DemoLines(marker);
     std::cout << "demo: writing a fake Xid 13 (application fault) and Xid 79 (GPU fell off the "
                  "bus) to "
-              << (demo_file.empty()
-                      ? config->kmsg.device_path
-                      : demo_file + " (" + config->kmsg.device_path + " is not writable here)")
+              << (demo_file.empty() ? config->kmsg.device_path
+                                    : demo_file + " (" + config->kmsg.device_path +
+                                          " cannot be opened for reading and writing here)")
               << ", marker " << marker << '\n';
     std::cout.flush();
     for (const std::string& line : lines) {
