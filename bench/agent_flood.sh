@@ -87,5 +87,6 @@ echo "lines covered:    $covered (per rule: sum of 1 + suppressed)"
 echo "read+match wall:  ${secs}s  ($(echo "$LINES / $secs" | bc) lines/s, incl. startup)"
 echo "agent CPU:        user ${user}s, sys ${sys}s"
 echo "agent peak RSS:   ${rss} KiB"
+echo "load average:     $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, at the end: 2 cores shared)"
 jq -e --argjson n "$LINES" 'all(.[]; . == $n)' <<<"$covered" >/dev/null ||
   { echo "FAIL: totals do not add up" >&2; exit 1; }
