@@ -45,7 +45,7 @@ kmsg_readable=1
 if ((kmsg_readable == 0)); then
   echo "/dev/kmsg is not readable here (it needs root or CAP_SYSLOG), so faultline reads the"
   echo "shipped sample log instead. What 'faultline scan' finds in tests/data/sample-node.log:"
-  "$scan" scan --format text "$repo/tests/data/sample-node.log" || true
+  (cd "$repo" && "$scan" scan --format text tests/data/sample-node.log) || true
   echo
   echo "And the standalone agent, fed the demo's lines through a file source:"
 fi
