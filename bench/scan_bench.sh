@@ -7,8 +7,13 @@
 #
 #   bench/scan_bench.sh [--size-mb 256] [--runs 3] [--no-grep]
 #
-# Environment: FL_BENCH_BUILD (build dir, default build-bench), FL_BENCH_DIR
-# (corpus dir, default $TMPDIR/faultline-bench), FL_BENCH_CPU (core, 0),
+# faultline and rg run interleaved (fl, rg, fl, rg, ...) so that both see the
+# same load from the rest of the machine; best and median of the runs are
+# printed with the load average before and after.
+#
+# Environment: FL_BENCH_BUILD (build dir, default build-bench), FL_BENCH_BINARY
+# (a faultline binary to use instead of building one), FL_BENCH_DIR (corpus
+# dir, default $TMPDIR/faultline-bench), FL_BENCH_CPU (core, 0),
 # FL_GREP_TIMEOUT (seconds, 1200).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,9 +37,13 @@ if [ ! -f "$ROOT/bench/gen_corpus.py" ]; then
   echo "bench/gen_corpus.py is missing" >&2
   exit 2
 fi
-cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-cmake --build "$BUILD" --target faultline -j2 >/dev/null
-FAULTLINE="$BUILD/matcher/faultline"
+if [ -n "${FL_BENCH_BINARY:-}" ]; then
+  FAULTLINE=$FL_BENCH_BINARY
+else
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+  cmake --build "$BUILD" --target faultline -j2 >/dev/null
+  FAULTLINE="$BUILD/matcher/faultline"
+fi
 
 CORPUS="$WORK/corpus-$SIZE.log"
 TRUTH="$WORK/corpus-$SIZE.truth.json"
@@ -46,7 +55,7 @@ fi
 "$FAULTLINE" rules list --format ere > "$WORK/patterns.ere" 2> "$WORK/skipped.txt"
 
 exec python3 - "$FAULTLINE" "$CORPUS" "$TRUTH" "$WORK" "$CPU" "$RUNS" "$GREP" <<'PY'
-import collections, json, os, platform, subprocess, sys, time
+import collections, json, os, platform, statistics, subprocess, sys, time
 
 faultline, corpus, truth_path, work, cpu, runs, do_grep = sys.argv[1:]
 runs, do_grep = int(runs), do_grep == "1"
@@ -70,17 +79,34 @@ def run(argv, out_path, timeout=None):
         wall = time.perf_counter() - start
     return wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
 
-def best(argv, out_path, n):
-    results = [run(argv, out_path) for _ in range(n)]
-    return min(r[0] for r in results), min(r[1] for r in results), results[-1][2]
+def loadavg():
+    return " ".join(open("/proc/loadavg").read().split()[:3])
+
+def interleaved(commands, n):
+    """Runs each (argv, out_path) in turn, n rounds; per command returns
+    (best wall, best cpu, median wall, median cpu, last exit status)."""
+    results = [[] for _ in commands]
+    for _ in range(n):
+        for i, (argv, out_path) in enumerate(commands):
+            results[i].append(run(argv, out_path))
+    return [(min(r[0] for r in rs), min(r[1] for r in rs), statistics.median(r[0] for r in rs),
+             statistics.median(r[1] for r in rs), rs[-1][2]) for rs in results]
 
 subprocess.run(["cat", corpus], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
 rows = []
+medians = []
 ok = True
 
 fl_out = os.path.join(work, "faultline.json")
-wall, cpu_s, status = best([faultline, "scan", "--source", "any", "--all", "--format", "json", corpus],
-                           fl_out, runs)
+rg_out = os.path.join(work, "rg.txt")
+load_before = loadavg()
+(fl_res, rg_res) = interleaved(
+    [([faultline, "scan", "--source", "any", "--all", "--format", "json", corpus], fl_out),
+     (["rg", "-j1", "-c", "-f", patterns, corpus], rg_out)], runs)
+load_after = loadavg()
+wall, cpu_s, _, _, status = fl_res
+medians.append(("faultline", fl_res[2], fl_res[3]))
+medians.append(("rg", rg_res[2], rg_res[3]))
 per_rule = collections.Counter()
 fl_lines = set()
 for line in open(fl_out):
@@ -93,8 +119,7 @@ rows.append(("faultline scan --format json", wall, cpu_s, len(fl_lines),
              "per-rule counts equal truth" if fl_check else "MISMATCH with truth"))
 
 expected_rg = truth["fault_lines"] if not skipped else None
-rg_out = os.path.join(work, "rg.txt")
-wall, cpu_s, status = best(["rg", "-j1", "-c", "-f", patterns, corpus], rg_out, runs)
+wall, cpu_s, _, _, status = rg_res
 rg_count = int(open(rg_out).read().strip() or 0)
 rg_check = expected_rg is None or rg_count == expected_rg
 ok &= rg_check
@@ -125,7 +150,8 @@ print("machine: %s, nproc %d, %s; pinned to core %s" % (cpu_model, os.cpu_count(
 print("corpus: %.0f MiB, %d lines, %d fault lines (%d matches), %d ERE patterns%s" % (
     size / 2**20, lines, truth["fault_lines"], truth["matches"], n_patterns,
     "; skipped: " + "; ".join(skipped) if skipped else ""))
-print("best of %d runs, whole process; MB = 10^6 bytes; cpu = user+sys" % runs)
+print("best of %d interleaved runs, whole process; MB = 10^6 bytes; cpu = user+sys" % runs)
+print("load average before %s, after %s" % (load_before, load_after))
 print("%-36s %8s %9s %11s %8s %9s %7s %9s  %s" % ("tool", "wall s", "MB/s", "lines/s", "cpu s",
                                                   "MB/cpu-s", "vs rg", "lines", "check"))
 rg_wall, rg_cpu = rows[1][1], rows[1][2]
@@ -135,5 +161,8 @@ for name, wall, cpu_s, count, check in rows:
         rg_wall / wall, "-" if count is None else count, check))
 print("faultline vs rg: %.2fx by wall time, %.2fx by cpu time (target 3x)" % (
     rg_wall / rows[0][1], rg_cpu / max(rows[0][2], 1e-9)))
+print("medians: " + "; ".join("%s wall %.2f s cpu %.2f s" % m for m in medians) +
+      "; ratio %.2fx wall, %.2fx cpu" % (medians[1][1] / medians[0][1],
+                                         medians[1][2] / max(medians[0][2], 1e-9)))
 sys.exit(0 if ok else 1)
 PY

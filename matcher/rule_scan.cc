@@ -99,12 +99,11 @@ constexpr std::size_t kChunk = std::size_t{256} << 10;
 // Vectorscan's length is 32-bit: a longer line is cut there.
 constexpr std::size_t kMaxPiece = std::size_t{1} << 30;
 
-// One prefilter hit: the line it is on (offset of the line's first byte,
-// 1-based number) and the literal.
+// One prefilter hit: the line it is on (offset of the line's first byte)
+// and the literal.
 struct Hit {
   std::size_t start;
   unsigned literal;
-  std::uint64_t line_no = 0;
 };
 
 struct HitCollector {
@@ -126,7 +125,7 @@ void OnHit(void* context, unsigned id, std::uint64_t end) {
   const std::size_t last = static_cast<std::size_t>(end) - 1;
   if (last >= h->line_start && last < h->covered_until) {
     // The line is already a candidate: only note the literal (once in a row).
-    if (h->hits->back().literal != id) h->hits->push_back({h->offset + h->line_start, id, 0});
+    if (h->hits->back().literal != id) h->hits->push_back({h->offset + h->line_start, id});
     return;
   }
   const void* nl = last > 0 ? memrchr(h->base, '\n', last) : nullptr;
@@ -137,7 +136,7 @@ void OnHit(void* context, unsigned id, std::uint64_t end) {
   if (h->covered_until > 0 && start < h->line_start) h->unordered = true;
   h->line_start = start;
   h->covered_until = stop;  // > last >= 0
-  h->hits->push_back({h->offset + start, id, 0});
+  h->hits->push_back({h->offset + start, id});
 }
 
 std::uint32_t OriginBit(Origin o) { return 1u << OriginIndex(o); }
@@ -227,63 +226,18 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
     return;
   }
 
-  // 1. Every literal hit of a rule for this origin, by line, in order, with
-  // line numbers counted between hits while the chunk is still in cache.
-  std::vector<Hit> hits;
-  bool scan_failed = false;
-  std::uint64_t line_no = 1;
-  for (std::size_t offset = 0; offset < buffer.size() && !scan_failed;) {
-    std::size_t len = std::min(kChunk, buffer.size() - offset);
-    if (offset + len < buffer.size()) {
-      // Cut after a newline so that no line straddles two pieces.
-      const void* nl = memrchr(base + offset, '\n', len);
-      if (!nl) {  // a line longer than a chunk: up to its end
-        const std::size_t rest = std::min(kMaxPiece, buffer.size() - offset);
-        nl = std::memchr(base + offset + len, '\n', rest - len);
-        len = rest;
-      }
-      if (nl) len = static_cast<std::size_t>(static_cast<const char*>(nl) - (base + offset)) + 1;
-    }
-    const std::size_t first = hits.size();
-    HitCollector h{base + offset, len, OriginBit(origin), &impl_->literal_origins, &hits, offset};
-    Status st = impl_->prefilter->Scan(std::string_view(base + offset, len), &OnHit, &h);
-    if (!st.ok()) {
-      scan_failed = true;  // Vectorscan failed (out of memory for scratch)
-      break;
-    }
-    if (h.unordered) {
-      std::stable_sort(hits.begin() + static_cast<std::ptrdiff_t>(first), hits.end(),
-                       [](const Hit& a, const Hit& b) { return a.start < b.start; });
-    }
-    const char* counted = base + offset;
-    for (std::size_t i = first; i < hits.size(); ++i) {
-      const char* p = base + hits[i].start;
-      if (p != counted) {
-        line_no += CountNewlines(counted, p);
-        counted = p;
-      }
-      hits[i].line_no = line_no;
-    }
-    offset += len;
-    line_no += CountNewlines(counted, base + offset);
-  }
-  if (scan_failed) {
-    // Take every line, with every rule as a candidate.
-    std::uint64_t n = 0;
-    for (const char* p = base; p < end;) {
-      const char* e = line_end(p);
-      visit(std::string_view(p, static_cast<std::size_t>(e - p)), ++n, s.handles);
-      p = e + 1;
-    }
-    return;
-  }
-
-  // 2. Visit the lines, with line numbers counted between them and each
-  // line's candidates: the rules (of this origin) owning its literals.
+  // Per chunk (a few hundred KiB, cut after a newline): every literal hit
+  // of a rule for this origin, by line, in order; then, while the chunk is
+  // still in cache, line numbers counted between hits and each candidate
+  // line visited with its candidate rules. (Visiting after the whole
+  // buffer was scanned cost a cache miss per candidate line.)
   const std::uint32_t bit = OriginBit(origin);
   const bool any = origin == Origin::kAny;
+  const bool visit_now = s.unfiltered.empty();
+  std::vector<Hit> hits;      // of the current chunk
+  std::vector<Hit> all_hits;  // of every chunk, when !visit_now
   std::vector<std::uint32_t> candidates;
-  std::size_t next = 0;  // first hit of the next candidate line
+  std::size_t next = 0;  // first hit of the next candidate line in `hits`
   // A rule is a candidate on `line` only if the line also holds one literal
   // of each of its confirm sets (near misses of a common literal stop here).
   auto confirmed = [&](std::uint32_t r, std::string_view line) {
@@ -295,12 +249,12 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
     }
     return true;
   };
-  // Appends the candidates of the line at hits[next] (which is `line`) and
-  // moves past it.
-  auto take_line = [&](std::string_view line) {
-    const std::size_t start = hits[next].start;
-    for (; next < hits.size() && hits[next].start == start; ++next) {
-      for (std::uint32_t r : impl_->literal_rules[hits[next].literal]) {
+  // Appends the candidates (rules of this origin owning its literals) of
+  // the line at hits[next], which is `line`, and moves past it.
+  auto take_line = [&](const std::vector<Hit>& from, std::string_view line) {
+    const std::size_t start = from[next].start;
+    for (; next < from.size() && from[next].start == start; ++next) {
+      for (std::uint32_t r : impl_->literal_rules[from[next].literal]) {
         if ((any || (impl_->compiled[r].origin_mask & bit)) && confirmed(r, line)) {
           candidates.push_back(r);
         }
@@ -313,32 +267,81 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
       candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
     }
   };
-  if (s.unfiltered.empty()) {
-    while (next < hits.size()) {
+  // Vectorscan failed (out of memory for scratch): every line from `p` on
+  // is a candidate for every rule.
+  auto every_line_from = [&](const char* p, std::uint64_t n) {
+    for (; p < end; ++n) {
+      const char* e = line_end(p);
+      visit(std::string_view(p, static_cast<std::size_t>(e - p)), n, s.handles);
+      p = e + 1;
+    }
+  };
+
+  std::uint64_t line_no = 1;
+  for (std::size_t offset = 0; offset < buffer.size();) {
+    std::size_t len = std::min(kChunk, buffer.size() - offset);
+    if (offset + len < buffer.size()) {
+      // Cut after a newline so that no line straddles two pieces.
+      const void* nl = memrchr(base + offset, '\n', len);
+      if (!nl) {  // a line longer than a chunk: up to its end
+        const std::size_t rest = std::min(kMaxPiece, buffer.size() - offset);
+        nl = std::memchr(base + offset + len, '\n', rest - len);
+        len = rest;
+      }
+      if (nl) len = static_cast<std::size_t>(static_cast<const char*>(nl) - (base + offset)) + 1;
+    }
+    hits.clear();
+    HitCollector h{base + offset, len, OriginBit(origin), &impl_->literal_origins, &hits, offset};
+    Status st = impl_->prefilter->Scan(std::string_view(base + offset, len), &OnHit, &h);
+    if (!st.ok()) {
+      if (visit_now) {
+        every_line_from(base + offset, line_no);
+      } else {
+        every_line_from(base, 1);  // nothing was visited yet
+      }
+      return;
+    }
+    if (h.unordered) {
+      std::stable_sort(hits.begin(), hits.end(),
+                       [](const Hit& a, const Hit& b) { return a.start < b.start; });
+    }
+    const char* counted = base + offset;
+    for (next = 0; next < hits.size();) {
       const char* p = base + hits[next].start;
-      const std::uint64_t n = hits[next].line_no;
+      if (p != counted) {
+        line_no += CountNewlines(counted, p);
+        counted = p;
+      }
+      if (!visit_now) {
+        all_hits.push_back(hits[next++]);
+        continue;
+      }
       const std::string_view line(p, static_cast<std::size_t>(line_end(p) - p));
       candidates.clear();
-      take_line(line);
+      take_line(hits, line);
       if (candidates.empty()) continue;
       sorted_unique();
-      visit(line, n, candidates);
+      visit(line, line_no, candidates);
     }
-    return;
+    offset += len;
+    line_no += CountNewlines(counted, base + offset);
   }
+  if (visit_now) return;
+
   // Some rules have no literal: they run on every line, so every line is a
   // candidate. (Testing them on the raw line first is not enough: the
   // caller may match the line's message, where an anchor can match.)
   std::uint64_t n = 0;
+  next = 0;
   for (const char* p = base; p < end;) {
     const char* e = line_end(p);
     ++n;
     candidates.clear();
     const std::string_view line(p, static_cast<std::size_t>(e - p));
-    if (next < hits.size() && base + hits[next].start == p) take_line(line);
+    if (next < all_hits.size() && base + all_hits[next].start == p) take_line(all_hits, line);
     for (int r : s.unfiltered) candidates.push_back(static_cast<std::uint32_t>(r));
     sorted_unique();
-    visit(std::string_view(p, static_cast<std::size_t>(e - p)), n, candidates);
+    visit(line, n, candidates);
     p = e + 1;
   }
 }

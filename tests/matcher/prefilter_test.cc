@@ -168,6 +168,39 @@ std::vector<std::string> AllRequiredSets(std::string_view pattern) {
   return out;
 }
 
+TEST_CASE("line numbers stay exact across scan chunks and past a line longer than a chunk") {
+  CompileOptions off;
+  off.use_prefilter = false;
+  // Without `loose` (no literal, so every line would be walked and counted).
+  std::string pack = kPack;
+  const std::size_t at = pack.find("  - id: loose");
+  pack.erase(at, pack.find("  - id: alt") - at);
+  Loaded with = LoadPack(pack);
+  Loaded without = LoadPack(pack, off);
+  REQUIRE(with.set);
+  REQUIRE(without.set);
+  CHECK_FALSE(with.Has("W202"));
+  // About 2 MiB (the scan works in chunks of a few hundred KiB), with a
+  // 600 KiB line holding a match at its end in the middle.
+  std::string corpus = Corpus() + "\n" + Corpus() + "\n";
+  corpus += std::string(600 << 10, 'x') + " GPU has fallen off the bus\n";
+  while (corpus.size() < (2u << 20)) corpus += Corpus() + "\n";
+  auto collect = [&](const RuleSet& set) {
+    std::vector<std::string> out;
+    set.ScanBuffer(corpus, Origin::kAny,
+                   [&](std::string_view line, std::uint64_t n, std::vector<RuleMatch>& matches) {
+                     for (const RuleMatch& m : matches) {
+                       out.push_back(std::to_string(n) + " " + m.rule->id + " " +
+                                     std::string(line.substr(0, 40)));
+                     }
+                   });
+    return out;
+  };
+  auto a = collect(*with.set);
+  CHECK(a.size() > 1000);
+  CHECK(a == collect(*without.set));
+}
+
 TEST_CASE("confirm literal sets are the pattern's other mandatory literals, never optional ones") {
   CHECK(AllRequiredSets(R"(nvswitch(?P<n>\d+): SXid \((?P<pci>[^)]*)\): (?:Fatal|Non-fatal))") ==
         Strings{" SXid (|", "Fatal|Non-fatal|", "nvswitch|"});
