@@ -61,22 +61,34 @@ std::vector<std::string> SplitValueKey(std::string_view key) {
   return items;
 }
 
+// Calls `f(item)` for each trimmed item of a comma list, without allocating:
+// this runs for every match of a classifying rule (every Xid line of a flood).
+template <typename F>
+bool AnyItem(std::string_view key, F f) {
+  while (true) {
+    std::size_t comma = key.find(',');
+    if (f(Trim(key.substr(0, comma)))) return true;
+    if (comma == std::string_view::npos) return false;
+    key.remove_prefix(comma + 1);
+  }
+}
+
 const Outcome* Classify(const Classification& c, std::optional<std::string_view> value) {
   if (!value) return &c.fallback;
-  for (const auto& [key, outcome] : c.table) {
-    if (key == *value) return &outcome;
-  }
+  // Most entries are one exact value ("79"): a map lookup, no scan.
+  if (auto it = c.table.find(std::string(*value)); it != c.table.end()) return &it->second;
   for (const auto& [key, outcome] : c.table) {
     if (key.find(',') == std::string::npos) continue;
-    for (const std::string& item : SplitValueKey(key)) {
-      if (item == *value) return &outcome;
-    }
+    if (AnyItem(key, [&](std::string_view item) { return item == *value; })) return &outcome;
   }
   if (auto number = ToNumber(*value)) {
     for (const auto& [key, outcome] : c.table) {
-      for (const std::string& item : SplitValueKey(key)) {
-        auto range = AsRange(item);
-        if (range && *number >= range->first && *number <= range->second) return &outcome;
+      if (key.find('-', 1) == std::string::npos) continue;
+      if (AnyItem(key, [&](std::string_view item) {
+            auto range = AsRange(item);
+            return range && *number >= range->first && *number <= range->second;
+          })) {
+        return &outcome;
       }
     }
   }
