@@ -9,6 +9,8 @@
 # (measure.py has the method). Prints p50/p90/p99/max in ms per path.
 #
 # usage: bench/latency/latency.sh BUILD_DIR [INJECTIONS=50] [PATHS="kafka standalone"]
+#   FL_BENCH_TAINTER_PROPERTIES='{fetch.wait.max.ms: "10"}'  librdkafka properties for the tainter
+#   FL_BENCH_KUBE='qps: 100, burst: 100'   extra kubernetes keys for the tainter and the standalone agent
 # Needs root (a writable /dev/kmsg), python3, jq, curl. Not part of ctest (minutes).
 set -euo pipefail
 
@@ -46,6 +48,8 @@ shutdown_grace: 5s
 rules: {builtin: true, paths: [$T/rules]}
 sources:
   kmsg: {enabled: true, start: end}
+  journal: {enabled: false}
+  podlog: {enabled: false}
 YAML
 }
 
@@ -59,8 +63,9 @@ for path in $PATHS; do
   kafka)
     e2e_start_mock -b 1 -t events:6:1 -t events.dead-letter:1:1
     cat >"$T/tainter.yaml" <<YAML
-kafka: {brokers: "$BS", topic: events, group: bench-$RUN, dead_letter_topic: events.dead-letter}
-kubernetes: {kubeconfig: $T/kubeconfig}
+kafka: {brokers: "$BS", topic: events, group: bench-$RUN, dead_letter_topic: events.dead-letter,
+        properties: ${FL_BENCH_TAINTER_PROPERTIES:-{\}}}
+kubernetes: {kubeconfig: $T/kubeconfig${FL_BENCH_KUBE:+, $FL_BENCH_KUBE}}
 valve: {max_new_taints: 0}
 metrics_address: 127.0.0.1:0
 YAML
@@ -73,13 +78,15 @@ YAML
     e2e_start agent-kafka "$AGENT" --config "$T/agent-kafka.yaml"
     e2e_wait_log 10 agent-kafka '"msg":"started"'
     measure kafka
+    # For the breakdown: the agent's detected_time and Kafka's message time per event.
+    kcat -C -b "$BS" -t events -o beginning -e -q -f '%T\t%s\n' >"$T/kafka.topic" 2>/dev/null || true
     e2e_stop agent-kafka || true
     e2e_stop tainter || true
     ;;
   standalone)
     {
       agent_config "$T/state-standalone"
-      printf 'kubernetes: {kubeconfig: %s}\n' "$T/kubeconfig"
+      printf 'kubernetes: {kubeconfig: %s%s}\n' "$T/kubeconfig" "${FL_BENCH_KUBE:+, $FL_BENCH_KUBE}"
       printf 'standalone: {valve: {max_new_taints: 0}}\n'
     } >"$T/agent-standalone.yaml"
     e2e_start agent-standalone "$AGENT" --standalone --config "$T/agent-standalone.yaml"
@@ -92,12 +99,37 @@ YAML
 done
 
 python3 - "$T" $PATHS <<'PY'
-import math, sys
+import datetime, json, math, os, sys
 t, paths = sys.argv[1], sys.argv[2:]
 def pct(xs, p):  # nearest rank
     return xs[max(0, math.ceil(p / 100 * len(xs)) - 1)]
-print(f"{'path':<12}{'n':>4}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'max ms':>9}{'min ms':>9}")
+def row(name, xs):
+    xs = sorted(xs)
+    print(f"{name:<30}{len(xs):>4}{pct(xs,50):>9.1f}{pct(xs,90):>9.1f}{pct(xs,99):>9.1f}{xs[-1]:>9.1f}{xs[0]:>9.1f}")
+print(f"{'write -> taint on the Node':<30}{'n':>4}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'max ms':>9}{'min ms':>9}")
+samples = {}
 for p in paths:
-    xs = sorted(int(l) / 1000 for l in open(f"{t}/{p}.us") if l.strip())
-    print(f"{p:<12}{len(xs):>4}{pct(xs,50):>9.1f}{pct(xs,90):>9.1f}{pct(xs,99):>9.1f}{xs[-1]:>9.1f}{xs[0]:>9.1f}")
+    samples[p] = [l.split() for l in open(f"{t}/{p}.us") if l.strip()]
+    row(p, [int(s[0]) / 1000 for s in samples[p]])
+if "kafka" in paths and os.path.exists(f"{t}/kafka.topic"):
+    # Where the Kafka path's time goes: write -> agent matched (detected_time),
+    # write -> message produced (Kafka timestamp, ms resolution).
+    t0 = {s[2]: int(s[1]) for s in samples["kafka"]}
+    detect, produce = [], []
+    for line in open(f"{t}/kafka.topic"):
+        ts, _, value = line.partition("\t")
+        try:
+            e = json.loads(value)
+        except ValueError:
+            continue
+        m = e.get("fields", {}).get("process")
+        if m not in t0:
+            continue
+        d = datetime.datetime.fromisoformat(e["detected_time"].replace("Z", "+00:00"))
+        detect.append((d.timestamp() * 1e6 - t0[m]) / 1000)
+        produce.append(int(ts) - t0[m] / 1000)
+    if detect:
+        print("kafka path breakdown:")
+        row("  write -> agent detected", detect)
+        row("  write -> Kafka message time", produce)
 PY

@@ -15,7 +15,7 @@ own taint a moment later; the next injection waits for the lift (and its
 Event) so that every injection is a new taint decision.
 
 usage: measure.py --api URL --ca CA --node NODE --count N --out FILE [--label L]
-Writes one latency in microseconds per line to FILE; prints progress.
+Writes "latency_us write_time_us marker" per sample to FILE; prints progress.
 """
 import argparse
 import http.client
@@ -99,10 +99,10 @@ def taint_patch_time(api, node, marker):
             except ValueError:
                 continue
             for op in ops if isinstance(ops, list) else []:
-                v = op.get("value")
-                vals = v if isinstance(v, list) else [v]
-                if op.get("op") == "add" and op.get("path", "").startswith("/spec/taints") and any(
-                        isinstance(t, dict) and t.get("key") == TAINT_KEY for t in vals):
+                # add /spec/taints (a list), add /spec/taints/- (one), or replace.
+                if (op.get("op") in ("add", "replace")
+                        and op.get("path", "").startswith("/spec/taints")
+                        and TAINT_KEY in json.dumps(op.get("value"))):
                     return r["time_unix_us"]
     return None
 
@@ -146,11 +146,14 @@ def main():
                 # node first: then ours only updates the reasons. Not a sample.
                 discarded += 1
                 print(f"{args.label} injection {i}: no taint patch within {args.timeout} s; "
-                      "discarded", file=sys.stderr)
+                      "discarded; node writes seen:", file=sys.stderr)
+                for r in api.request("GET", "/debug/requests"):
+                    if r["method"] == "PATCH":
+                        print(f"  {r['status']} {r['path']} {r['body'][:400]}", file=sys.stderr)
             else:
                 lat = found[0] - t0
                 latencies.append(lat)
-                out.write(f"{lat}\n")
+                out.write(f"{lat} {t0} {marker}\n")
                 out.flush()
             lifts += 1
             if not wait(lambda: untaint_events(api, args.node) >= lifts, 30, 0.05):
