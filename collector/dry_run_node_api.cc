@@ -53,7 +53,9 @@ DryRunNodeApi::DryRunNodeApi(std::string node, std::ostream& out, const Clock& c
                              NodeApi* reader, EventOptions events)
     : out_(out), clock_(clock), reader_(reader), event_options_(std::move(events)) {
   node_.name = std::move(node);
-  node_.resource_version = "0";
+  // assign(1, '0'), not = "0": GCC 12 -O2 reports a false -Wrestrict on the
+  // literal assignment here.
+  node_.resource_version.assign(1, '0');
 }
 
 Status DryRunNodeApi::Load(std::string_view name) {
