@@ -322,6 +322,11 @@ int RunStandalone(int argc, char** argv, const sigset_t& signals) {
     // Not fatal: Tick() retries until the API server answers.
     LogWarning("standalone", "cannot read this node yet",
                {{"node", node}, {"error", s.ToString()}});
+  } else if (!(*tainter)->policy().Knows(node)) {
+    // Usually node_name differs from the Node's name (set NODE_NAME).
+    std::cout << "warning: the API server has no node named " << node
+              << "; faults will be logged but no node tainted (set node_name or NODE_NAME)\n";
+    LogWarning("standalone", "this node is not in the cluster", {{"node", node}});
   }
 
   // The demo waits for its own lines' decisions.

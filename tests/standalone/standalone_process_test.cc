@@ -220,6 +220,26 @@ TEST_CASE("a restarted standalone agent adopts its taint: no second taint, no li
   f.CheckOnlyOwnNode();
 }
 
+TEST_CASE("a node name the cluster does not know is reported, and no other node is touched") {
+  ApiFixture f;
+  f.server->DeleteNode("gpu-1");
+  AgentProcess agent = f.Start("agent");
+  REQUIRE_MESSAGE(agent.WaitForOutput("no node named gpu-1"), (agent.out() + agent.err()));
+  AppendLine(f.dir / "kern.log", Xid(79, "0000:3b:00", Marker()));
+  // The decision for the unknown node is dropped; its GetNode is the proof
+  // that the event was handled.
+  REQUIRE(
+      agent.WaitFor([&] { return f.server->CountRequests("GET", "/api/v1/nodes/gpu-1") >= 2; }));
+  CHECK(agent.Stop() == 0);
+  CHECK(f.Taints("gpu-2", "faultline.dev/faulty").empty());
+  CHECK(f.server->Events().empty());
+  for (const auto& r : f.server->Requests()) {
+    INFO(r.method << " " << r.path);
+    CHECK(r.method == "GET");
+    CHECK(r.path == "/api/v1/nodes/gpu-1");
+  }
+}
+
 TEST_CASE("--demo detects its fake Xids, prints the taint patch and exits 0") {
   TempDir dir;
   AgentProcess demo(dir, "demo", {"--standalone", "--demo"}, NoKubeEnv(dir));
