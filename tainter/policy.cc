@@ -161,6 +161,14 @@ std::string Policy::ValveRefusal(const std::string& rule) {
   return "";
 }
 
+// Events are rate-limited per node, rule and summary: a summary names what
+// was classified (Xid 13 vs Xid 79 of the one nvidia.xid rule, the GPU), so
+// an application Xid right after a hardware one on the same node still gets
+// its Event, while a flood of the same fault does not.
+std::string Policy::EventKey(const FaultEvent& event) {
+  return event.rule + '\x1f' + event.summary;
+}
+
 bool Policy::EventDue(NodeState& state, const std::string& rule) {
   const auto now = clock_.MonotonicNow();
   auto it = state.last_event.find(rule);
@@ -207,7 +215,7 @@ Decision Policy::Decide(const FaultEvent& event) {
   if (event.action == Action::kEvent || state.opted_out) {
     d.outcome = DecisionOutcome::kRecordEvent;
     d.opted_out = event.action == Action::kTaint;
-    d.emit_event = EventDue(state, event.rule);
+    d.emit_event = EventDue(state, EventKey(event));
     return d;
   }
 
@@ -251,7 +259,7 @@ Decision Policy::Decide(const FaultEvent& event) {
   d.outcome = DecisionOutcome::kTaint;
   d.emit_event = true;
   d.write_reasons = true;
-  state.last_event[event.rule] = clock_.MonotonicNow();
+  state.last_event[EventKey(event)] = clock_.MonotonicNow();
   return d;
 }
 

@@ -41,7 +41,7 @@ struct Decision {
   // for kLift, empty.
   Reason reason;
   // Whether a Warning Event is due: new rules, refused taints and opted-out
-  // nodes are rate-limited per node and rule so a flapping fault cannot
+  // nodes are rate-limited per node, rule and summary so a flapping fault cannot
   // flood the API server with Events.
   bool emit_event = false;
   // Whether the node's reasons annotation must be written.
@@ -143,7 +143,7 @@ class Policy {
     bool tainted = false;
     std::map<std::string, Reason> reasons;  // by rule
     std::chrono::steady_clock::time_point persisted_at{};
-    std::map<std::string, std::chrono::steady_clock::time_point> last_event;  // by rule
+    std::map<std::string, std::chrono::steady_clock::time_point> last_event;  // by EventKey
   };
   struct Window {
     std::chrono::seconds span{0};
@@ -158,6 +158,7 @@ class Policy {
   Reason MakeReason(const FaultEvent& event, std::chrono::system_clock::time_point at) const;
   // Empty when a taint is allowed, else which limit refuses it.
   std::string ValveRefusal(const std::string& rule);
+  static std::string EventKey(const FaultEvent& event);
   bool EventDue(NodeState& state, const std::string& rule);
   int Allowed(double fraction) const;
 

@@ -113,6 +113,18 @@ TEST_CASE("action ignore is ignored and action event records an Event without ta
   }
 }
 
+TEST_CASE("an application Xid right after a hardware Xid on the node still gets its Event") {
+  Fixture f;
+  REQUIRE(f.policy.Decide(f.At(Ev("gpu-1"))).outcome == DecisionOutcome::kTaint);
+  FaultEvent xid13 = Ev("gpu-1", "nvidia.xid", Action::kEvent);
+  xid13.summary = "Xid 13: graphics engine exception";
+  Decision d = f.policy.Decide(f.At(xid13));
+  CHECK(d.outcome == DecisionOutcome::kRecordEvent);
+  CHECK(d.emit_event);
+  xid13.id = "id-again";
+  CHECK_FALSE(f.policy.Decide(f.At(xid13)).emit_event);  // the same fault again: rate-limited
+}
+
 TEST_CASE("nodes outside the selector, and unknown nodes, are unmanaged") {
   Fixture f;
   f.policy.SetNode("cpu-1", false, false);
