@@ -98,6 +98,7 @@ YAML
   esac
 done
 
+# shellcheck disable=SC2086  # one argument per path
 python3 - "$T" $PATHS <<'PY'
 import datetime, json, math, os, sys
 t, paths = sys.argv[1], sys.argv[2:]

@@ -197,7 +197,7 @@ echo "ok: poison message -> dead-letter topic"
 # ---- the operator's commands -------------------------------------------------
 if $KMSG; then
   "$TAINTER" nodes --config "$T/tainter.yaml" >"$T/nodes.out" 2>>"$T/cli.log" || e2e_fail "nodes failed"
-  grep -q "^$NODE[[:space:]].*nvidia.xid" "$T/nodes.out" || e2e_fail "nodes: $(cat "$T/nodes.out")"
+  grep -q "^${NODE}[[:space:]].*nvidia.xid" "$T/nodes.out" || e2e_fail "nodes: $(cat "$T/nodes.out")"
   "$TAINTER" untaint "$NODE" --reason "e2e-$RUN replaced the GPU" --config "$T/tainter.yaml" \
     >>"$T/cli.log" 2>&1 || e2e_fail "untaint failed: $(cat "$T/cli.log")"
   node=$(node_json)

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # Shell helpers for multi-process tests and benchmarks that run faultline's
 # real processes: fl-mockcluster (Kafka), fl-fake-apiserver (Kubernetes),
 # faultline-agent, faultline-tainter. Source it from bash (set -euo pipefail):
@@ -19,7 +20,9 @@ e2e_init() {
   T=$(mktemp -d "${TMPDIR:-/tmp}/$2-XXXXXX")
   E2E_PIDS=()
   E2E_NAMES=()
+  # shellcheck disable=SC2034  # used by the scripts that source this file
   AGENT=${FL_AGENT:-$E2E_BUILD/collector/faultline-agent}
+  # shellcheck disable=SC2034
   TAINTER=${FL_TAINTER:-$E2E_BUILD/tainter/faultline-tainter}
   MOCK=${FL_MOCKCLUSTER:-$E2E_BUILD/tests/support/fl-mockcluster}
   FAKE_API=${FL_FAKE_APISERVER:-$E2E_BUILD/tests/support/fl-fake-apiserver}
@@ -138,9 +141,12 @@ e2e_api_get() { curl -sf --max-time 5 --cacert "$T/ca.pem" "$API_URL$1"; }
 e2e_node() { e2e_api_get /debug/nodes | jq -c --arg n "$1" '.items[] | select(.metadata.name == $n)'; }
 
 # e2e_kmsg_check: 0 if /dev/kmsg can be read and written; else E2E_KMSG_WHY says why.
+# FL_E2E_KMSG_UNAVAILABLE=REASON pretends it is not (to exercise the SKIPPED path).
 e2e_kmsg_check() {
   E2E_KMSG_WHY=""
-  if [[ ! -e /dev/kmsg ]]; then
+  if [[ -n "${FL_E2E_KMSG_UNAVAILABLE:-}" ]]; then
+    E2E_KMSG_WHY="$FL_E2E_KMSG_UNAVAILABLE"
+  elif [[ ! -e /dev/kmsg ]]; then
     E2E_KMSG_WHY="no /dev/kmsg"
   elif [[ ! -w /dev/kmsg ]]; then
     E2E_KMSG_WHY="/dev/kmsg not writable by uid $(id -u)"
