@@ -20,6 +20,7 @@
 #include "collector/pipeline.h"
 #include "collector/rules_watcher.h"
 #include "collector/standalone.h"
+#include "collector/wait_for_stop.h"
 #include "matcher/clock.h"
 #include "matcher/http_endpoint.h"
 #include "matcher/log.h"
@@ -163,21 +164,7 @@ int Run(int argc, char** argv, const sigset_t& signals) {
           {{"node", config->node_name},
            {"rules", rules->size()},
            {"metrics_port", http ? http->port() : 0}});
-  auto next_summary = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  for (;;) {
-    const timespec tick{1, 0};
-    const int sig = sigtimedwait(&signals, nullptr, &tick);
-    if (sig == SIGHUP) {
-      watcher.Reload("SIGHUP").IgnoreError();
-    } else if (sig == SIGTERM || sig == SIGINT) {
-      LogInfo("agent", "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-      break;
-    }
-    if (std::chrono::steady_clock::now() >= next_summary) {
-      next_summary += std::chrono::minutes(1);
-      LogInfo("agent", "counters", metrics.Summary());
-    }
-  }
+  WaitForStopSignal(signals, &watcher, metrics);
 
   // 4. Stop in dependency order: sources, drain, flush with a deadline, commit.
   const std::size_t undelivered =

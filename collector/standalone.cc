@@ -24,6 +24,7 @@
 #include "collector/pipeline.h"
 #include "collector/rules_watcher.h"
 #include "collector/standalone_sink.h"
+#include "collector/wait_for_stop.h"
 #include "matcher/clock.h"
 #include "matcher/http_endpoint.h"
 #include "matcher/log.h"
@@ -467,21 +468,7 @@ int RunStandalone(int argc, char** argv, const sigset_t& signals) {
     if (demo_rc != 0) std::cout << "demo: FAILED: not everything was detected within 10 s\n";
   } else {
     // 4. Run until told to stop.
-    auto next_summary = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-    for (;;) {
-      const timespec tick{1, 0};
-      const int sig = sigtimedwait(&signals, nullptr, &tick);
-      if (sig == SIGHUP && watcher) {
-        watcher->Reload("SIGHUP").IgnoreError();
-      } else if (sig == SIGTERM || sig == SIGINT) {
-        LogInfo("agent", "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-        break;
-      }
-      if (std::chrono::steady_clock::now() >= next_summary) {
-        next_summary += std::chrono::minutes(1);
-        LogInfo("agent", "counters", metrics.Summary());
-      }
-    }
+    WaitForStopSignal(signals, watcher ? &*watcher : nullptr, metrics);
   }
 
   // 5. Stop: sources, drain, the tainter's pending writes until the grace, commit.
