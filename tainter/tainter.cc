@@ -347,6 +347,10 @@ Status Tainter::Apply(Work& work) {
     case DecisionOutcome::kUpdateReasons: {
       if (d.write_reasons && !work.update_done && policy_.IsTainted(node)) {
         NodeChange change;
+        // Reasons are written together with the taint they justify: if an
+        // operator lifted the taint by hand since our last resync, a new
+        // fault puts it back (the add is a no-op while the taint is there).
+        change.add_taint = options_.taint;
         change.annotations[options_.annotation_key] =
             EncodeReasons(policy_.ActiveReasons(node), options_.max_annotation_bytes);
         FL_RETURN_IF_ERROR(Update(node, change, "reasons"));

@@ -226,6 +226,18 @@ TEST_CASE("the valve refuses past the limit with an Event, while untaint still w
   CHECK(f.tainter->Untaint("nope", "").code() == StatusCode::kNotFound);
 }
 
+TEST_CASE("a new fault after the taint was lifted by hand behind our back puts it back") {
+  Fixture f;
+  f.tainter->Handle(f.Ev("gpu-2"), [] {});
+  REQUIRE(f.api.HasTaint("gpu-2", kKey, "NoSchedule"));
+  // An operator removes the taint directly (kubectl taint ... -), before
+  // the tainter's next resync notices.
+  f.api.MutateNode("gpu-2", [](NodeInfo& n) { n.taints.clear(); });
+  f.tainter->Handle(f.Ev("gpu-2", "nvidia.fallen-off-bus"), [] {});
+  CHECK(f.api.HasTaint("gpu-2", kKey, "NoSchedule"));
+  CHECK(f.Reasons("gpu-2").size() == 2);
+}
+
 TEST_CASE("untaint removes only faultline's taint") {
   Fixture f;
   f.tainter->Handle(f.Ev("gpu-1"));
