@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include "matcher/fault_event.h"
+
 namespace faultline {
 namespace {
 
