@@ -83,7 +83,7 @@ Result<std::unique_ptr<JournalSource>> JournalSource::Open(Options options) {
   std::optional<std::string> cursor;
   Result<std::optional<std::string>> loaded = source->store_.Load();
   if (!loaded.ok()) {
-    if (loaded.error().code() == StatusCode::kDataLoss) ++source->parse_errors_;
+    if (loaded.error().code() == StatusCode::kDataLoss) ++source->counters_.parse_errors;
     LogWarning(kComponent, "ignoring checkpoint",
                {{"path", source->store_.path()},
                 {"error", loaded.error().message()},
@@ -93,7 +93,7 @@ Result<std::unique_ptr<JournalSource>> JournalSource::Open(Options options) {
     if (doc.is_object() && doc.contains("cursor") && doc["cursor"].is_string()) {
       cursor = doc["cursor"].get<std::string>();
     } else {
-      ++source->parse_errors_;
+      ++source->counters_.parse_errors;
       LogWarning(kComponent, "checkpoint has no cursor; ignoring it",
                  {{"path", source->store_.path()}, {"start", StartName(source->options_.start)}});
     }
@@ -140,7 +140,7 @@ void JournalSource::Position(const std::optional<std::string>& cursor) {
       LogInfo(kComponent, "resuming after cursor", {{"cursor", *cursor}});
       return;
     }
-    ++parse_errors_;
+    ++counters_.parse_errors;
     LogWarning(kComponent, "cannot seek to saved cursor; starting over",
                {{"cursor", *cursor}, {"error", Errno(r)}, {"start", StartName(options_.start)}});
   }
@@ -177,7 +177,7 @@ int JournalSource::Next() {
       // fluent-bit's in_systemd re-seeks to the head here and logs "unread
       // logs are lost". Re-seek to the last entry read instead, and count it:
       // the journal cannot say how many entries the corrupt region held.
-      ++lost_;
+      ++counters_.lost;
       LogWarning(kComponent, "sd_journal_next failed; re-seeking to the last entry read",
                  {{"error", Errno(r)}, {"cursor", last_read_cursor_}});
       if (!last_read_cursor_.empty() &&
@@ -243,7 +243,7 @@ Status JournalSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
     int c = sd_journal_get_cursor(journal_, &raw_cursor);
     if (c < 0) {
       // Without a cursor the entry cannot be committed; it is skipped.
-      ++parse_errors_;
+      ++counters_.parse_errors;
       LogDebug(kComponent, "sd_journal_get_cursor failed", {{"error", Errno(c)}});
       continue;
     }
@@ -270,8 +270,8 @@ Status JournalSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
 
     LogRecord record = AssembleJournalRecord(entry);
     record.cursor = std::move(cursor);
-    ++records_;
-    bytes_ += record.text.size();
+    ++counters_.records;
+    counters_.bytes += record.text.size();
     out.push_back(std::move(record));
     ++added;
   }
@@ -290,13 +290,6 @@ Status JournalSource::SaveCheckpoint() {
   return OkStatus();
 }
 
-SourceStats JournalSource::stats() const {
-  SourceStats s;
-  s.records = records_.load(std::memory_order_relaxed);
-  s.bytes = bytes_.load(std::memory_order_relaxed);
-  s.parse_errors = parse_errors_.load(std::memory_order_relaxed);
-  s.lost = lost_.load(std::memory_order_relaxed);
-  return s;
-}
+SourceStats JournalSource::stats() const { return counters_.Snapshot(); }
 
 }  // namespace faultline

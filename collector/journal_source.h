@@ -12,6 +12,7 @@
 
 #include "collector/checkpoint_store.h"
 #include "collector/source.h"
+#include "collector/source_counters.h"
 #include "collector/wakeup.h"
 #include "matcher/status.h"
 
@@ -105,10 +106,7 @@ class JournalSource final : public Source {
   std::string committed_;
   std::string saved_;
 
-  std::atomic<std::uint64_t> records_{0};
-  std::atomic<std::uint64_t> bytes_{0};
-  std::atomic<std::uint64_t> parse_errors_{0};
-  std::atomic<std::uint64_t> lost_{0};
+  SourceCounters counters_;  // stats(); added on the source's thread
   std::atomic<std::uint64_t> skipped_kernel_{0};
 };
 

@@ -155,7 +155,7 @@ PodLogSource::~PodLogSource() = default;
 void PodLogSource::LoadCheckpoint() {
   Result<std::optional<std::string>> loaded = store_.Load();
   if (!loaded.ok()) {
-    if (loaded.error().code() == StatusCode::kDataLoss) ++parse_errors_;
+    if (loaded.error().code() == StatusCode::kDataLoss) ++counters_.parse_errors;
     LogWarning(kComponent, "ignoring checkpoint",
                {{"path", store_.path()}, {"error", loaded.error().message()}});
     return;
@@ -163,7 +163,7 @@ void PodLogSource::LoadCheckpoint() {
   if (!loaded->has_value()) return;
   nlohmann::json doc = nlohmann::json::parse(**loaded, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object() || !doc.contains("files") || !doc["files"].is_array()) {
-    ++parse_errors_;
+    ++counters_.parse_errors;
     LogWarning(kComponent, "checkpoint has no file list; ignoring it", {{"path", store_.path()}});
     return;
   }
@@ -171,7 +171,7 @@ void PodLogSource::LoadCheckpoint() {
     if (!f.is_object() || !f.contains("dev") || !f.contains("ino") || !f.contains("offset") ||
         !f["dev"].is_number_unsigned() || !f["ino"].is_number_unsigned() ||
         !f["offset"].is_number_unsigned()) {
-      ++parse_errors_;
+      ++counters_.parse_errors;
       continue;
     }
     FileKey key{static_cast<dev_t>(f["dev"].get<std::uint64_t>()),
@@ -302,8 +302,8 @@ void PodLogSource::Emit(TrackedFile& f, JoinedLine line, std::uint64_t end_offse
     r.labels["truncated"] = "true";
     ++truncated_;
   }
-  ++records_;
-  bytes_ += r.text.size();
+  ++counters_.records;
+  counters_.bytes += r.text.size();
   out.push_back(std::move(r));
 }
 
@@ -323,7 +323,7 @@ bool PodLogSource::ReadFile(TrackedFile& f, std::vector<LogRecord>& out, std::si
       }
       std::optional<CriLine> cri = ParseCriLine(line);
       if (!cri) {
-        ++parse_errors_;
+        ++counters_.parse_errors;
         continue;
       }
       const std::size_t s = StreamIndex(cri->stream);
@@ -341,7 +341,7 @@ bool PodLogSource::ReadFile(TrackedFile& f, std::vector<LogRecord>& out, std::si
     if (f.buf.size() > options_.max_line_bytes + kChunk) {
       // No runtime writes a CRI line this long (containerd splits at 16 KiB,
       // conmon at 8 KiB): it is not CRI output. Drop it up to its newline.
-      ++parse_errors_;
+      ++counters_.parse_errors;
       f.offset += f.buf.size();
       f.buf.clear();
       f.skip_to_newline = true;
@@ -488,13 +488,6 @@ Status PodLogSource::SaveCheckpoint() {
   return OkStatus();
 }
 
-SourceStats PodLogSource::stats() const {
-  SourceStats s;
-  s.records = records_.load(std::memory_order_relaxed);
-  s.bytes = bytes_.load(std::memory_order_relaxed);
-  s.parse_errors = parse_errors_.load(std::memory_order_relaxed);
-  s.lost = lost_.load(std::memory_order_relaxed);
-  return s;
-}
+SourceStats PodLogSource::stats() const { return counters_.Snapshot(); }
 
 }  // namespace faultline

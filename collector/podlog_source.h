@@ -17,6 +17,7 @@
 #include "collector/checkpoint_store.h"
 #include "collector/cri_parser.h"
 #include "collector/source.h"
+#include "collector/source_counters.h"
 #include "collector/wakeup.h"
 #include "matcher/status.h"
 
@@ -137,10 +138,7 @@ class PodLogSource final : public Source {
   std::map<FileKey, std::uint64_t> committed_;
   std::string saved_content_;
 
-  std::atomic<std::uint64_t> records_{0};
-  std::atomic<std::uint64_t> bytes_{0};
-  std::atomic<std::uint64_t> parse_errors_{0};
-  std::atomic<std::uint64_t> lost_{0};
+  SourceCounters counters_;  // stats(); added on the source's thread
   std::atomic<std::uint64_t> truncated_{0};
   std::atomic<std::size_t> tracked_{0};
 };
