@@ -16,9 +16,9 @@ HttpEndpoint::~HttpEndpoint() {
 }
 
 Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const Options& options,
-                                                         const MetricsRegistry& registry,
-                                                         std::function<Readiness()> ready,
-                                                         std::function<Readiness()> healthy) {
+                                                          const MetricsRegistry& registry,
+                                                          std::function<Readiness()> ready,
+                                                          std::function<Readiness()> healthy) {
   const auto colon = options.address.rfind(':');
   if (colon == std::string::npos) {
     return InvalidArgumentError("metrics address '" + options.address + "' is not host:port");

@@ -26,10 +26,14 @@ std::function<void(std::string_view)>& Sink() {
 
 const char* LevelName(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarning: return "warn";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarning:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
   }
   return "info";
 }
@@ -41,11 +45,16 @@ void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level)); }
 bool LogEnabled(LogLevel level) { return static_cast<int>(level) >= g_level.load(); }
 
 bool ParseLogLevel(std::string_view name, LogLevel* level) {
-  if (name == "debug") *level = LogLevel::kDebug;
-  else if (name == "info") *level = LogLevel::kInfo;
-  else if (name == "warn" || name == "warning") *level = LogLevel::kWarning;
-  else if (name == "error") *level = LogLevel::kError;
-  else return false;
+  if (name == "debug")
+    *level = LogLevel::kDebug;
+  else if (name == "info")
+    *level = LogLevel::kInfo;
+  else if (name == "warn" || name == "warning")
+    *level = LogLevel::kWarning;
+  else if (name == "error")
+    *level = LogLevel::kError;
+  else
+    return false;
   return true;
 }
 

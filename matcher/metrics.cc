@@ -51,10 +51,14 @@ std::string EscapeLabelValue(const std::string& value) {
   std::string out;
   out.reserve(value.size());
   for (char c : value) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -150,9 +154,9 @@ std::string MetricsRegistry::RenderPrometheus() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::ostringstream out;
   for (const auto& [name, family] : families_) {
-    const char* type = family.type == Type::kCounter   ? "counter"
-                       : family.type == Type::kGauge   ? "gauge"
-                                                       : "histogram";
+    const char* type = family.type == Type::kCounter ? "counter"
+                       : family.type == Type::kGauge ? "gauge"
+                                                     : "histogram";
     out << "# HELP " << name << ' ' << family.help << '\n';
     out << "# TYPE " << name << ' ' << type << '\n';
     for (const auto& [labels, s] : family.series) {

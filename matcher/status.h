@@ -86,9 +86,8 @@ template <typename T>
 class [[nodiscard]] Result {
  public:
   // Implicit, like std::expected, so that `return value;` and `return error;` both work.
-  template <typename U = T,
-            typename = std::enable_if_t<std::is_constructible_v<T, U&&> &&
-                                        !std::is_same_v<std::decay_t<U>, Status>>>
+  template <typename U = T, typename = std::enable_if_t<std::is_constructible_v<T, U&&> &&
+                                                        !std::is_same_v<std::decay_t<U>, Status>>>
   Result(U&& value) : v_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT
   Result(Status error) : v_(std::in_place_index<1>, std::move(error)) {      // NOLINT
     assert(!std::get<1>(v_).ok());
@@ -116,11 +115,11 @@ class [[nodiscard]] Result {
 };
 
 // Returns early from a function returning Status or Result<T>.
-#define FL_RETURN_IF_ERROR(expr)                                \
-  do {                                                          \
+#define FL_RETURN_IF_ERROR(expr)                                     \
+  do {                                                               \
     if (::faultline::Status fl_status_ = (expr); !fl_status_.ok()) { \
-      return fl_status_;                                        \
-    }                                                           \
+      return fl_status_;                                             \
+    }                                                                \
   } while (false)
 
 }  // namespace faultline

@@ -93,11 +93,11 @@ std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_vi
     return std::nullopt;
   }
   if (pos != text.size()) return std::nullopt;
-  const std::int64_t secs = DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 +
-                            second - offset_seconds;
-  return std::chrono::system_clock::time_point(std::chrono::duration_cast<
-                                               std::chrono::system_clock::duration>(
-      std::chrono::seconds(secs) + std::chrono::nanoseconds(nanos)));
+  const std::int64_t secs =
+      DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::seconds(secs) + std::chrono::nanoseconds(nanos)));
 }
 
 std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
@@ -119,11 +119,20 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
       pos += 2;
     } else if (pos < text.size()) {
       switch (text[pos]) {
-        case 's': unit_ms = 1000; break;
-        case 'm': unit_ms = 60'000; break;
-        case 'h': unit_ms = 3'600'000; break;
-        case 'd': unit_ms = 86'400'000; break;
-        default: return std::nullopt;
+        case 's':
+          unit_ms = 1000;
+          break;
+        case 'm':
+          unit_ms = 60'000;
+          break;
+        case 'h':
+          unit_ms = 3'600'000;
+          break;
+        case 'd':
+          unit_ms = 86'400'000;
+          break;
+        default:
+          return std::nullopt;
       }
       ++pos;
     } else {

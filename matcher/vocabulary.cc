@@ -5,30 +5,42 @@ namespace faultline {
 
 std::string_view OriginName(Origin origin) {
   switch (origin) {
-    case Origin::kKernel: return "kernel";
-    case Origin::kJournal: return "journal";
-    case Origin::kPod: return "pod";
-    case Origin::kIbCounters: return "ibcounters";
-    case Origin::kAny: return "any";
+    case Origin::kKernel:
+      return "kernel";
+    case Origin::kJournal:
+      return "journal";
+    case Origin::kPod:
+      return "pod";
+    case Origin::kIbCounters:
+      return "ibcounters";
+    case Origin::kAny:
+      return "any";
   }
   return "any";
 }
 
 std::string_view ActionName(Action action) {
   switch (action) {
-    case Action::kIgnore: return "ignore";
-    case Action::kEvent: return "event";
-    case Action::kTaint: return "taint";
+    case Action::kIgnore:
+      return "ignore";
+    case Action::kEvent:
+      return "event";
+    case Action::kTaint:
+      return "taint";
   }
   return "event";
 }
 
 std::string_view SeverityName(Severity severity) {
   switch (severity) {
-    case Severity::kInfo: return "info";
-    case Severity::kWarning: return "warning";
-    case Severity::kError: return "error";
-    case Severity::kCritical: return "critical";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kError:
+      return "error";
+    case Severity::kCritical:
+      return "critical";
   }
   return "warning";
 }

@@ -34,7 +34,7 @@ struct NodeInfo {
 
 // One change to one node, applied in a single optimistic write.
 struct NodeChange {
-  std::optional<NodeTaint> add_taint;  // added unless a taint with its key+effect exists
+  std::optional<NodeTaint> add_taint;     // added unless a taint with its key+effect exists
   std::optional<NodeTaint> remove_taint;  // removed if a taint with its key+effect exists
   // Annotation key -> new value; nullopt removes the annotation.
   std::map<std::string, std::optional<std::string>> annotations;
@@ -45,8 +45,8 @@ struct NodeEvent {
   std::string node;
   std::string node_uid;
   std::string type = "Warning";  // Warning | Normal
-  std::string reason;            // CamelCase: "FaultlineTainted", "FaultlineFault", "FaultlineValveShut"
-  std::string message;           // rule, summary and the log line; bounded by the implementation
+  std::string reason;   // CamelCase: "FaultlineTainted", "FaultlineFault", "FaultlineValveShut"
+  std::string message;  // rule, summary and the log line; bounded by the implementation
   std::string component = "faultline";
 };
 

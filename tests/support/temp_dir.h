@@ -15,7 +15,8 @@ namespace faultline {
 class TempDir {
  public:
   TempDir() {
-    const char* base = getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe): tests are single-threaded here
+    const char* base =
+        getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe): tests are single-threaded here
     std::string tmpl = std::string(base && *base ? base : "/tmp") + "/faultline-test-XXXXXX";
     char* made = mkdtemp(tmpl.data());
     path_ = made ? std::filesystem::path(made) : std::filesystem::path();
