@@ -78,7 +78,8 @@ Status CheckpointStore::Save(std::string_view content) {
   std::string framed = std::string(kMagic) + "\n" + Checksum(content) + "\n";
   framed.append(content);
   Status s = WriteAll(fd, framed);
-  if (s.ok() && ::fsync(fd) != 0) s = UnavailableError(std::string("fsync: ") + std::strerror(errno));
+  if (s.ok() && ::fsync(fd) != 0)
+    s = UnavailableError(std::string("fsync: ") + std::strerror(errno));
   ::close(fd);
   if (!s.ok()) {
     ::unlink(tmp.c_str());

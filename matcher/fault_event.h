@@ -68,7 +68,7 @@ struct FaultEvent {
   // Repeats of the same (rule, capture key) folded into this event by the
   // agent's suppression window: this event stands for 1 + suppressed lines.
   std::uint64_t suppressed = 0;
-  std::optional<EventThreshold> threshold;    // absent: one match is enough
+  std::optional<EventThreshold> threshold;     // absent: one match is enough
   std::optional<std::chrono::seconds> expire;  // absent: a taint stays until lifted by hand
 };
 

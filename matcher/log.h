@@ -11,7 +11,8 @@ namespace faultline {
 enum class LogLevel { kDebug, kInfo, kWarning, kError };
 
 // Writes one JSON object per line to stderr:
-//   {"ts":"2026-11-22T07:02:53.179Z","level":"warn","component":"kmsg","msg":"ring buffer overrun","lost":12}
+//   {"ts":"2026-11-22T07:02:53.179Z","level":"warn","component":"kmsg","msg":"ring buffer
+//   overrun","lost":12}
 // Lines below the level set by SetLogLevel() are dropped. Thread-safe: one
 // line is one write(2). Never log once per input line at info or above:
 // count it in a metric and use a RateLimitedLog for the warning.

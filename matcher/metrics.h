@@ -70,8 +70,7 @@ class MetricsRegistry {
   Gauge& GetGauge(const std::string& name, const std::string& help,
                   const MetricLabels& labels = {});
   Histogram& GetHistogram(const std::string& name, const std::string& help,
-                          const std::vector<double>& upper_bounds,
-                          const MetricLabels& labels = {});
+                          const std::vector<double>& upper_bounds, const MetricLabels& labels = {});
   // A gauge read when rendered (queue depth, consumer lag). `read` runs on
   // the thread that renders and must be safe there.
   void SetGaugeCallback(const std::string& name, const std::string& help,

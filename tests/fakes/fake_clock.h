@@ -31,7 +31,8 @@ class FakeClock final : public Clock {
  private:
   std::atomic<std::chrono::system_clock::rep> wall_;
   std::atomic<std::chrono::steady_clock::rep> mono_{
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::hours(1)).count()};
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::hours(1))
+          .count()};
 };
 
 }  // namespace faultline

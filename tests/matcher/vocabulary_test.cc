@@ -135,8 +135,7 @@ TEST_CASE("metrics render in the Prometheus text format") {
   CHECK(text.find("# TYPE faultline_records_read_total counter") != std::string::npos);
   CHECK(text.find("faultline_records_read_total{source=\"kmsg\"} 3\n") != std::string::npos);
   CHECK(text.find("faultline_queue_depth 2\n") != std::string::npos);
-  CHECK(text.find("faultline_delivery_seconds_bucket{le=\"0.1\"} 1\n") !=
-        std::string::npos);
+  CHECK(text.find("faultline_delivery_seconds_bucket{le=\"0.1\"} 1\n") != std::string::npos);
   CHECK(text.find("faultline_delivery_seconds_bucket{le=\"+Inf\"} 2\n") != std::string::npos);
   CHECK(text.find("faultline_delivery_seconds_count 2\n") != std::string::npos);
   CHECK(registry.CounterValue("faultline_records_read_total", {{"source", "kmsg"}}) == 3);
