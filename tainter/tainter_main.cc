@@ -118,19 +118,37 @@ Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, bool c
   return KubeNodeApi::Create(std::move(*kube), o, RealClock(), metrics);
 }
 
-int RunNodes(const TainterConfig& config) {
+// The Kubernetes client and the Tainter over it, which every subcommand
+// needs. Members are destroyed in reverse order: the metrics outlive both.
+struct TainterStack {
   MetricsRegistry metrics;
-  auto api = MakeApi(config, true, metrics);
+  std::unique_ptr<KubeNodeApi> api;
+  std::unique_ptr<Tainter> tainter;
+};
+
+// nullptr, with the reason on stderr, when either cannot be made.
+std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config, bool cli) {
+  auto stack = std::make_unique<TainterStack>();
+  auto api = MakeApi(config, cli, stack->metrics);
   if (!api) {
     std::cerr << "faultline-tainter: " << api.error().message() << '\n';
-    return 2;
+    return nullptr;
   }
-  auto tainter = Tainter::Create(config.tainter, **api, metrics, RealClock());
+  stack->api = std::move(*api);
+  auto tainter = Tainter::Create(config.tainter, *stack->api, stack->metrics, RealClock());
   if (!tainter) {
     std::cerr << "faultline-tainter: " << tainter.error().message() << '\n';
-    return 2;
+    return nullptr;
   }
-  auto nodes = (*tainter)->ListTainted();
+  stack->tainter = std::move(*tainter);
+  return stack;
+}
+
+int RunNodes(const TainterConfig& config) {
+  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, true);
+  if (!stack) return 2;
+  Tainter* tainter = stack->tainter.get();
+  auto nodes = tainter->ListTainted();
   if (!nodes) {
     std::cerr << "faultline-tainter: cannot list nodes: " << nodes.error().ToString() << '\n';
     return 1;
@@ -152,18 +170,10 @@ int RunNodes(const TainterConfig& config) {
 }
 
 int RunUntaint(const TainterConfig& config, const Flags& flags) {
-  MetricsRegistry metrics;
-  auto api = MakeApi(config, true, metrics);
-  if (!api) {
-    std::cerr << "faultline-tainter: " << api.error().message() << '\n';
-    return 2;
-  }
-  auto tainter = Tainter::Create(config.tainter, **api, metrics, RealClock());
-  if (!tainter) {
-    std::cerr << "faultline-tainter: " << tainter.error().message() << '\n';
-    return 2;
-  }
-  Status s = (*tainter)->Untaint(flags.node, flags.reason);
+  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, true);
+  if (!stack) return 2;
+  Tainter* tainter = stack->tainter.get();
+  Status s = tainter->Untaint(flags.node, flags.reason);
   if (!s.ok()) {
     std::cerr << "faultline-tainter: untaint " << flags.node << ": " << s.ToString() << '\n';
     return s.code() == StatusCode::kFailedPrecondition ? 0 : 1;
@@ -174,28 +184,21 @@ int RunUntaint(const TainterConfig& config, const Flags& flags) {
 }
 
 int RunDaemon(const TainterConfig& config, const sigset_t& signals) {
-  MetricsRegistry metrics;
-  auto api = MakeApi(config, false, metrics);
-  if (!api) {
-    std::cerr << "faultline-tainter: " << api.error().message() << '\n';
-    return 2;
-  }
-  auto tainter = Tainter::Create(config.tainter, **api, metrics, RealClock());
-  if (!tainter) {
-    std::cerr << "faultline-tainter: " << tainter.error().message() << '\n';
-    return 2;
-  }
-  if (Status s = (*tainter)->AdoptAll(); !s.ok()) {
+  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, false);
+  if (!stack) return 2;
+  MetricsRegistry& metrics = stack->metrics;
+  Tainter* tainter = stack->tainter.get();
+  if (Status s = tainter->AdoptAll(); !s.ok()) {
     // Not fatal: Tick() keeps trying, and nothing is decided for a node
     // before its state was read.
     LogWarning("tainter", "cannot list nodes at start; will retry", {{"error", s.ToString()}});
   }
-  auto consumer = KafkaEventConsumer::Create(config.kafka, **tainter, metrics, RealClock());
+  auto consumer = KafkaEventConsumer::Create(config.kafka, *tainter, metrics, RealClock());
   if (!consumer) {
     std::cerr << "faultline-tainter: " << consumer.error().message() << '\n';
     return 2;
   }
-  std::atomic<bool> kube_ok{(*tainter)->adopted()};
+  std::atomic<bool> kube_ok{tainter->adopted()};
   KafkaEventConsumer* kafka = consumer->get();
   auto endpoint =
       HttpEndpoint::Start({.address = config.metrics_address}, metrics, [&kube_ok, kafka]() {
@@ -230,16 +233,16 @@ int RunDaemon(const TainterConfig& config, const sigset_t& signals) {
     }
     (*consumer)->Poll(std::chrono::milliseconds(100));
     if (std::chrono::steady_clock::now() >= next_tick) {
-      (*tainter)->Tick();
+      tainter->Tick();
       (*consumer)->Commit();
-      kube_ok = (*tainter)->adopted() && (*tainter)->api_reachable();
+      kube_ok = tainter->adopted() && tainter->api_reachable();
       next_tick = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     }
   }
   close(sfd);
   (*consumer)->Close();
   LogInfo("tainter", "stopped",
-          {{"pending_decisions", (*tainter)->pending()},
+          {{"pending_decisions", tainter->pending()},
            {"events", metrics.CounterValue("faultline_tainter_events_consumed_total")},
            {"taints_added", metrics.CounterValue("faultline_tainter_taints_added_total")}});
   return 0;
