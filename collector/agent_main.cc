@@ -13,17 +13,17 @@
 #include <sstream>
 #include <string>
 
-#include "collector/agent_config.h"
-#include "collector/agent_metrics.h"
-#include "collector/agent_sources.h"
-#include "collector/kafka_sink.h"
-#include "collector/pipeline.h"
-#include "collector/rules_watcher.h"
-#include "collector/standalone.h"
-#include "collector/wait_for_stop.h"
-#include "matcher/clock.h"
-#include "matcher/http_endpoint.h"
-#include "matcher/log.h"
+#include "collector/agent/agent_config.h"
+#include "collector/agent/agent_metrics.h"
+#include "collector/agent/agent_sources.h"
+#include "collector/agent/kafka_sink.h"
+#include "collector/agent/pipeline.h"
+#include "collector/agent/rules_watcher.h"
+#include "collector/standalone/standalone.h"
+#include "collector/agent/wait_for_stop.h"
+#include "base/clock.h"
+#include "endpoint/http_endpoint.h"
+#include "base/log.h"
 
 namespace faultline {
 namespace {

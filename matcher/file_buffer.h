@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "matcher/status.h"
+#include "base/status.h"
 
 namespace faultline {
 

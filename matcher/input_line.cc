@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "matcher/time_format.h"
+#include "base/time_format.h"
 
 namespace faultline {
 namespace {

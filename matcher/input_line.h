@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "matcher/vocabulary.h"
+#include "base/vocabulary.h"
 
 namespace faultline {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "matcher/status.h"
+#include "base/status.h"
 
 namespace faultline {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "matcher/diagnostics.h"
-#include "matcher/fault_event.h"
-#include "matcher/vocabulary.h"
+#include "base/diagnostics.h"
+#include "base/fault_event.h"
+#include "base/vocabulary.h"
 
 namespace faultline {
 

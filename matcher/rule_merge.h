@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "matcher/diagnostics.h"
+#include "base/diagnostics.h"
 #include "matcher/rule.h"
 #include "matcher/rule_pack.h"
 

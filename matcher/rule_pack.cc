@@ -10,8 +10,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "matcher/rule_set.h"
-#include "matcher/suggest.h"
-#include "matcher/time_format.h"
+#include "base/suggest.h"
+#include "base/time_format.h"
 
 namespace faultline {
 namespace {

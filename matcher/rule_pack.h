@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "matcher/diagnostics.h"
+#include "base/diagnostics.h"
 #include "matcher/rule.h"
 
 namespace faultline {

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "matcher/diagnostics.h"
-#include "matcher/log_record.h"
+#include "base/diagnostics.h"
+#include "base/log_record.h"
 #include "matcher/rule.h"
 
 namespace faultline {

@@ -3,7 +3,7 @@
 
 #include <cstddef>
 
-#include "matcher/diagnostics.h"
+#include "base/diagnostics.h"
 #include "matcher/rule_set.h"
 
 namespace faultline {

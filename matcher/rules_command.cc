@@ -9,7 +9,7 @@
 #include "matcher/ere_export.h"
 #include "matcher/rule_set.h"
 #include "matcher/rule_tests.h"
-#include "matcher/time_format.h"
+#include "base/time_format.h"
 
 namespace faultline {
 namespace {

@@ -11,7 +11,7 @@
 #include "matcher/file_buffer.h"
 #include "matcher/input_line.h"
 #include "matcher/rule_set.h"
-#include "matcher/time_format.h"
+#include "base/time_format.h"
 
 namespace faultline {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <librdkafka/rdkafkacpp.h>
 
-#include "matcher/fault_event.h"
-#include "matcher/log.h"
+#include "base/fault_event.h"
+#include "base/log.h"
 
 namespace faultline {
 namespace {

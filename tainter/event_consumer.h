@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "matcher/clock.h"
-#include "matcher/metrics.h"
-#include "matcher/status.h"
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "base/status.h"
 #include "tainter/tainter.h"
 
 namespace RdKafka {

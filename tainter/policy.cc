@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "matcher/fault_event.h"
-#include "matcher/time_format.h"
+#include "base/fault_event.h"
+#include "base/time_format.h"
 
 namespace faultline {
 

@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "matcher/clock.h"
-#include "matcher/fault_event.h"
+#include "base/clock.h"
+#include "base/fault_event.h"
 #include "tainter/reasons.h"
 
 namespace faultline {

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "matcher/fault_event.h"
-#include "matcher/time_format.h"
+#include "base/fault_event.h"
+#include "base/time_format.h"
 
 namespace faultline {
 namespace {

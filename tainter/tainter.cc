@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "matcher/fault_event.h"
-#include "matcher/log.h"
-#include "matcher/time_format.h"
+#include "base/fault_event.h"
+#include "base/log.h"
+#include "base/time_format.h"
 
 namespace faultline {
 namespace {

@@ -12,12 +12,12 @@
 #include <string_view>
 #include <vector>
 
-#include "matcher/clock.h"
-#include "matcher/fault_event.h"
-#include "matcher/metrics.h"
-#include "matcher/status.h"
+#include "base/clock.h"
+#include "base/fault_event.h"
+#include "base/metrics.h"
+#include "base/status.h"
 #include "tainter/label_selector.h"
-#include "tainter/node_api.h"
+#include "tainter/kube/node_api.h"
 #include "tainter/policy.h"
 #include "tainter/reasons.h"
 

@@ -9,7 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "matcher/time_format.h"
+#include "base/time_format.h"
 #include "tainter/label_selector.h"
 
 namespace faultline {

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "matcher/log.h"
-#include "matcher/status.h"
+#include "base/log.h"
+#include "base/status.h"
 #include "tainter/event_consumer.h"
 #include "tainter/tainter.h"
 

@@ -20,14 +20,14 @@
 
 #include <curl/curl.h>
 
-#include "matcher/clock.h"
-#include "matcher/http_endpoint.h"
-#include "matcher/log.h"
-#include "matcher/metrics.h"
-#include "matcher/time_format.h"
+#include "base/clock.h"
+#include "endpoint/http_endpoint.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "base/time_format.h"
 #include "tainter/event_consumer.h"
-#include "tainter/kube_config.h"
-#include "tainter/kube_node_api.h"
+#include "tainter/kube/kube_config.h"
+#include "tainter/kube/kube_node_api.h"
 #include "tainter/tainter.h"
 #include "tainter/tainter_config.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // faultline-agent's config: defaults, every key read, errors at their place.
-#include "collector/agent_config.h"
+#include "collector/agent/agent_config.h"
 
 #include <algorithm>
 

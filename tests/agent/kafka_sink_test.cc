@@ -2,7 +2,7 @@
 // KafkaSink against librdkafka's in-process mock cluster (3 brokers): the
 // message as the tainter reads it, an outage that delays but loses nothing,
 // and the two kinds of failure the pipeline must tell apart.
-#include "collector/kafka_sink.h"
+#include "collector/agent/kafka_sink.h"
 
 #include <set>
 

@@ -2,7 +2,7 @@
 // The agent's pipeline with a FakeSource and a FakeEventSink: commits follow
 // deliveries, failures hold checkpoints, a full sink holds sources back,
 // shutdown order, suppression totals.
-#include "collector/pipeline.h"
+#include "collector/agent/pipeline.h"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Rule reloads: a broken pack keeps the running rules; a ConfigMap-style
 // symlink swap in a watched directory is picked up.
-#include "collector/rules_watcher.h"
+#include "collector/agent/rules_watcher.h"
 
 #include <filesystem>
 

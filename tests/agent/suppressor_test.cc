@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Suppressor: first occurrence at once, repeats folded per (rule, captures).
-#include "collector/suppressor.h"
+#include "collector/agent/suppressor.h"
 
 #include <doctest/doctest.h>
 

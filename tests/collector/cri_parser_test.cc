@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "collector/cri_parser.h"
+#include "collector/sources/cri_parser.h"
 
 #include <doctest/doctest.h>
 
-#include "matcher/time_format.h"
+#include "base/time_format.h"
 
 namespace faultline {
 namespace {

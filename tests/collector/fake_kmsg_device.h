@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "collector/kmsg_device.h"
+#include "collector/sources/kmsg_device.h"
 
 namespace faultline {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // FileSource: lines, cursors, resume, follow with appends, truncation and
 // replacement, standard input, stop.
-#include "collector/file_source.h"
+#include "collector/sources/file_source.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -7,8 +7,8 @@
 
 #include <doctest/doctest.h>
 
-#include "collector/ibcounters_diff.h"
-#include "collector/ibcounters_source.h"
+#include "collector/sources/ibcounters_diff.h"
+#include "collector/sources/ibcounters_source.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/support/temp_dir.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "collector/journal_fields.h"
+#include "collector/sources/journal_fields.h"
 
 #include <doctest/doctest.h>
 

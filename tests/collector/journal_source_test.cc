@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Journal source against real journal files written by
 // systemd-journal-remote from generated export-format fixtures.
-#include "collector/journal_source.h"
+#include "collector/sources/journal_source.h"
 
 #include <chrono>
 #include <filesystem>

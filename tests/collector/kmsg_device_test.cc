@@ -18,7 +18,7 @@
 
 #include <doctest/doctest.h>
 
-#include "collector/kmsg_source.h"
+#include "collector/sources/kmsg_source.h"
 #include "tests/support/temp_dir.h"
 
 namespace faultline {

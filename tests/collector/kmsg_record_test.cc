@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // ParseKmsgRecord: the pure parser of one /dev/kmsg record.
-#include "collector/kmsg_record.h"
+#include "collector/sources/kmsg_record.h"
 
 #include <doctest/doctest.h>
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // KmsgSource on a scripted ring (FakeKmsgDevice): conversion to LogRecord,
 // sequence gaps and EPIPE overruns, checkpoints and resume, stop.
-#include "collector/kmsg_source.h"
+#include "collector/sources/kmsg_source.h"
 
 #include <thread>
 
 #include <doctest/doctest.h>
 
-#include "matcher/log.h"
+#include "base/log.h"
 #include "tests/collector/fake_kmsg_device.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/support/temp_dir.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pod log source against generated /var/log/pods-style trees.
-#include "collector/podlog_source.h"
+#include "collector/sources/podlog_source.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 
 #include <doctest/doctest.h>
 
-#include "matcher/time_format.h"
+#include "base/time_format.h"
 #include "tests/support/cri_tree.h"
 #include "tests/support/read_until.h"
 #include "tests/support/temp_dir.h"

@@ -18,8 +18,8 @@
 #include <sstream>
 #include <string>
 
-#include "collector/agent_config.h"
-#include "matcher/diagnostics.h"
+#include "collector/agent/agent_config.h"
+#include "base/diagnostics.h"
 
 namespace {
 

@@ -50,7 +50,7 @@ TAINTS_TO_TOLERATE = [
 AGENT_ALLOWED_CAPS = {"SYSLOG", "DAC_READ_SEARCH"}
 AGENT_HOST_PATHS = {"/var/log", "/run/log", "/etc/machine-id", "/var/lib/faultline"}
 AGENT_STATE_DIR = "/var/lib/faultline"
-# What tainter/kube_node_api.cc sends: nodes GET/list/PATCH (it polls, no
+# What tainter/kube/kube_node_api.cc sends: nodes GET/list/PATCH (it polls, no
 # watch); Events POST, PATCH (count) and GET (after a 409), in one namespace.
 TAINTER_RULES = {("", "nodes"): {"get", "list", "patch"}}
 STANDALONE_RULES = {("", "nodes"): {"get", "patch"}}
@@ -363,12 +363,12 @@ def check_agent(docs, f, privileged_ok=False, extra_host_paths=()):
                 f"rule path {path} is a whole ConfigMap directory mount (symlink swaps reload)")
     addr = str(config.get("metrics_address", "0.0.0.0:9400"))
     f.check(addr.rsplit(":", 1)[-1] == "9400", "agent metrics_address port is the container port")
-    grace = seconds(config.get("shutdown_grace", "25s"))  # default: collector/agent_config.h
+    grace = seconds(config.get("shutdown_grace", "25s"))  # default: collector/agent/agent_config.h
     f.check(grace is not None and grace < spec.get("terminationGracePeriodSeconds", 30),
             f"agent shutdown_grace {config.get('shutdown_grace', '25s')} ends before the pod's "
             "terminationGracePeriodSeconds (flush and checkpoints before SIGKILL)")
     sources = config.get("sources") or {}
-    # Defaults as in collector/agent_config.h: kmsg on, the others off.
+    # Defaults as in collector/agent/agent_config.h: kmsg on, the others off.
     enabled = lambda name, default=False: (sources.get(name) or {}).get("enabled", default)
     if enabled("podlog"):
         podlog = sources["podlog"].get("root", "/var/log/pods")

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <chrono>
 
-#include "matcher/clock.h"
+#include "base/clock.h"
 
 namespace faultline {
 

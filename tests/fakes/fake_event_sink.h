@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "collector/event_sink.h"
+#include "collector/agent/event_sink.h"
 
 namespace faultline {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tainter/node_api.h"
+#include "tainter/kube/node_api.h"
 
 namespace faultline {
 

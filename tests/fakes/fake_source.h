@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collector/source.h"
+#include "collector/sources/source.h"
 
 namespace faultline {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "collector/cri_parser.h"
+#include "collector/sources/cri_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collector/ibcounters_diff.h"
+#include "collector/sources/ibcounters_diff.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collector/journal_fields.h"
+#include "collector/sources/journal_fields.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);

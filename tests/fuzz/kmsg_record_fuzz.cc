@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "collector/kmsg_record.h"
+#include "collector/sources/kmsg_record.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 64 * 1024) return 0;  // larger than any kernel record

@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-#include "matcher/time_format.h"
+#include "base/time_format.h"
 
 namespace faultline {
 namespace {

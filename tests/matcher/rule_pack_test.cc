@@ -6,7 +6,7 @@
 
 #include <doctest/doctest.h>
 
-#include "matcher/suggest.h"
+#include "base/suggest.h"
 #include "tests/matcher/rule_test_util.h"
 
 namespace faultline {

@@ -2,10 +2,10 @@
 // The shared vocabulary: status, time formats, durations, the event schema, metrics.
 #include <doctest/doctest.h>
 
-#include "matcher/fault_event.h"
-#include "matcher/metrics.h"
-#include "matcher/status.h"
-#include "matcher/time_format.h"
+#include "base/fault_event.h"
+#include "base/metrics.h"
+#include "base/status.h"
+#include "base/time_format.h"
 
 namespace faultline {
 namespace {

@@ -11,7 +11,7 @@
 
 #include <httplib.h>
 
-#include "matcher/time_format.h"
+#include "base/time_format.h"
 
 namespace faultline {
 namespace {

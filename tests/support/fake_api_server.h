@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "matcher/status.h"
+#include "base/status.h"
 #include "tests/support/test_pki.h"
 
 namespace httplib {

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "collector/source.h"
+#include "collector/sources/source.h"
 
 namespace faultline {
 

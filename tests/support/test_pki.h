@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "matcher/status.h"
+#include "base/status.h"
 
 namespace faultline {
 

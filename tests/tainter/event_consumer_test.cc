@@ -13,8 +13,8 @@
 #include <librdkafka/rdkafka_mock.h>
 #include <librdkafka/rdkafkacpp.h>
 
-#include "matcher/fault_event.h"
-#include "matcher/log.h"
+#include "base/fault_event.h"
+#include "base/log.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_node_api.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tainter/kube_config.h"
+#include "tainter/kube/kube_config.h"
 
 #include <doctest/doctest.h>
 

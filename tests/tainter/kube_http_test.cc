@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tainter/kube_http.h"
+#include "tainter/kube/kube_http.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 
 #include <doctest/doctest.h>
 
-#include "matcher/log.h"
+#include "base/log.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_pki.h"
 #include "tests/tainter/kube_test_util.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tainter/kube_node_api.h"
+#include "tainter/kube/kube_node_api.h"
 
 #include <doctest/doctest.h>
 

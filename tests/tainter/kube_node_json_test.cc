@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tainter/kube_node_json.h"
+#include "tainter/kube/kube_node_json.h"
 
 #include <doctest/doctest.h>
 
-#include "matcher/fault_event.h"
+#include "base/fault_event.h"
 
 namespace faultline {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <doctest/doctest.h>
 
-#include "matcher/metrics.h"
-#include "tainter/kube_node_api.h"
+#include "base/metrics.h"
+#include "tainter/kube/kube_node_api.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/support/fake_api_server.h"
 

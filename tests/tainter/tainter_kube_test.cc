@@ -10,10 +10,10 @@
 #include <librdkafka/rdkafka_mock.h>
 #include <librdkafka/rdkafkacpp.h>
 
-#include "matcher/fault_event.h"
-#include "matcher/log.h"
+#include "base/fault_event.h"
+#include "base/log.h"
 #include "tainter/event_consumer.h"
-#include "tainter/kube_node_api.h"
+#include "tainter/kube/kube_node_api.h"
 #include "tainter/tainter.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/support/fake_api_server.h"

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "base/fault_event.h"
+
+#include <cstdio>
+
+#include "base/time_format.h"
+
+namespace faultline {
+namespace {
+
+// FNV-1a over the parts, each followed by a NUL so that ("ab","c") and
+// ("a","bc") differ. Two seeds give 128 bits: ids are compared, never trusted
+// for security, so a non-cryptographic hash is enough.
+std::uint64_t Fnv1a(std::uint64_t seed, std::initializer_list<std::string_view> parts) {
+  std::uint64_t h = seed;
+  for (std::string_view part : parts) {
+    for (unsigned char c : part) {
+      h ^= c;
+      h *= 0x100000001b3ULL;
+    }
+    h ^= 0;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+Status Missing(std::string_view key, std::string_view want) {
+  return InvalidArgumentError("event key '" + std::string(key) + "' is missing or not " +
+                              std::string(want));
+}
+
+}  // namespace
+
+std::string MakeEventId(std::string_view node, std::string_view source, std::string_view cursor,
+                        std::string_view rule) {
+  const std::uint64_t a = Fnv1a(0xcbf29ce484222325ULL, {node, source, cursor, rule});
+  const std::uint64_t b = Fnv1a(0x84222325cbf29ce4ULL, {rule, cursor, source, node});
+  char buf[33];
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(a),
+                static_cast<unsigned long long>(b));
+  return buf;
+}
+
+std::string TruncateUtf8(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::size_t cut = max_bytes;
+  // Step back over continuation bytes (10xxxxxx) to the start of a sequence.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut));
+}
+
+nlohmann::json ToJson(const FaultEvent& e) {
+  nlohmann::json j = {
+      {"schema", FaultEvent::kSchemaVersion},
+      {"id", e.id},
+      {"node", e.node},
+      {"boot_id", e.boot_id},
+      {"source", e.source},
+      {"origin", OriginName(e.origin)},
+      {"rule", e.rule},
+      {"pack", e.pack},
+      {"category", e.category},
+      {"severity", SeverityName(e.severity)},
+      {"action", ActionName(e.action)},
+      {"summary", e.summary},
+      {"fields", e.fields},
+      {"message", TruncateUtf8(e.message, FaultEvent::kMaxMessageBytes)},
+      {"log_time", FormatRfc3339(e.log_time)},
+      {"detected_time", FormatRfc3339(e.detected_time)},
+      {"labels", e.labels},
+      {"suppressed", e.suppressed},
+  };
+  if (e.threshold) {
+    j["threshold"] = {{"count", e.threshold->count},
+                      {"window", FormatDuration(e.threshold->window)},
+                      {"key", e.threshold->key}};
+  }
+  if (e.expire) j["expire"] = FormatDuration(*e.expire);
+  return j;
+}
+
+std::string SerializeFaultEvent(const FaultEvent& event) {
+  return ToJson(event).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Result<FaultEvent> FaultEventFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return InvalidArgumentError("event is not a JSON object");
+  auto schema = j.find("schema");
+  if (schema == j.end() || !schema->is_number_integer()) return Missing("schema", "an integer");
+  if (schema->get<int>() < 1 || schema->get<int>() > FaultEvent::kSchemaVersion) {
+    return FailedPreconditionError("event schema " + std::to_string(schema->get<int>()) +
+                                   " is not understood (this build reads 1.." +
+                                   std::to_string(FaultEvent::kSchemaVersion) + ")");
+  }
+  FaultEvent e;
+  auto get_string = [&](const char* key, std::string* out, bool required) -> Status {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) {
+      return required ? Missing(key, "a string") : OkStatus();
+    }
+    if (!it->is_string()) return Missing(key, "a string");
+    *out = it->get<std::string>();
+    return OkStatus();
+  };
+  auto get_time = [&](const char* key, std::chrono::system_clock::time_point* out) -> Status {
+    std::string text;
+    FL_RETURN_IF_ERROR(get_string(key, &text, true));
+    auto t = ParseRfc3339(text);
+    if (!t) return InvalidArgumentError(std::string("event key '") + key + "' is not RFC 3339");
+    *out = *t;
+    return OkStatus();
+  };
+  auto get_map = [&](const char* key, std::map<std::string, std::string>* out) -> Status {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return OkStatus();
+    if (!it->is_object()) return Missing(key, "an object");
+    for (const auto& [k, v] : it->items()) {
+      if (!v.is_string()) return Missing(std::string(key) + "." + k, "a string");
+      (*out)[k] = v.get<std::string>();
+    }
+    return OkStatus();
+  };
+
+  FL_RETURN_IF_ERROR(get_string("id", &e.id, true));
+  FL_RETURN_IF_ERROR(get_string("node", &e.node, true));
+  FL_RETURN_IF_ERROR(get_string("boot_id", &e.boot_id, false));
+  FL_RETURN_IF_ERROR(get_string("source", &e.source, true));
+  FL_RETURN_IF_ERROR(get_string("rule", &e.rule, true));
+  FL_RETURN_IF_ERROR(get_string("pack", &e.pack, false));
+  FL_RETURN_IF_ERROR(get_string("category", &e.category, false));
+  FL_RETURN_IF_ERROR(get_string("summary", &e.summary, false));
+  FL_RETURN_IF_ERROR(get_string("message", &e.message, false));
+  if (e.id.empty()) return InvalidArgumentError("event key 'id' is empty");
+  if (e.node.empty()) return InvalidArgumentError("event key 'node' is empty");
+  if (e.rule.empty()) return InvalidArgumentError("event key 'rule' is empty");
+
+  std::string name;
+  FL_RETURN_IF_ERROR(get_string("origin", &name, false));
+  if (!name.empty()) {
+    auto origin = ParseOrigin(name);
+    if (!origin) return InvalidArgumentError("event key 'origin' has unknown value '" + name + "'");
+    e.origin = *origin;
+  }
+  name.clear();
+  FL_RETURN_IF_ERROR(get_string("severity", &name, true));
+  auto severity = ParseSeverity(name);
+  if (!severity)
+    return InvalidArgumentError("event key 'severity' has unknown value '" + name + "'");
+  e.severity = *severity;
+  name.clear();
+  FL_RETURN_IF_ERROR(get_string("action", &name, true));
+  auto action = ParseAction(name);
+  if (!action) return InvalidArgumentError("event key 'action' has unknown value '" + name + "'");
+  e.action = *action;
+
+  FL_RETURN_IF_ERROR(get_time("log_time", &e.log_time));
+  FL_RETURN_IF_ERROR(get_time("detected_time", &e.detected_time));
+  FL_RETURN_IF_ERROR(get_map("fields", &e.fields));
+  FL_RETURN_IF_ERROR(get_map("labels", &e.labels));
+
+  if (auto it = j.find("suppressed"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0)) {
+      return Missing("suppressed", "a non-negative integer");
+    }
+    e.suppressed = it->get<std::uint64_t>();
+  }
+  if (auto it = j.find("threshold"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) return Missing("threshold", "an object");
+    EventThreshold t;
+    auto count = it->find("count");
+    if (count == it->end() || !count->is_number_integer() || count->get<int>() < 1) {
+      return Missing("threshold.count", "a positive integer");
+    }
+    t.count = count->get<int>();
+    auto window = it->find("window");
+    if (window == it->end() || !window->is_string())
+      return Missing("threshold.window", "a duration");
+    auto d = ParseDuration(window->get<std::string>());
+    if (!d) return InvalidArgumentError("event key 'threshold.window' is not a duration");
+    t.window = std::chrono::duration_cast<std::chrono::seconds>(*d);
+    if (auto key = it->find("key"); key != it->end() && !key->is_null()) {
+      if (!key->is_array()) return Missing("threshold.key", "a list of strings");
+      for (const auto& k : *key) {
+        if (!k.is_string()) return Missing("threshold.key", "a list of strings");
+        t.key.push_back(k.get<std::string>());
+      }
+    }
+    e.threshold = std::move(t);
+  }
+  if (auto it = j.find("expire"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) return Missing("expire", "a duration");
+    auto d = ParseDuration(it->get<std::string>());
+    if (!d) return InvalidArgumentError("event key 'expire' is not a duration");
+    e.expire = std::chrono::duration_cast<std::chrono::seconds>(*d);
+  }
+  return e;
+}
+
+Result<FaultEvent> ParseFaultEvent(std::string_view json_text) {
+  nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgumentError("event is not valid JSON");
+  try {
+    return FaultEventFromJson(j);
+  } catch (const nlohmann::json::exception& e) {
+    // A number out of range for get<int>() and the like.
+    return InvalidArgumentError(std::string("event is malformed: ") + e.what());
+  }
+}
+
+}  // namespace faultline

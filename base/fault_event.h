@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/log_record.h"
+#include "base/status.h"
+#include "base/vocabulary.h"
+
+namespace faultline {
+
+// How many matches of a rule, within `window`, make the node suspect. The
+// count is kept per node and per value of the `key` captures (e.g. the IB
+// port), so five flaps spread over five ports do not add up.
+struct EventThreshold {
+  int count = 1;
+  std::chrono::seconds window{0};
+  std::vector<std::string> key;  // capture names
+
+  friend bool operator==(const EventThreshold&, const EventThreshold&) = default;
+};
+
+// What the agent publishes (one Kafka message, key = node) and the tainter
+// consumes. This struct and its JSON form are the one contract between the
+// two programs; change it only by adding optional fields, and bump
+// kSchemaVersion when an old reader could misread a new event.
+//
+// JSON (every key always present unless marked optional):
+//   {"schema":1, "id":"…32 hex…", "node":"gpu-17", "boot_id":"…",
+//    "source":"kmsg", "origin":"kernel", "rule":"nvidia.xid", "pack":"nvidia-xid",
+//    "category":"hardware", "severity":"critical", "action":"taint",
+//    "summary":"Xid 79: GPU has fallen off the bus; reset or RMA",
+//    "fields":{"xid":"79","pci":"0000:3b:00"}, "message":"NVRM: Xid (PCI:0000:3b:00): 79, …",
+//    "log_time":"2026-11-22T07:02:53.179000Z", "detected_time":"…Z",
+//    "labels":{"priority":"4"}, "suppressed":0,
+//    "threshold":{"count":5,"window":"24h","key":["device","port"]},   (optional)
+//    "expire":"1h"}                                                    (optional)
+struct FaultEvent {
+  static constexpr int kSchemaVersion = 1;
+  // `message` is cut to this many bytes (on a UTF-8 boundary), so one huge
+  // log line cannot make a huge Kafka message or node annotation.
+  static constexpr std::size_t kMaxMessageBytes = 2048;
+
+  std::string id;       // MakeEventId(node, source, cursor, rule): a re-sent event has the same id
+  std::string node;     // spec.nodeName; also the Kafka key
+  std::string boot_id;  // /proc/sys/kernel/random/boot_id of the node when detected
+  std::string source;   // the Source that read the line: "kmsg", "journal", "podlog", …
+  Origin origin = Origin::kAny;
+  std::string rule;  // rule id: the reason shown on the node
+  std::string pack;  // the rule pack that defined it
+  std::string category;
+  Severity severity = Severity::kWarning;
+  Action action = Action::kEvent;
+  std::string summary;
+  std::map<std::string, std::string> fields;  // the named captures
+  std::string message;                        // the log line, at most kMaxMessageBytes
+  std::chrono::system_clock::time_point log_time;
+  std::chrono::system_clock::time_point detected_time;
+  Labels labels;
+  // Repeats of the same (rule, capture key) folded into this event by the
+  // agent's suppression window: this event stands for 1 + suppressed lines.
+  std::uint64_t suppressed = 0;
+  std::optional<EventThreshold> threshold;     // absent: one match is enough
+  std::optional<std::chrono::seconds> expire;  // absent: a taint stays until lifted by hand
+};
+
+// Stable id of the event for one rule on one record: 32 lowercase hex digits
+// derived from node, source, cursor and rule only.
+std::string MakeEventId(std::string_view node, std::string_view source, std::string_view cursor,
+                        std::string_view rule);
+
+// Cuts `text` to at most `max_bytes` without splitting a UTF-8 sequence.
+std::string TruncateUtf8(std::string_view text, std::size_t max_bytes);
+
+nlohmann::json ToJson(const FaultEvent& event);
+// The JSON text; never throws (invalid UTF-8 in a log line is replaced).
+std::string SerializeFaultEvent(const FaultEvent& event);
+
+// Never throws. kInvalidArgument: not JSON, a required key missing or of the
+// wrong type, an unknown enum value; kFailedPrecondition: a schema version
+// this build does not understand. The message names the key at fault.
+Result<FaultEvent> ParseFaultEvent(std::string_view json_text);
+Result<FaultEvent> FaultEventFromJson(const nlohmann::json& json);
+
+}  // namespace faultline

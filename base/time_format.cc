@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "base/time_format.h"
+
+#include <cstdio>
+#include <ctime>
+
+namespace faultline {
+namespace {
+
+bool ReadDigits(std::string_view text, std::size_t pos, std::size_t count, int* out) {
+  if (pos + count > text.size()) return false;
+  int value = 0;
+  for (std::size_t i = pos; i < pos + count; ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    value = value * 10 + (text[i] - '0');
+  }
+  *out = value;
+  return true;
+}
+
+// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's
+// days_from_civil), so parsing needs neither timegm nor the TZ environment.
+std::int64_t DaysFromCivil(int y, int m, int d) {
+  y -= m <= 2 ? 1 : 0;
+  const int era = (y >= 0 ? y : y - 399) / 400;
+  const int yoe = y - era * 400;
+  const int doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return static_cast<std::int64_t>(era) * 146097 + doe - 719468;
+}
+
+}  // namespace
+
+std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
+  using namespace std::chrono;  // NOLINT(google-build-using-namespace): local, for brevity
+  const auto us = duration_cast<microseconds>(t.time_since_epoch()).count();
+  std::int64_t secs = us / 1'000'000;
+  std::int64_t frac = us % 1'000'000;
+  if (frac < 0) {
+    frac += 1'000'000;
+    secs -= 1;
+  }
+  std::time_t tt = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(frac));
+  return buf;
+}
+
+std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_view text) {
+  int year, month, day, hour, minute, second;
+  if (text.size() < 20) return std::nullopt;
+  if (!ReadDigits(text, 0, 4, &year) || text[4] != '-' || !ReadDigits(text, 5, 2, &month) ||
+      text[7] != '-' || !ReadDigits(text, 8, 2, &day) || (text[10] != 'T' && text[10] != 't') ||
+      !ReadDigits(text, 11, 2, &hour) || text[13] != ':' || !ReadDigits(text, 14, 2, &minute) ||
+      text[16] != ':' || !ReadDigits(text, 17, 2, &second)) {
+    return std::nullopt;
+  }
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
+    return std::nullopt;
+  }
+  std::size_t pos = 19;
+  std::int64_t nanos = 0;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    int digits = 0;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      if (digits < 9) {
+        nanos = nanos * 10 + (text[pos] - '0');
+        ++digits;
+      }
+      ++pos;
+    }
+    if (digits == 0) return std::nullopt;
+    for (int i = digits; i < 9; ++i) nanos *= 10;
+  }
+  if (pos >= text.size()) return std::nullopt;
+  std::int64_t offset_seconds = 0;
+  if (text[pos] == 'Z' || text[pos] == 'z') {
+    ++pos;
+  } else if (text[pos] == '+' || text[pos] == '-') {
+    int oh, om;
+    if (!ReadDigits(text, pos + 1, 2, &oh) || pos + 3 >= text.size() || text[pos + 3] != ':' ||
+        !ReadDigits(text, pos + 4, 2, &om)) {
+      return std::nullopt;
+    }
+    offset_seconds = (oh * 3600 + om * 60) * (text[pos] == '-' ? -1 : 1);
+    pos += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (pos != text.size()) return std::nullopt;
+  const std::int64_t secs =
+      DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::seconds(secs) + std::chrono::nanoseconds(nanos)));
+}
+
+std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  std::int64_t total_ms = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::int64_t value = 0;
+    std::size_t start = pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      value = value * 10 + (text[pos] - '0');
+      if (value > 1'000'000'000) return std::nullopt;
+      ++pos;
+    }
+    if (pos == start) return std::nullopt;
+    std::int64_t unit_ms;
+    if (text.substr(pos, 2) == "ms") {
+      unit_ms = 1;
+      pos += 2;
+    } else if (pos < text.size()) {
+      switch (text[pos]) {
+        case 's':
+          unit_ms = 1000;
+          break;
+        case 'm':
+          unit_ms = 60'000;
+          break;
+        case 'h':
+          unit_ms = 3'600'000;
+          break;
+        case 'd':
+          unit_ms = 86'400'000;
+          break;
+        default:
+          return std::nullopt;
+      }
+      ++pos;
+    } else {
+      return std::nullopt;  // a bare number: the unit is required
+    }
+    total_ms += value * unit_ms;
+  }
+  return std::chrono::milliseconds(total_ms);
+}
+
+std::string FormatDuration(std::chrono::milliseconds d) {
+  std::int64_t ms = d.count();
+  if (ms == 0) return "0s";
+  std::string out;
+  const struct {
+    std::int64_t size;
+    const char* unit;
+  } units[] = {{86'400'000, "d"}, {3'600'000, "h"}, {60'000, "m"}, {1000, "s"}, {1, "ms"}};
+  for (const auto& u : units) {
+    if (ms >= u.size) {
+      out += std::to_string(ms / u.size) + u.unit;
+      ms %= u.size;
+    }
+  }
+  return out;
+}
+
+}  // namespace faultline

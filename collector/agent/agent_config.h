@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collector/sources/file_source.h"
+#include "collector/sources/ibcounters_source.h"
+#include "collector/sources/journal_source.h"
+#include "collector/agent/kafka_sink.h"
+#include "collector/sources/kmsg_source.h"
+#include "collector/sources/podlog_source.h"
+#include "base/diagnostics.h"
+#include "base/log.h"
+#include "matcher/rule_set.h"
+#include "base/vocabulary.h"
+
+namespace faultline {
+
+// One `sources.file` entry: a plain text file read line by line.
+struct FileSourceConfig {
+  std::string path;
+  bool follow = true;            // keep reading as it grows (tail -F); false: read once
+  Origin origin = Origin::kAny;  // what rules' `sources:` see these lines as
+};
+
+// `faultline-agent --standalone`: the tainter's policy runs in the agent and
+// acts on its own node (collector/README.md, "Standalone"). Plain values, so
+// this library does not depend on the tainter; the standalone runner maps
+// them onto Tainter::Options. Read in both modes, used only in standalone.
+struct StandaloneConfig {
+  // Kubernetes credentials: kubeconfig (or in-cluster, $KUBECONFIG,
+  // ~/.kube/config, in that order when empty); none found means dry run.
+  std::string kubeconfig;
+  std::string context;
+  double qps = 5;
+  int burst = 10;
+  std::chrono::milliseconds request_timeout{10'000};
+  bool dry_run = false;  // print the patches instead of sending them (also --dry-run)
+  std::string taint_key = "faultline.dev/faulty";
+  std::string taint_value = "true";
+  std::string taint_effect = "NoSchedule";
+  std::string annotation = "faultline.dev/reasons";
+  std::size_t max_annotation_bytes = 16'384;
+  std::string opt_out_label = "faultline.dev/opt-out=true";
+  int max_new_taints = 5;  // per valve_window; 0: no limit
+  std::chrono::milliseconds valve_window{600'000};
+  std::chrono::milliseconds event_interval{600'000};
+};
+
+// Which daemon the config is for: the Kafka agent requires kafka.brokers;
+// the standalone agent ignores `kafka` and has host-aware defaults
+// (metrics on 127.0.0.1:9400, the journal when this host keeps one, pod logs
+// when /var/log/pods exists).
+enum class AgentMode { kKafka, kStandalone };
+
+// Everything `faultline-agent --config FILE` reads. Each field's default is
+// the value here, and collector/README.md ("Agent") lists them all;
+// DefaultAgentConfigYaml() prints them as a config file.
+struct AgentConfig {
+  std::string node_name;  // default: $NODE_NAME, else the hostname
+  std::string state_dir = "/var/lib/faultline";
+  LogLevel log_level = LogLevel::kInfo;
+  std::string metrics_address = "0.0.0.0:9400";  // "" turns the endpoint off
+  std::chrono::milliseconds shutdown_grace{25'000};
+  std::chrono::milliseconds suppression_window{60'000};
+  std::uint64_t suppression_max_folded = 100'000;
+  std::chrono::milliseconds checkpoint_interval{1000};
+
+  std::size_t max_batch_records = 256;
+  std::size_t max_queued_batches = 64;
+  std::size_t max_uncommitted_records = 250'000;
+
+  RuleSources rules;  // builtin: true, paths: []
+  std::chrono::milliseconds rules_reload_debounce{500};
+
+  bool kmsg_enabled = true;
+  KmsgSource::Options kmsg;  // state_dir is filled from state_dir
+  bool journal_enabled = false;
+  JournalSource::Options journal;
+  bool podlog_enabled = false;
+  PodLogSource::Options podlog;
+  bool ibcounters_enabled = false;
+  IbCountersSource::Options ibcounters;
+  std::vector<FileSourceConfig> files;
+
+  KafkaSink::Options kafka;  // brokers is required (not in standalone mode)
+  StandaloneConfig standalone;
+};
+
+// Parses a config file's text. Every problem goes to `diags` as
+// "file:line:column: error: message [Cxxx]" (C001 YAML syntax, C002 unknown
+// key, C003 invalid value, C004 missing value), all of them in one run.
+// nullopt if there was any error. Never throws. Reads $NODE_NAME and the
+// hostname only when node_name is not set.
+std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::string_view file,
+                                            Diagnostics& diags);
+// The same for either mode; the three-argument form is kKafka. An empty text
+// in kStandalone mode gives the embedded defaults.
+std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::string_view file,
+                                            Diagnostics& diags, AgentMode mode);
+
+// A complete config file with every key at its default, commented.
+std::string DefaultAgentConfigYaml();
+
+}  // namespace faultline

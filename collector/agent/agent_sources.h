@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "collector/agent/agent_config.h"
+#include "collector/sources/source.h"
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace faultline {
+
+// Opens every source the config enables, in a fixed order (kmsg, journal,
+// podlog, ibcounters, files). Fails on the first that cannot open, with its
+// name in the message: an agent that silently misses a source would report
+// a healthy node it cannot see. kFailedPrecondition: the source is not
+// available in this build.
+Result<std::vector<std::unique_ptr<Source>>> OpenSources(const AgentConfig& config,
+                                                         const Clock& clock);
+
+}  // namespace faultline

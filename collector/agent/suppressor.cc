@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "collector/agent/suppressor.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace faultline {
+
+void Suppressor::KeyOf(std::string_view rule, const std::map<std::string, std::string>& fields) {
+  // Rule ids and capture names cannot contain NUL; values are length-prefixed
+  // so "a","bc" and "ab","c" stay apart.
+  key_.assign(rule);
+  for (const auto& [name, value] : fields) {
+    key_.push_back('\0');
+    key_ += name;
+    key_.push_back('\0');
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, value.size()).ptr;
+    key_.append(digits, end);
+    key_.push_back(':');
+    key_ += value;
+  }
+}
+
+Suppressor::Entry* Suppressor::Fold(Hold hold, std::chrono::steady_clock::time_point now,
+                                    bool& held) {
+  auto it = entries_.find(key_);
+  if (it == entries_.end()) {
+    Entry entry;
+    entry.window_end = now + options_.window;
+    entries_.emplace(key_, std::move(entry));
+    return nullptr;
+  }
+  Entry& entry = it->second;
+  ++entry.folded;
+  held = std::any_of(entry.holds.begin(), entry.holds.end(),
+                     [&](const Hold& h) { return h.holder == hold.holder; });
+  if (!held) entry.holds.push_back(hold);
+  return &entry;
+}
+
+Suppressor::Verdict Suppressor::Admit(FaultEvent& event, Hold hold,
+                                      std::chrono::steady_clock::time_point now,
+                                      std::vector<FollowUp>& due) {
+  if (options_.window.count() <= 0) return Verdict::kPublish;
+  KeyOf(event.rule, event.fields);
+  bool held = false;
+  Entry* entry = Fold(hold, now, held);
+  if (entry == nullptr) return Verdict::kPublish;
+  entry->last = std::move(event);
+  entry->pending = false;
+  // The caller takes the hold before it publishes the follow-up.
+  const Verdict verdict = held ? Verdict::kFolded : Verdict::kFoldedAndHeld;
+  if (entry->folded >= options_.max_folded) Emit(*entry, now, due);
+  return verdict;
+}
+
+Suppressor::Verdict Suppressor::AdmitMatch(const RuleMatch& match, Hold hold,
+                                           std::chrono::steady_clock::time_point now,
+                                           const EventBuilder& build, std::uint64_t token,
+                                           std::vector<FollowUp>& due) {
+  if (options_.window.count() <= 0) return Verdict::kPublish;
+  KeyOf(match.rule ? std::string_view(match.rule->id) : std::string_view(), match.fields);
+  bool held = false;
+  Entry* entry = Fold(hold, now, held);
+  if (entry == nullptr) return Verdict::kPublish;
+  const Verdict verdict = held ? Verdict::kFolded : Verdict::kFoldedAndHeld;
+  if (entry->folded >= options_.max_folded) {
+    entry->last = build(token);
+    entry->pending = false;
+    Emit(*entry, now, due);
+    return verdict;
+  }
+  // Only the last repeat's event is ever sent: remember which it is.
+  if (!entry->pending) pending_.push_back(entry);
+  entry->pending = true;
+  entry->token = token;
+  return verdict;
+}
+
+void Suppressor::Settle(const EventBuilder& build) {
+  for (Entry* entry : pending_) {
+    if (!entry->pending) continue;  // emitted at max_folded since
+    entry->last = build(entry->token);
+    entry->pending = false;
+  }
+  pending_.clear();
+}
+
+void Suppressor::Emit(Entry& entry, std::chrono::steady_clock::time_point now,
+                      std::vector<FollowUp>& out) {
+  FollowUp follow_up{std::move(entry.last), std::move(entry.holds)};
+  follow_up.event.suppressed = entry.folded - 1;  // the event itself is one of the repeats
+  out.push_back(std::move(follow_up));
+  entry.folded = 0;
+  entry.last = FaultEvent();
+  entry.pending = false;
+  entry.holds.clear();
+  entry.window_end = now + options_.window;
+}
+
+void Suppressor::TakeDue(std::chrono::steady_clock::time_point now, std::vector<FollowUp>& out) {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    Entry& entry = it->second;
+    if (entry.folded >= options_.max_folded && entry.folded > 0) {
+      Emit(entry, now, out);
+    } else if (now >= entry.window_end) {
+      if (entry.folded == 0) {
+        std::erase(pending_, &entry);  // normally empty: Settle() came first
+        it = entries_.erase(it);
+        continue;
+      }
+      Emit(entry, now, out);
+    }
+    ++it;
+  }
+}
+
+void Suppressor::TakeAll(std::vector<FollowUp>& out) {
+  for (auto& [key, entry] : entries_) {
+    if (entry.folded > 0) Emit(entry, entry.window_end, out);
+  }
+  entries_.clear();
+  pending_.clear();
+}
+
+}  // namespace faultline

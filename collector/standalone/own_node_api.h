@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "tainter/kube/node_api.h"
+
+namespace faultline {
+
+// A NodeApi that lets the standalone agent touch its own node and nothing
+// else: GetNode, UpdateNode and CreateEvent for any other node fail with
+// kPermissionDenied before reaching `inner`, and ListNodes never lists (the
+// agent's RBAC has no `list`): it is answered with one GetNode of the own
+// node, filtered by the selector, and an empty list when the node does not
+// exist. So the embedded Tainter's AdoptAll() and resync read exactly one
+// node.
+//
+// Thread-safety: as `inner` (one thread at a time). `inner` must outlive it.
+class OwnNodeApi final : public NodeApi {
+ public:
+  OwnNodeApi(std::string own_node, NodeApi& inner)
+      : own_node_(std::move(own_node)), inner_(inner) {}
+
+  Result<NodeInfo> GetNode(std::string_view name) override;
+  // kInvalidArgument: a selector the tainter's LabelSelector cannot parse.
+  Result<std::vector<NodeInfo>> ListNodes(std::string_view label_selector) override;
+  Status UpdateNode(std::string_view name, const NodeChange& change) override;
+  Status CreateEvent(const NodeEvent& event) override;
+
+  const std::string& own_node() const { return own_node_; }
+
+ private:
+  Status Check(std::string_view name, std::string_view what) const;
+
+  const std::string own_node_;
+  NodeApi& inner_;
+};
+
+}  // namespace faultline

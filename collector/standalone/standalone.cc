@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "collector/standalone/standalone.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collector/agent/agent_config.h"
+#include "collector/agent/agent_metrics.h"
+#include "collector/agent/agent_sources.h"
+#include "tainter/dry_run_node_api.h"
+#include "collector/standalone/own_node_api.h"
+#include "collector/agent/pipeline.h"
+#include "collector/agent/rules_watcher.h"
+#include "collector/standalone/standalone_sink.h"
+#include "collector/agent/wait_for_stop.h"
+#include "base/clock.h"
+#include "endpoint/http_endpoint.h"
+#include "base/log.h"
+#include "tainter/kube/kube_config.h"
+#include "tainter/kube/kube_node_api.h"
+#include "tainter/tainter.h"
+
+namespace faultline {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: faultline-agent --standalone [--dry-run] [--config FILE]\n"
+    "       faultline-agent --standalone --demo\n";
+
+struct Flags {
+  std::string config_path;
+  bool dry_run = false;
+  bool demo = false;
+};
+
+std::string ReadBootId() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+bool Writable(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  return !ec && ::access(dir.c_str(), W_OK) == 0;
+}
+
+// /var/lib/faultline needs root; a user trying standalone mode should not
+// have to be. XDG's state directory is where per-user state belongs.
+std::string StateDirFallback() {
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg) {  // NOLINT
+    return std::string(xdg) + "/faultline";
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {  // NOLINT
+    return std::string(home) + "/.local/state/faultline";
+  }
+  return "/tmp/faultline-" + std::to_string(::getuid());
+}
+
+void SetStateDir(AgentConfig& c, const std::string& dir) {
+  c.state_dir = dir;
+  c.kmsg.state_dir = dir;
+  c.journal.state_dir = dir;
+  c.podlog.state_dir = dir;
+  c.ibcounters.state_dir = dir;
+}
+
+std::string RandomMarker() {
+  std::random_device rd;
+  std::ostringstream out;
+  out << "faultline-demo-" << std::hex << rd() << rd();
+  return out.str();
+}
+
+// The demo's lines, as the NVIDIA driver prints them, with a marker that
+// tells them apart from anything else in the ring. The application fault
+// comes first: the policy records at most one Event per node and rule every
+// event_interval, and both lines are rule nvidia.xid, so after the taint's
+// Event an Xid 13 Event would be held back.
+std::vector<std::string> DemoLines(const std::string& marker) {
+  return {
+      "NVRM: Xid (PCI:0000:3b:00): 13, pid=0, name=faultline-demo, Graphics Exception: "
+      "ESR 0x504730=0x0 " +
+          marker,
+      "NVRM: Xid (PCI:0000:3b:00): 79, pid=0, name=faultline-demo, GPU has fallen off the bus. " +
+          marker,
+  };
+}
+
+// One open per line: the kernel rate-limits writes per open file.
+Status WriteKmsg(const std::string& path, const std::string& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return UnavailableError("open " + path + ": " + std::strerror(errno));
+  const std::string record = "<4>" + line + "\n";
+  const ssize_t n = ::write(fd, record.data(), record.size());
+  const int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(record.size())) {
+    return UnavailableError("write " + path + ": " + std::strerror(err));
+  }
+  return OkStatus();
+}
+
+// Opened, not access()ed: reading also needs CAP_SYSLOG where
+// kernel.dmesg_restrict=1, which file permissions do not show.
+bool KmsgUsable(const std::string& path) {
+  for (int mode : {O_RDONLY | O_NONBLOCK, O_WRONLY}) {
+    const int fd = ::open(path.c_str(), mode | O_CLOEXEC);
+    if (fd < 0) return false;
+    ::close(fd);
+  }
+  return true;
+}
+
+// Mode and credentials: returns the KubeConfig to write with, nullopt for a
+// dry run (with `why` for the one line that says so), or an error.
+Result<std::optional<KubeConfig>> DiscoverKube(const StandaloneConfig& s, std::string& why) {
+  Result<KubeConfig> kube = LoadKubeConfigAuto(s.kubeconfig, s.context);
+  if (kube) return std::optional<KubeConfig>(std::move(*kube));
+  const StatusCode code = kube.error().code();
+  if (s.kubeconfig.empty() &&
+      (code == StatusCode::kFailedPrecondition || code == StatusCode::kNotFound)) {
+    why =
+        "no Kubernetes credentials found (no kubernetes.kubeconfig, not in a cluster, no "
+        "$KUBECONFIG or ~/.kube/config)";
+    return std::optional<KubeConfig>();
+  }
+  return kube.error();  // a kubeconfig that exists but is unusable: say so, do not guess
+}
+
+Tainter::Options TainterOptions(const StandaloneConfig& s) {
+  Tainter::Options o;
+  o.taint = {s.taint_key, s.taint_value, s.taint_effect, ""};
+  o.annotation_key = s.annotation;
+  o.max_annotation_bytes = s.max_annotation_bytes;
+  o.opt_out_label = s.opt_out_label;
+  o.node_selector = "";  // the own node is managed unless it opted out
+  // One node: a fraction of one is either the node or nothing, and
+  // min_allowed (1) lets that one node be tainted. The count of new taints
+  // per window still applies (a node that flaps between tainted and not).
+  o.policy.max_new_taints = s.max_new_taints;
+  o.policy.new_taint_window = std::chrono::duration_cast<std::chrono::seconds>(s.valve_window);
+  o.policy.event_interval = std::chrono::duration_cast<std::chrono::seconds>(s.event_interval);
+  o.dry_run = false;  // a dry run swaps the NodeApi (DryRunNodeApi) instead
+  return o;
+}
+
+int ParseFlags(int argc, char** argv, Flags& flags) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--standalone") continue;
+    if (arg == "--dry-run") {
+      flags.dry_run = true;
+    } else if (arg == "--demo") {
+      flags.demo = true;
+    } else if (arg == "--config" && i + 1 < argc) {
+      flags.config_path = argv[++i];
+    } else if (arg.rfind("--config=", 0) == 0) {
+      flags.config_path = arg.substr(9);
+    } else if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else {
+      std::cerr << "faultline-agent: unknown argument '" << arg << "'\n" << kUsage;
+      return 2;
+    }
+  }
+  return -1;
+}
+
+std::optional<AgentConfig> LoadConfig(const Flags& flags) {
+  std::string text;
+  std::string name = "<embedded standalone defaults>";
+  if (!flags.config_path.empty()) {
+    std::ifstream file(flags.config_path, std::ios::binary);
+    if (!file) {
+      std::cerr << flags.config_path << ": error: cannot read the config file\n";
+      return std::nullopt;
+    }
+    std::stringstream buffer;
+    buffer << file.rdbuf();
+    text = buffer.str();
+    name = flags.config_path;
+  }
+  Diagnostics diags;
+  std::optional<AgentConfig> config = ParseAgentConfig(text, name, diags, AgentMode::kStandalone);
+  if (!config) diags.Print(std::cerr, {{name, text}});
+  return config;
+}
+
+// The demo reads only its own lines: a fresh state directory (no
+// checkpoints to resume), /dev/kmsg from its end (old ring contents are not
+// reported), or, where /dev/kmsg cannot be written, a file it writes itself.
+// Returns the temporary directory (removed at the end), empty on failure.
+std::string MakeDemoConfig(AgentConfig& c, std::string& demo_file) {
+  char dir[] = "/tmp/faultline-demo-XXXXXX";
+  if (::mkdtemp(dir) == nullptr) return "";
+  SetStateDir(c, dir);
+  c.metrics_address.clear();
+  c.journal_enabled = c.podlog_enabled = c.ibcounters_enabled = false;
+  c.files.clear();
+  c.kmsg.start_policy = KmsgSource::StartPolicy::kEnd;
+  c.kmsg_enabled = KmsgUsable(c.kmsg.device_path);
+  if (!c.kmsg_enabled) {
+    demo_file = c.state_dir + "/sample-kmsg.log";
+    std::ofstream(demo_file).flush();
+    c.files.push_back({demo_file, /*follow=*/true, Origin::kKernel});
+  }
+  c.shutdown_grace = std::chrono::seconds(5);
+  c.standalone.dry_run = true;
+  c.rules.paths.clear();  // built-in rules only: the demo shows what ships
+  c.rules.builtin = true;
+  return dir;
+}
+
+}  // namespace
+
+int RunStandalone(int argc, char** argv, const sigset_t& signals) {
+  Flags flags;
+  if (int rc = ParseFlags(argc, argv, flags); rc >= 0) return rc;
+  if (flags.demo && !flags.config_path.empty()) {
+    std::cerr << "faultline-agent: --demo takes no --config (it uses the embedded defaults)\n";
+    return 2;
+  }
+
+  // 1. Config, rules and Kubernetes credentials: every problem before anything starts.
+  std::optional<AgentConfig> config = LoadConfig(flags);
+  if (!config) return 2;
+  std::string demo_file;
+  std::string demo_dir;
+  if (flags.demo) {
+    demo_dir = MakeDemoConfig(*config, demo_file);
+    if (demo_dir.empty()) {
+      std::cerr << "faultline-agent: demo: cannot create a directory in /tmp\n";
+      return 1;
+    }
+    SetLogLevel(LogLevel::kWarning);  // the demo's story is on stdout
+  } else {
+    SetLogLevel(config->log_level);
+    if (!Writable(config->state_dir)) {
+      const std::string fallback = StateDirFallback();
+      LogWarning("standalone", "state_dir is not writable; using a fallback",
+                 {{"state_dir", config->state_dir}, {"fallback", fallback}});
+      SetStateDir(*config, fallback);
+      if (!Writable(fallback)) {
+        std::cerr << "faultline-agent: error: neither state_dir nor " << fallback
+                  << " is writable\n";
+        return 2;
+      }
+    }
+  }
+  Diagnostics rule_diags;
+  SourceTexts rule_texts;
+  std::shared_ptr<const RuleSet> rules = LoadRules(config->rules, {}, rule_diags, rule_texts);
+  rule_diags.Print(std::cerr, rule_texts);
+  if (!rules) return 2;
+
+  const StandaloneConfig& sc = config->standalone;
+  const bool dry_run = flags.dry_run || sc.dry_run || flags.demo;
+  std::optional<KubeConfig> kube;
+  std::string no_kube_why;
+  if (!flags.demo) {
+    Result<std::optional<KubeConfig>> found = DiscoverKube(sc, no_kube_why);
+    if (!found) {
+      std::cerr << "faultline-agent: error: Kubernetes config: " << found.error().message() << '\n';
+      return 2;
+    }
+    kube = std::move(*found);
+  }
+
+  // 2. Components, in dependency order; destroyed in reverse.
+  const std::string& node = config->node_name;
+  MetricsRegistry registry;
+  AgentMetrics metrics(registry);
+  RuleSetHolder holder(rules);
+  metrics.rules_loaded.Set(static_cast<double>(rules->size()));
+
+  std::unique_ptr<KubeNodeApi> kube_api;
+  std::unique_ptr<OwnNodeApi> own_api;
+  if (kube) {
+    KubeNodeApi::Options ko;
+    ko.http.qps = sc.qps;
+    ko.http.burst = sc.burst;
+    ko.http.request_timeout = sc.request_timeout;
+    Result<std::unique_ptr<KubeNodeApi>> api =
+        KubeNodeApi::Create(*kube, ko, RealClock(), registry);
+    if (!api) {
+      std::cerr << "faultline-agent: error: Kubernetes client: " << api.error().message() << '\n';
+      return 2;
+    }
+    kube_api = std::move(*api);
+    own_api = std::make_unique<OwnNodeApi>(node, *kube_api);
+  }
+  std::unique_ptr<DryRunNodeApi> dry_api;
+  std::unique_ptr<OwnNodeApi> own_dry_api;
+  NodeApi* api = own_api.get();
+  if (dry_run || !kube) {
+    dry_api = std::make_unique<DryRunNodeApi>(node, std::cout, RealClock(), own_api.get());
+    own_dry_api = std::make_unique<OwnNodeApi>(node, *dry_api);
+    api = own_dry_api.get();
+  }
+
+  Result<std::unique_ptr<Tainter>> tainter =
+      Tainter::Create(TainterOptions(sc), *api, registry, RealClock());
+  if (!tainter) {
+    std::cerr << "faultline-agent: error: standalone: " << tainter.error().message() << '\n';
+    return 2;
+  }
+  if (Status s = (*tainter)->AdoptAll(); !s.ok()) {
+    // Not fatal: Tick() retries until the API server answers.
+    LogWarning("standalone", "cannot read this node yet",
+               {{"node", node}, {"error", s.ToString()}});
+  } else if (!(*tainter)->policy().Knows(node)) {
+    // Usually node_name differs from the Node's name (set NODE_NAME).
+    std::cout << "warning: the API server has no node named " << node
+              << "; faults will be logged but no node tainted (set node_name or NODE_NAME)\n";
+    LogWarning("standalone", "this node is not in the cluster", {{"node", node}});
+  }
+
+  // The demo waits for its own lines' decisions.
+  const std::string marker = flags.demo ? RandomMarker() : "";
+  std::atomic<int> demo_handled{0};
+  StandaloneSink::Options sink_options;
+  if (dry_api) sink_options.report = &std::cout;
+  if (flags.demo) {
+    sink_options.on_handled = [&demo_handled, &marker](const FaultEvent& e) {
+      if (e.message.find(marker) != std::string::npos) ++demo_handled;
+    };
+  }
+  StandaloneSink sink(**tainter, RealClock(), sink_options);
+
+  Result<std::vector<std::unique_ptr<Source>>> sources = OpenSources(*config, RealClock());
+  if (!sources) {
+    std::cerr << "faultline-agent: error: " << sources.error().message() << '\n';
+    if (sources.error().code() == StatusCode::kPermissionDenied) {
+      std::cerr << "  (reading /dev/kmsg needs root or CAP_SYSLOG; run with sudo, or set "
+                   "sources.kmsg.enabled: false and read a file instead)\n";
+    }
+    return sources.error().code() == StatusCode::kFailedPrecondition ||
+                   sources.error().code() == StatusCode::kPermissionDenied
+               ? 2
+               : 1;
+  }
+  if (sources->empty()) {
+    std::cerr << "faultline-agent: error: no source is enabled\n";
+    return 2;
+  }
+
+  Pipeline::Options options;
+  options.node_name = node;
+  options.boot_id = ReadBootId();
+  options.max_batch_records = config->max_batch_records;
+  options.max_queued_batches = config->max_queued_batches;
+  options.max_uncommitted_records = config->max_uncommitted_records;
+  options.checkpoint_interval = config->checkpoint_interval;
+  options.suppression.window = config->suppression_window;
+  options.suppression.max_folded = config->suppression_max_folded;
+  Pipeline pipeline(std::move(*sources), holder, sink, RealClock(), metrics, options);
+
+  std::optional<RulesWatcher> watcher;
+  if (!flags.demo) {
+    watcher.emplace(RulesWatcher::Options{config->rules, {}, config->rules_reload_debounce}, holder,
+                    metrics);
+    if (Status s = watcher->Start(); !s.ok()) {
+      LogWarning("agent", "rules directories are not watched", {{"error", s.ToString()}});
+    }
+  }
+
+  std::unique_ptr<HttpEndpoint> http;
+  if (!config->metrics_address.empty()) {
+    Result<std::unique_ptr<HttpEndpoint>> endpoint = HttpEndpoint::Start(
+        {config->metrics_address}, registry,
+        [&holder, &sink] {
+          Readiness r;
+          if (!holder.Get()) r = {false, "no rules loaded"};
+          if (!sink.api_reachable()) r = {false, "Kubernetes API unreachable"};
+          return r;
+        },
+        [&pipeline] {
+          if (!pipeline.healthy()) return Readiness{false, "a pipeline thread stopped"};
+          return Readiness{};
+        });
+    if (!endpoint) {
+      // Standalone runs beside other things on a workstation: a busy port
+      // costs the metrics, not the agent.
+      LogWarning("standalone", "metrics endpoint not started",
+                 {{"address", config->metrics_address}, {"error", endpoint.error().message()}});
+    } else {
+      http = std::move(*endpoint);
+    }
+  }
+
+  // 3. Say what this run will do, once, where the user looks.
+  std::cout << "faultline standalone agent on node " << node << ": " << rules->size()
+            << " rules; sources:";
+  if (config->kmsg_enabled) std::cout << " kmsg";
+  if (config->journal_enabled) std::cout << " journal";
+  if (config->podlog_enabled) std::cout << " podlog";
+  if (config->ibcounters_enabled) std::cout << " ibcounters";
+  for (const FileSourceConfig& f : config->files) std::cout << " file:" << f.path;
+  std::cout << '\n';
+  if (!kube && !flags.demo) {
+    std::cout << "DRY RUN: " << no_kube_why << "; printing each patch it would send.\n";
+    LogWarning("standalone", "dry run: no Kubernetes credentials found", {{"detail", no_kube_why}});
+  } else if (dry_run) {
+    std::cout << "DRY RUN: printing each patch it would send"
+              << (kube ? " (reading node " + node + " from " + kube->Describe() + ")" : "")
+              << ".\n";
+  } else {
+    std::cout << "LIVE: tainting node " << node << " through " << kube->Describe() << '\n';
+  }
+  std::cout.flush();
+
+  pipeline.Start();
+  LogInfo("agent", "started",
+          {{"node", node},
+           {"mode", "standalone"},
+           {"dry_run", dry_api != nullptr},
+           {"rules", rules->size()},
+           {"metrics_port", http ? http->port() : 0}});
+
+  int demo_rc = 0;
+  if (flags.demo) {
+    const std::vector<std::string> lines = DemoLines(marker);
+    std::cout << "demo: writing a fake Xid 13 (application fault) and Xid 79 (GPU fell off the "
+                 "bus) to "
+              << (demo_file.empty() ? config->kmsg.device_path
+                                    : demo_file + " (" + config->kmsg.device_path +
+                                          " cannot be opened for reading and writing here)")
+              << ", marker " << marker << '\n';
+    std::cout.flush();
+    for (const std::string& line : lines) {
+      Status s = OkStatus();
+      if (demo_file.empty()) {
+        s = WriteKmsg(config->kmsg.device_path, line);
+      } else {
+        std::ofstream out(demo_file, std::ios::app);
+        out << line << '\n';
+        if (!out.flush()) s = UnavailableError("cannot write " + demo_file);
+      }
+      if (!s.ok()) std::cerr << "faultline-agent: demo: " << s.ToString() << '\n';
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (demo_handled.load() < static_cast<int>(lines.size()) &&
+           std::chrono::steady_clock::now() < deadline) {
+      const timespec tick{0, 50'000'000};
+      const int sig = sigtimedwait(&signals, nullptr, &tick);
+      if (sig == SIGTERM || sig == SIGINT) break;
+    }
+    const int handled = demo_handled.load();
+    std::cout << "\ndemo: " << handled << " of " << lines.size() << " fake faults detected and "
+              << "decided; " << dry_api->patches() << " node patch(es) and " << dry_api->events()
+              << " Event(s) printed above, nothing sent.\n";
+    demo_rc = handled == static_cast<int>(lines.size()) && dry_api->patches() > 0 ? 0 : 1;
+    if (demo_rc != 0) std::cout << "demo: FAILED: not everything was detected within 10 s\n";
+  } else {
+    // 4. Run until told to stop.
+    WaitForStopSignal(signals, watcher ? &*watcher : nullptr, metrics);
+  }
+
+  // 5. Stop: sources, drain, the tainter's pending writes until the grace, commit.
+  const std::size_t undelivered =
+      pipeline.Stop(std::chrono::steady_clock::now() + config->shutdown_grace);
+  nlohmann::json summary = metrics.Summary();
+  summary["undelivered"] = undelivered;
+  LogInfo("agent", "stopped", summary);
+  if (flags.demo) {
+    std::error_code ec;
+    std::filesystem::remove_all(demo_dir, ec);
+    return demo_rc;
+  }
+  return undelivered > 0 ? 1 : 0;
+}
+
+}  // namespace faultline

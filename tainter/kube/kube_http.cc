@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tainter/kube/kube_http.h"
+
+#include <strings.h>
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+#include <curl/curl.h>
+#include <nlohmann/json.hpp>
+
+#include "base/log.h"
+
+namespace faultline {
+namespace {
+
+constexpr char kComponent[] = "kube";
+
+struct WriteState {
+  std::string* body;
+  std::size_t limit;
+  bool truncated = false;
+};
+
+std::size_t OnBody(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* state = static_cast<WriteState*>(user);
+  const std::size_t bytes = size * n;
+  if (state->body->size() + bytes > state->limit) {
+    state->truncated = true;
+    return 0;  // makes libcurl fail the transfer with CURLE_WRITE_ERROR
+  }
+  state->body->append(data, bytes);
+  return bytes;
+}
+
+std::size_t OnHeader(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* retry_after = static_cast<std::string*>(user);
+  const std::size_t bytes = size * n;
+  std::string_view line(data, bytes);
+  constexpr std::string_view kName = "retry-after:";
+  if (line.size() > kName.size() && strncasecmp(line.data(), kName.data(), kName.size()) == 0) {
+    std::string_view value = line.substr(kName.size());
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    while (!value.empty() &&
+           (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) {
+      value.remove_suffix(1);
+    }
+    *retry_after = std::string(value);
+  }
+  return bytes;
+}
+
+// Retry-After in delta-seconds (what the API server sends). An HTTP date is
+// not used by Kubernetes; treat it like a missing header.
+std::optional<std::chrono::seconds> ParseRetryAfter(const std::string& value) {
+  if (value.empty() || value.size() > 9) return std::nullopt;
+  std::int64_t seconds = 0;
+  for (char c : value) {
+    if (c < '0' || c > '9') return std::nullopt;
+    seconds = seconds * 10 + (c - '0');
+  }
+  return std::chrono::seconds(seconds);
+}
+
+bool IsTlsError(CURLcode code) {
+  switch (code) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string Trimmed(std::string_view text, std::size_t max) {
+  if (text.size() <= max) return std::string(text);
+  return std::string(text.substr(0, max)) + "...";
+}
+
+}  // namespace
+
+Status StatusFromResponse(const KubeResponse& response, std::string_view what) {
+  std::string detail;
+  try {
+    auto body = nlohmann::json::parse(response.body);
+    if (body.is_object() && body.contains("message") && body["message"].is_string()) {
+      detail = body["message"].get<std::string>();
+    }
+  } catch (const nlohmann::json::exception&) {
+    detail = response.body;
+  }
+  std::string message = std::string(what) + ": HTTP " + std::to_string(response.status);
+  if (!detail.empty()) message += ": " + Trimmed(detail, 300);
+  switch (response.status) {
+    case 400:
+    case 422:
+      return InvalidArgumentError(std::move(message));
+    case 401:
+      return UnauthenticatedError(std::move(message));
+    case 403:
+      return PermissionDeniedError(std::move(message));
+    case 404:
+      return NotFoundError(std::move(message));
+    case 409:
+      return AbortedError(std::move(message));
+    case 429:
+      return UnavailableError(std::move(message));
+    default:
+      break;
+  }
+  if (response.status >= 500) return UnavailableError(std::move(message));
+  return InternalError(std::move(message));
+}
+
+Result<std::unique_ptr<KubeHttpClient>> KubeHttpClient::Create(KubeConfig config, Options options,
+                                                               const Clock& clock,
+                                                               MetricsRegistry& metrics) {
+  if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0) {
+    return InvalidArgumentError("kube: server '" + config.server + "' must be an https:// URL");
+  }
+  static std::once_flag curl_init;
+  std::call_once(curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::unique_ptr<KubeHttpClient> client(
+      new KubeHttpClient(std::move(config), std::move(options), clock, metrics));
+  client->curl_ = curl_easy_init();
+  if (client->curl_ == nullptr) return InternalError("kube: curl_easy_init failed");
+  if (client->config_.insecure_skip_tls_verify) {
+    LogWarning(kComponent,
+               "TLS verification of the API server is OFF (insecure-skip-tls-verify: true); "
+               "anyone on the path can impersonate it",
+               {{"server", client->config_.server}});
+  }
+  if (client->config_.server.rfind("http://", 0) == 0) {
+    LogWarning(kComponent, "the API server URL is plain http: the token travels unencrypted",
+               {{"server", client->config_.server}});
+  }
+  LogInfo(kComponent, "Kubernetes API client ready", {{"config", client->config_.Describe()}});
+  return client;
+}
+
+KubeHttpClient::KubeHttpClient(KubeConfig config, Options options, const Clock& clock,
+                               MetricsRegistry& metrics)
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      clock_(clock),
+      metrics_(metrics),
+      tokens_(config_.token, config_.token_file, options_.token_reread_interval, clock),
+      limiter_(options_.qps, options_.burst, clock),
+      backoff_(options_.backoff_base, options_.backoff_cap, options_.jitter_seed) {}
+
+KubeHttpClient::~KubeHttpClient() {
+  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
+}
+
+void KubeHttpClient::Sleep(std::chrono::nanoseconds d) {
+  if (d <= std::chrono::nanoseconds(0)) return;
+  if (options_.sleep) {
+    options_.sleep(d);
+  } else {
+    std::this_thread::sleep_for(d);
+  }
+}
+
+Result<KubeResponse> KubeHttpClient::Perform(const KubeRequest& request, const std::string& token,
+                                             std::string* retry_after, bool* retryable) {
+  CURL* curl = static_cast<CURL*>(curl_);
+  // Reset keeps the connection and TLS session caches, so requests reuse
+  // one connection; every option is set again below.
+  curl_easy_reset(curl);
+  const std::string url = config_.server + request.path;
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // we are multi-threaded
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https,http");
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, options_.user_agent.c_str());
+
+  if (config_.insecure_skip_tls_verify) {
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+  } else {
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (!config_.ca_pem.empty()) {
+      curl_blob ca{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(), CURL_BLOB_COPY};
+      curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca);
+    }
+  }
+  if (!config_.client_cert_pem.empty() && !config_.client_key_pem.empty()) {
+    curl_blob cert{const_cast<char*>(config_.client_cert_pem.data()),
+                   config_.client_cert_pem.size(), CURL_BLOB_COPY};
+    curl_blob key{const_cast<char*>(config_.client_key_pem.data()), config_.client_key_pem.size(),
+                  CURL_BLOB_COPY};
+    curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &cert);
+    curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
+    curl_easy_setopt(curl, CURLOPT_SSLKEY_BLOB, &key);
+    curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
+  }
+
+  curl_slist* headers = nullptr;
+  headers = curl_slist_append(headers, "Accept: application/json");
+  std::string auth;
+  if (!token.empty()) {
+    auth = "Authorization: Bearer " + token;
+    headers = curl_slist_append(headers, auth.c_str());
+  }
+  std::string content_type;
+  if (!request.content_type.empty()) {
+    content_type = "Content-Type: " + request.content_type;
+    headers = curl_slist_append(headers, content_type.c_str());
+  }
+  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+
+  if (request.method == "GET") {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  } else {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.c_str());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(request.body.size()));
+  }
+
+  KubeResponse response;
+  WriteState state{&response.body, options_.max_response_bytes};
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &OnBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &OnHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, retry_after);
+
+  char error[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+  const CURLcode code = curl_easy_perform(curl);
+  curl_slist_free_all(headers);
+  // The header list held the token: wipe our copy before it is freed.
+  std::fill(auth.begin(), auth.end(), '\0');
+
+  if (code != CURLE_OK) {
+    *retryable = !IsTlsError(code) && !state.truncated;
+    std::string what = error[0] != '\0' ? error : curl_easy_strerror(code);
+    if (state.truncated) {
+      what = "response larger than " + std::to_string(options_.max_response_bytes) + " bytes";
+    }
+    return UnavailableError(std::string(IsTlsError(code) ? "TLS: " : "") + what);
+  }
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  return response;
+}
+
+Result<KubeResponse> KubeHttpClient::Send(const KubeRequest& request) {
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  using std::chrono::nanoseconds;
+  const auto deadline = clock_.MonotonicNow() + options_.call_deadline;
+  auto remaining = [&] { return duration_cast<nanoseconds>(deadline - clock_.MonotonicNow()); };
+  Histogram& latency = metrics_.GetHistogram(
+      "faultline_kube_request_seconds", "Kubernetes API request latency by verb",
+      {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}, {{"verb", request.verb}});
+  bool reauthenticated = false;
+  std::string last_failure;
+  for (int attempt = 0;; ++attempt) {
+    auto wait = limiter_.Reserve(remaining());
+    if (!wait) {
+      return UnavailableError("kube " + request.verb + " " + request.path +
+                              ": rate-limit wait exceeds the call deadline");
+    }
+    if (wait->count() > 0) {
+      metrics_
+          .GetCounter("faultline_kube_throttled_total",
+                      "Kubernetes API requests delayed by the client-side rate limiter")
+          .Inc();
+      Sleep(*wait);
+    }
+    auto token = tokens_.Token();
+    if (!token) return token.error();
+
+    std::string retry_after;
+    bool retryable = true;
+    const auto start = clock_.MonotonicNow();
+    Result<KubeResponse> result = Perform(request, *token, &retry_after, &retryable);
+    latency.Observe(std::chrono::duration<double>(clock_.MonotonicNow() - start).count());
+    const std::string code_label = result ? std::to_string(result->status) : "error";
+    metrics_
+        .GetCounter("faultline_kube_requests_total", "Kubernetes API requests by verb and code",
+                    {{"verb", request.verb}, {"code", code_label}})
+        .Inc();
+
+    std::string reason;
+    nanoseconds delay{0};
+    if (!result) {
+      if (!retryable) {
+        LogWarning(
+            kComponent, "API request failed and will not be retried",
+            {{"verb", request.verb}, {"path", request.path}, {"error", result.error().message()}});
+        return result.error();
+      }
+      reason = "connection";
+      last_failure = result.error().message();
+      delay = backoff_.Delay(attempt);
+    } else if (result->status == 429) {
+      reason = "429";
+      last_failure = "HTTP 429";
+      auto seconds = ParseRetryAfter(retry_after);
+      delay = seconds ? duration_cast<nanoseconds>(*seconds) : nanoseconds(backoff_.Delay(attempt));
+    } else if (result->status >= 500) {
+      reason = "5xx";
+      last_failure = "HTTP " + std::to_string(result->status);
+      delay = backoff_.Delay(attempt);
+    } else if (result->status == 401 && tokens_.has_file() && !reauthenticated) {
+      // The token may have rotated since we last read it: read it now and
+      // try once more before telling the caller.
+      reauthenticated = true;
+      reason = "unauthorized";
+      auto fresh = tokens_.Token(/*force_reread=*/true);
+      if (!fresh) return fresh.error();
+    } else {
+      return result;
+    }
+
+    if (attempt + 1 >= options_.max_attempts || delay >= remaining()) {
+      LogWarning(kComponent, "API request failed after retries",
+                 {{"verb", request.verb},
+                  {"path", request.path},
+                  {"attempts", attempt + 1},
+                  {"last", last_failure}});
+      return UnavailableError("kube " + request.verb + " " + request.path + ": " + last_failure +
+                              " after " + std::to_string(attempt + 1) + " attempt(s)");
+    }
+    metrics_
+        .GetCounter("faultline_kube_retries_total", "Kubernetes API request retries by reason",
+                    {{"verb", request.verb}, {"reason", reason}})
+        .Inc();
+    LogDebug(kComponent, "retrying API request",
+             {{"verb", request.verb},
+              {"path", request.path},
+              {"reason", reason},
+              {"delay_ms", duration_cast<milliseconds>(delay).count()}});
+    Sleep(delay);
+  }
+}
+
+}  // namespace faultline

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "base/status.h"
+#include "tainter/kube/backoff.h"
+#include "tainter/kube/kube_config.h"
+#include "tainter/kube/kube_token.h"
+#include "tainter/kube/rate_limiter.h"
+
+namespace faultline {
+
+// One HTTP request to the API server.
+struct KubeRequest {
+  std::string verb;          // metrics label: "get", "list", "patch", "create"
+  std::string method;        // "GET", "POST", "PATCH", "PUT", "DELETE"
+  std::string path;          // "/api/v1/nodes/gpu-1", query included and escaped
+  std::string content_type;  // for a body; empty otherwise
+  std::string body;
+};
+
+// The API server's answer: any HTTP status the client did not retry away.
+struct KubeResponse {
+  long status = 0;  // NOLINT(google-runtime-int): libcurl's type
+  std::string body;
+};
+
+// Talks HTTPS to the API server with libcurl: one easy handle (connections
+// and TLS sessions are reused), CURLOPT_NOSIGNAL, a timeout on every
+// request, the CA and client certificate from the config as in-memory blobs
+// (no key ever touches the disk), and a bearer token from KubeTokenSource.
+//
+// Send() rate-limits (token bucket, QPS + burst) and retries, within one
+// overall deadline per call:
+//   429                 waits Retry-After (seconds), or the backoff if absent
+//   5xx, connect/read   exponential backoff with full jitter, capped
+//   401                 re-reads the token file once and retries once
+// Everything else (2xx, 4xx) is returned to the caller as a KubeResponse.
+//
+// Errors: kUnavailable (retries exhausted, deadline reached, rate-limit wait
+// too long, TLS handshake or verification failed), kUnauthenticated (no
+// readable token file). Messages never contain the token or keys.
+//
+// Metrics (in the injected registry):
+//   faultline_kube_requests_total{verb,code}   code = HTTP status or "error"
+//   faultline_kube_request_seconds{verb}       latency histogram
+//   faultline_kube_retries_total{verb,reason}  reason = 429 | 5xx | connection | unauthorized
+//   faultline_kube_throttled_total             requests that waited for the rate limiter
+//
+// Thread-safety: one thread at a time. The Clock and MetricsRegistry must
+// outlive the client.
+class KubeHttpClient {
+ public:
+  struct Options {
+    std::chrono::milliseconds request_timeout{10'000};  // one HTTP exchange
+    std::chrono::milliseconds connect_timeout{5'000};
+    std::chrono::milliseconds call_deadline{30'000};  // one Send(), all retries included
+    int max_attempts = 8;
+    std::chrono::milliseconds backoff_base{200};
+    std::chrono::milliseconds backoff_cap{10'000};
+    double qps = 5;  // <= 0: unlimited
+    int burst = 10;
+    std::chrono::seconds token_reread_interval{60};
+    std::size_t max_response_bytes = 64u << 20;
+    std::string user_agent = "faultline";
+    std::uint64_t jitter_seed = 0;  // 0: random
+    // How the client waits (rate limit, backoff, Retry-After). Default: a real
+    // sleep. Tests pass one that advances a FakeClock.
+    std::function<void(std::chrono::nanoseconds)> sleep;
+  };
+
+  // Errors: kInvalidArgument (no server, or not https/http).
+  static Result<std::unique_ptr<KubeHttpClient>> Create(KubeConfig config, Options options,
+                                                        const Clock& clock,
+                                                        MetricsRegistry& metrics);
+  ~KubeHttpClient();
+  KubeHttpClient(const KubeHttpClient&) = delete;
+  KubeHttpClient& operator=(const KubeHttpClient&) = delete;
+
+  Result<KubeResponse> Send(const KubeRequest& request);
+
+  const KubeConfig& config() const { return config_; }
+  KubeTokenSource& tokens() { return tokens_; }
+
+ private:
+  KubeHttpClient(KubeConfig config, Options options, const Clock& clock, MetricsRegistry& metrics);
+
+  // One exchange. A transport failure is a Status; `retryable` says whether
+  // it is worth another attempt (TLS verification failures are not).
+  Result<KubeResponse> Perform(const KubeRequest& request, const std::string& token,
+                               std::string* retry_after, bool* retryable);
+  void Sleep(std::chrono::nanoseconds d);
+
+  const KubeConfig config_;
+  const Options options_;
+  const Clock& clock_;
+  MetricsRegistry& metrics_;
+  KubeTokenSource tokens_;
+  TokenBucket limiter_;
+  Backoff backoff_;
+  void* curl_ = nullptr;  // CURL*, kept opaque so this header needs no curl.h
+};
+
+// Maps a non-2xx response to the NodeApi error vocabulary:
+// 400/422 kInvalidArgument, 401 kUnauthenticated, 403 kPermissionDenied,
+// 404 kNotFound, 409 kAborted, 429/5xx kUnavailable, else kInternal. The
+// message carries `what`, the status and the server's Status.message.
+Status StatusFromResponse(const KubeResponse& response, std::string_view what);
+
+}  // namespace faultline

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tainter/kube/kube_node_api.h"
+
+#include <cctype>
+#include <cstdio>
+
+#include "base/log.h"
+
+namespace faultline {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kJsonPatch[] = "application/json-patch+json";
+constexpr char kMergePatch[] = "application/merge-patch+json";
+
+Result<json> ParseBody(const KubeResponse& response, std::string_view what) {
+  try {
+    return json::parse(response.body);
+  } catch (const json::exception& e) {
+    return InternalError(std::string(what) + ": response is not JSON: " + e.what());
+  }
+}
+
+std::string ResourceVersionOf(const json& object) {
+  if (!object.is_object() || !object.contains("metadata")) return {};
+  const json& meta = object["metadata"];
+  if (!meta.is_object() || !meta.contains("resourceVersion") ||
+      !meta["resourceVersion"].is_string()) {
+    return {};
+  }
+  return meta["resourceVersion"].get<std::string>();
+}
+
+}  // namespace
+
+std::string UrlEncode(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof(buf), "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+Result<std::unique_ptr<KubeNodeApi>> KubeNodeApi::Create(KubeConfig config, Options options,
+                                                         const Clock& clock,
+                                                         MetricsRegistry& metrics) {
+  auto http = KubeHttpClient::Create(std::move(config), options.http, clock, metrics);
+  if (!http) return http.error();
+  return std::unique_ptr<KubeNodeApi>(
+      new KubeNodeApi(std::move(*http), std::move(options), clock, metrics));
+}
+
+KubeNodeApi::KubeNodeApi(std::unique_ptr<KubeHttpClient> http, Options options, const Clock& clock,
+                         MetricsRegistry& metrics)
+    : http_(std::move(http)), options_(std::move(options)), clock_(clock), metrics_(metrics) {}
+
+Result<json> KubeNodeApi::GetNodeJson(std::string_view name) {
+  if (name.empty()) return InvalidArgumentError("get node: empty name");
+  auto response = http_->Send({.verb = "get",
+                               .method = "GET",
+                               .path = "/api/v1/nodes/" + UrlEncode(name),
+                               .content_type = {},
+                               .body = {}});
+  if (!response) return response.error();
+  const std::string what = "get node " + std::string(name);
+  if (response->status != 200) return StatusFromResponse(*response, what);
+  return ParseBody(*response, what);
+}
+
+Result<NodeInfo> KubeNodeApi::GetNode(std::string_view name) {
+  auto node = GetNodeJson(name);
+  if (!node) return node.error();
+  return NodeInfoFromJson(*node);
+}
+
+Result<std::vector<NodeInfo>> KubeNodeApi::ListNodes(std::string_view label_selector) {
+  std::vector<NodeInfo> nodes;
+  std::string continue_token;
+  // A bound on pages, so a server that keeps handing out continue tokens
+  // cannot keep us here forever.
+  for (int page = 0; page < 10'000; ++page) {
+    std::string path = "/api/v1/nodes?limit=" + std::to_string(options_.list_page_size);
+    if (!label_selector.empty()) path += "&labelSelector=" + UrlEncode(label_selector);
+    if (!continue_token.empty()) path += "&continue=" + UrlEncode(continue_token);
+    auto response = http_->Send(
+        {.verb = "list", .method = "GET", .path = path, .content_type = {}, .body = {}});
+    if (!response) return response.error();
+    if (response->status != 200) return StatusFromResponse(*response, "list nodes");
+    auto body = ParseBody(*response, "list nodes");
+    if (!body) return body.error();
+    if (!body->is_object() || !body->contains("items") || !(*body)["items"].is_array()) {
+      return InternalError("list nodes: response has no items array");
+    }
+    for (const auto& item : (*body)["items"]) {
+      auto info = NodeInfoFromJson(item);
+      if (info) nodes.push_back(std::move(*info));
+    }
+    continue_token.clear();
+    if (body->contains("metadata") && (*body)["metadata"].is_object()) {
+      const json& meta = (*body)["metadata"];
+      if (meta.contains("continue") && meta["continue"].is_string()) {
+        continue_token = meta["continue"].get<std::string>();
+      }
+    }
+    if (continue_token.empty()) return nodes;
+  }
+  return InternalError("list nodes: more than 10000 pages");
+}
+
+Status KubeNodeApi::UpdateNode(std::string_view name, const NodeChange& change) {
+  const std::string what = "patch node " + std::string(name);
+  auto node = GetNodeJson(name);
+  if (!node) return node.error();
+  for (int attempt = 1;; ++attempt) {
+    const json patch = BuildNodePatch(*node, change);
+    if (patch.empty()) return OkStatus();  // already in effect: nothing to send
+    const std::string sent_version = ResourceVersionOf(*node);
+    metrics_.GetCounter("faultline_kube_patches_total", "Node JSON patches sent").Inc();
+    auto response = http_->Send({.verb = "patch",
+                                 .method = "PATCH",
+                                 .path = "/api/v1/nodes/" + UrlEncode(name),
+                                 .content_type = kJsonPatch,
+                                 .body = patch.dump()});
+    if (!response) return response.error();
+    if (response->status >= 200 && response->status < 300) return OkStatus();
+    if (response->status != 409 && response->status != 422) {
+      return StatusFromResponse(*response, what);
+    }
+    // 409, or 422 which is what a failed `test` gets: re-read. The status
+    // code and the node's version decide, never the message text.
+    node = GetNodeJson(name);
+    if (!node) return node.error();
+    if (response->status == 422 && ResourceVersionOf(*node) == sent_version) {
+      // Nothing moved, so our test held and the patch itself is invalid.
+      return StatusFromResponse(*response, what);
+    }
+    metrics_
+        .GetCounter("faultline_kube_conflicts_total",
+                    "Node writes that lost a race and were re-read and retried")
+        .Inc();
+    if (attempt >= options_.max_update_attempts) {
+      return AbortedError(what + ": still conflicting after " + std::to_string(attempt) +
+                          " attempts");
+    }
+    LogDebug("kube", "node changed under us; re-read and retrying",
+             {{"node", std::string(name)}, {"attempt", attempt}});
+  }
+}
+
+Status KubeNodeApi::PatchEventCount(const std::string& name, int count, const std::string& time) {
+  const json patch = {{"count", count}, {"lastTimestamp", time}};
+  auto response =
+      http_->Send({.verb = "patch",
+                   .method = "PATCH",
+                   .path = "/api/v1/namespaces/" + UrlEncode(options_.events.namespace_name) +
+                           "/events/" + UrlEncode(name),
+                   .content_type = kMergePatch,
+                   .body = patch.dump()});
+  if (!response) return response.error();
+  if (response->status >= 200 && response->status < 300) {
+    event_counts_[name] = count;
+    return OkStatus();
+  }
+  return StatusFromResponse(*response, "patch event " + name);
+}
+
+Status KubeNodeApi::CreateEvent(const NodeEvent& event) {
+  const json body = BuildEventJson(event, clock_.Now(), options_.events);
+  const std::string name = body["metadata"]["name"].get<std::string>();
+  const std::string time = body["lastTimestamp"].get<std::string>();
+  const std::string events_path =
+      "/api/v1/namespaces/" + UrlEncode(options_.events.namespace_name) + "/events";
+
+  if (auto it = event_counts_.find(name); it != event_counts_.end()) {
+    Status s = PatchEventCount(name, it->second + 1, time);
+    if (s.code() != StatusCode::kNotFound) return s;
+    event_counts_.erase(name);  // expired (events live about an hour): create it again
+  }
+  if (event_counts_.size() >= options_.max_remembered_events) event_counts_.clear();
+
+  auto response = http_->Send({.verb = "create",
+                               .method = "POST",
+                               .path = events_path,
+                               .content_type = "application/json",
+                               .body = body.dump()});
+  if (!response) return response.error();
+  if (response->status >= 200 && response->status < 300) {
+    event_counts_[name] = 1;
+    return OkStatus();
+  }
+  if (response->status != 409) return StatusFromResponse(*response, "create event " + name);
+
+  // It exists already (another replica, or us before a restart): count it.
+  auto existing = http_->Send({.verb = "get",
+                               .method = "GET",
+                               .path = events_path + "/" + UrlEncode(name),
+                               .content_type = {},
+                               .body = {}});
+  if (!existing) return existing.error();
+  if (existing->status != 200) return StatusFromResponse(*existing, "get event " + name);
+  auto current = ParseBody(*existing, "get event " + name);
+  if (!current) return current.error();
+  int count = 1;
+  if (current->contains("count") && (*current)["count"].is_number_integer()) {
+    count = (*current)["count"].get<int>();
+  }
+  return PatchEventCount(name, count + 1, time);
+}
+
+}  // namespace faultline

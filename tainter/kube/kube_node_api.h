@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "tainter/kube/kube_config.h"
+#include "tainter/kube/kube_http.h"
+#include "tainter/kube/kube_node_json.h"
+#include "tainter/kube/node_api.h"
+
+namespace faultline {
+
+// NodeApi over HTTPS to a real API server (KubeHttpClient underneath: TLS,
+// token, QPS/burst limit, retries with backoff on 429/5xx/connection errors).
+//
+//   GetNode     GET  /api/v1/nodes/{name}
+//   ListNodes   GET  /api/v1/nodes?labelSelector=..&limit=..&continue=..  (all pages)
+//   UpdateNode  GET the node, then PATCH application/json-patch+json built by
+//               BuildNodePatch (first op: test /metadata/resourceVersion). On 409,
+//               or 422 when the node's resourceVersion has moved (a stale test),
+//               re-read and retry, at most `max_update_attempts` times. A 422
+//               while the node is unchanged is a malformed patch: kInvalidArgument.
+//               A change already in effect sends nothing.
+//   CreateEvent POST /api/v1/namespaces/{ns}/events with a deterministic name; when
+//               the same event (node, type, reason, message) repeats, PATCH its
+//               count and lastTimestamp instead (also after a 409 AlreadyExists).
+//
+// Errors follow node_api.h. Metrics besides KubeHttpClient's:
+//   faultline_kube_conflicts_total   409/stale-test answers that caused a re-read
+//   faultline_kube_patches_total     node patches sent
+//
+// Thread-safety: one thread at a time. `clock` and `metrics` must outlive it.
+class KubeNodeApi final : public NodeApi {
+ public:
+  struct Options {
+    KubeHttpClient::Options http;
+    int max_update_attempts = 5;
+    std::size_t list_page_size = 500;
+    EventOptions events;
+    std::size_t max_remembered_events = 4096;
+  };
+
+  // Errors: kInvalidArgument (bad server URL).
+  static Result<std::unique_ptr<KubeNodeApi>> Create(KubeConfig config, Options options,
+                                                     const Clock& clock, MetricsRegistry& metrics);
+
+  // NodeApi
+  Result<NodeInfo> GetNode(std::string_view name) override;
+  Result<std::vector<NodeInfo>> ListNodes(std::string_view label_selector) override;
+  Status UpdateNode(std::string_view name, const NodeChange& change) override;
+  Status CreateEvent(const NodeEvent& event) override;
+
+  KubeHttpClient& http() { return *http_; }
+
+ private:
+  KubeNodeApi(std::unique_ptr<KubeHttpClient> http, Options options, const Clock& clock,
+              MetricsRegistry& metrics);
+  Result<nlohmann::json> GetNodeJson(std::string_view name);
+  Status PatchEventCount(const std::string& name, int count, const std::string& time);
+
+  std::unique_ptr<KubeHttpClient> http_;
+  const Options options_;
+  const Clock& clock_;
+  MetricsRegistry& metrics_;
+  std::map<std::string, int> event_counts_;  // event name -> count we last wrote
+};
+
+// Percent-encodes a query value or path segment (RFC 3986 unreserved kept).
+std::string UrlEncode(std::string_view text);
+
+}  // namespace faultline

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tainter/kube/kube_node_json.h"
+
+#include <time.h>
+
+#include <cstdio>
+
+#include "base/fault_event.h"
+
+namespace faultline {
+namespace {
+
+using nlohmann::json;
+
+std::string StringAt(const json& object, const char* key) {
+  if (!object.is_object()) return {};
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return {};
+  return it->get<std::string>();
+}
+
+NodeTaint TaintFromJson(const json& t) {
+  NodeTaint taint;
+  taint.key = StringAt(t, "key");
+  taint.value = StringAt(t, "value");
+  taint.effect = StringAt(t, "effect");
+  taint.time_added = StringAt(t, "timeAdded");
+  return taint;
+}
+
+std::uint64_t Fnv1a(std::string_view data, std::uint64_t hash = 1469598103934665603ULL) {
+  for (unsigned char c : data) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+}  // namespace
+
+Result<NodeInfo> NodeInfoFromJson(const json& node) {
+  if (!node.is_object() || !node.contains("metadata") || !node["metadata"].is_object()) {
+    return InvalidArgumentError("not a Node object: no metadata");
+  }
+  const json& meta = node["metadata"];
+  NodeInfo info;
+  info.name = StringAt(meta, "name");
+  if (info.name.empty()) return InvalidArgumentError("not a Node object: no metadata.name");
+  info.uid = StringAt(meta, "uid");
+  info.resource_version = StringAt(meta, "resourceVersion");
+  for (const char* field : {"labels", "annotations"}) {
+    auto it = meta.find(field);
+    if (it == meta.end() || !it->is_object()) continue;
+    auto& out = std::string_view(field) == "labels" ? info.labels : info.annotations;
+    for (const auto& [key, value] : it->items()) {
+      if (value.is_string()) out[key] = value.get<std::string>();
+    }
+  }
+  if (auto spec = node.find("spec"); spec != node.end() && spec->is_object()) {
+    if (auto taints = spec->find("taints"); taints != spec->end() && taints->is_array()) {
+      for (const auto& t : *taints) info.taints.push_back(TaintFromJson(t));
+    }
+  }
+  return info;
+}
+
+json TaintToJson(const NodeTaint& taint) {
+  json t = {{"key", taint.key}, {"effect", taint.effect}};
+  if (!taint.value.empty()) t["value"] = taint.value;
+  if (!taint.time_added.empty()) t["timeAdded"] = taint.time_added;
+  return t;
+}
+
+std::string EscapeJsonPointer(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+json BuildNodePatch(const json& node, const NodeChange& change) {
+  json ops = json::array();
+  const json empty_object = json::object();
+  const json& meta =
+      node.contains("metadata") && node["metadata"].is_object() ? node["metadata"] : empty_object;
+  const json& spec =
+      node.contains("spec") && node["spec"].is_object() ? node["spec"] : empty_object;
+  const bool has_spec = node.contains("spec") && node["spec"].is_object();
+  const bool has_taints = spec.contains("taints") && spec["taints"].is_array();
+  const json taints = has_taints ? spec["taints"] : json::array();
+
+  auto index_of = [&](const NodeTaint& wanted) -> int {
+    for (std::size_t i = 0; i < taints.size(); ++i) {
+      if (TaintFromJson(taints[i]).SameAs(wanted)) return static_cast<int>(i);
+    }
+    return -1;
+  };
+
+  // Removal first, so that a change that swaps our taint's effect still
+  // addresses the index it read.
+  bool removed = false;
+  int removed_index = -1;
+  if (change.remove_taint) {
+    removed_index = index_of(*change.remove_taint);
+    if (removed_index >= 0) {
+      const std::string path = "/spec/taints/" + std::to_string(removed_index);
+      ops.push_back({{"op", "test"}, {"path", path}, {"value", taints[removed_index]}});
+      ops.push_back({{"op", "remove"}, {"path", path}});
+      removed = true;
+    }
+  }
+  if (change.add_taint) {
+    const int existing = index_of(*change.add_taint);
+    const bool present = existing >= 0 && !(removed && existing == removed_index);
+    if (!present) {
+      json taint = TaintToJson(*change.add_taint);
+      if (!has_spec) {
+        ops.push_back({{"op", "add"}, {"path", "/spec"}, {"value", {{"taints", {taint}}}}});
+      } else if (!has_taints) {
+        ops.push_back({{"op", "add"}, {"path", "/spec/taints"}, {"value", json::array({taint})}});
+      } else {
+        ops.push_back({{"op", "add"}, {"path", "/spec/taints/-"}, {"value", taint}});
+      }
+    }
+  }
+
+  const bool has_annotations = meta.contains("annotations") && meta["annotations"].is_object();
+  const json annotations = has_annotations ? meta["annotations"] : json::object();
+  json new_annotations = json::object();  // used when there is no annotations map yet
+  for (const auto& [key, value] : change.annotations) {
+    const auto it = annotations.find(key);
+    const bool exists = it != annotations.end();
+    const std::string path = "/metadata/annotations/" + EscapeJsonPointer(key);
+    if (!value) {
+      if (exists) ops.push_back({{"op", "remove"}, {"path", path}});
+      continue;
+    }
+    if (!has_annotations) {
+      new_annotations[key] = *value;
+    } else if (!exists) {
+      ops.push_back({{"op", "add"}, {"path", path}, {"value", *value}});
+    } else if (!it->is_string() || it->get<std::string>() != *value) {
+      ops.push_back({{"op", "replace"}, {"path", path}, {"value", *value}});
+    }
+  }
+  if (!new_annotations.empty()) {
+    ops.push_back({{"op", "add"}, {"path", "/metadata/annotations"}, {"value", new_annotations}});
+  }
+
+  if (ops.empty()) return ops;
+  json patch = json::array();
+  patch.push_back({{"op", "test"},
+                   {"path", "/metadata/resourceVersion"},
+                   {"value", StringAt(meta, "resourceVersion")}});
+  for (auto& op : ops) patch.push_back(std::move(op));
+  return patch;
+}
+
+std::string KubeTime(std::chrono::system_clock::time_point t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  return buf;
+}
+
+json BuildEventJson(const NodeEvent& event, std::chrono::system_clock::time_point now,
+                    const EventOptions& options) {
+  const std::string message = TruncateUtf8(event.message, options.max_message_bytes);
+  std::uint64_t hash = Fnv1a(event.node);
+  hash = Fnv1a(std::string_view("\0", 1), hash);
+  hash = Fnv1a(event.type, hash);
+  hash = Fnv1a(std::string_view("\0", 1), hash);
+  hash = Fnv1a(event.reason, hash);
+  hash = Fnv1a(std::string_view("\0", 1), hash);
+  hash = Fnv1a(message, hash);
+  char suffix[20];
+  std::snprintf(suffix, sizeof(suffix), ".%016llx", static_cast<unsigned long long>(hash));
+  // Names are DNS subdomains of at most 253 characters.
+  const std::string name = event.node.substr(0, 253 - 17) + suffix;
+  const std::string time = KubeTime(now);
+  json involved = {{"kind", "Node"}, {"apiVersion", "v1"}, {"name", event.node}};
+  if (!event.node_uid.empty()) involved["uid"] = event.node_uid;
+  json e = {
+      {"apiVersion", "v1"},
+      {"kind", "Event"},
+      {"metadata", {{"name", name}, {"namespace", options.namespace_name}}},
+      {"involvedObject", involved},
+      {"reason", event.reason},
+      {"message", message},
+      {"type", event.type},
+      {"source", {{"component", event.component}}},
+      {"firstTimestamp", time},
+      {"lastTimestamp", time},
+      {"count", 1},
+      {"reportingComponent", event.component},
+      {"reportingInstance", options.reporting_instance},
+  };
+  return e;
+}
+
+}  // namespace faultline

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "tainter/kube/node_api.h"
+
+namespace faultline {
+
+// Pure conversions between core/v1 JSON and the NodeApi types. No I/O, no
+// clock: each is unit-tested with literal JSON.
+
+// core/v1 Node -> NodeInfo. Errors: kInvalidArgument when it is not a Node
+// object (no metadata.name).
+Result<NodeInfo> NodeInfoFromJson(const nlohmann::json& node);
+
+// core/v1 Taint; value and timeAdded only when set.
+nlohmann::json TaintToJson(const NodeTaint& taint);
+
+// RFC 6901: "~" -> "~0", "/" -> "~1". "faultline.dev/reasons" ->
+// "faultline.dev~1reasons".
+std::string EscapeJsonPointer(std::string_view token);
+
+// The RFC 6902 JSON Patch that applies `change` to `node` (as read from the
+// server) without touching anything else, or an empty array when the change
+// is already in effect (nothing to send).
+//
+// The first operation always tests /metadata/resourceVersion, so a
+// concurrent write makes the whole patch fail instead of being overwritten.
+// Taints: with no spec.taints, `add /spec/taints` with the whole array (a
+// real API server answers 422 to `add /spec/taints/-` there); otherwise
+// `add /spec/taints/-`. A removal tests the exact taint at its index before
+// removing it. Annotations: add / replace / remove per key with escaped
+// pointers; with no metadata.annotations, one `add /metadata/annotations`.
+nlohmann::json BuildNodePatch(const nlohmann::json& node, const NodeChange& change);
+
+// A core/v1 Event about a node, named deterministically
+// (`<node>.<16 hex digits>` of node, type, reason and message) so a repeat
+// of the same event can be found and counted instead of duplicated.
+// The message is cut to `max_message_bytes` on a UTF-8 boundary.
+struct EventOptions {
+  std::string namespace_name = "default";
+  std::string reporting_instance;  // e.g. the pod name; may be empty
+  std::size_t max_message_bytes = 1024;
+};
+nlohmann::json BuildEventJson(const NodeEvent& event, std::chrono::system_clock::time_point now,
+                              const EventOptions& options);
+
+// Kubernetes metav1.Time: RFC 3339 in UTC with whole seconds.
+std::string KubeTime(std::chrono::system_clock::time_point t);
+
+}  // namespace faultline

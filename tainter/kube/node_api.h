@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace faultline {
+
+// A core/v1 Taint.
+struct NodeTaint {
+  std::string key;
+  std::string value;
+  std::string effect = "NoSchedule";  // NoSchedule | PreferNoSchedule | NoExecute
+  std::string time_added;             // RFC 3339, may be empty
+
+  // Kubernetes identifies a taint by key and effect.
+  bool SameAs(const NodeTaint& other) const { return key == other.key && effect == other.effect; }
+};
+
+// What the tainter needs to know of a Node.
+struct NodeInfo {
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  std::vector<NodeTaint> taints;
+};
+
+// One change to one node, applied in a single optimistic write.
+struct NodeChange {
+  std::optional<NodeTaint> add_taint;     // added unless a taint with its key+effect exists
+  std::optional<NodeTaint> remove_taint;  // removed if a taint with its key+effect exists
+  // Annotation key -> new value; nullopt removes the annotation.
+  std::map<std::string, std::optional<std::string>> annotations;
+};
+
+// A core/v1 Event about a Node ("kubectl describe node" shows it).
+struct NodeEvent {
+  std::string node;
+  std::string node_uid;
+  std::string type = "Warning";  // Warning | Normal
+  std::string reason;   // CamelCase: "FaultlineTainted", "FaultlineFault", "FaultlineValveShut"
+  std::string message;  // rule, summary and the log line; bounded by the implementation
+  std::string component = "faultline";
+};
+
+// The Kubernetes operations faultline performs, behind one interface so that
+// policy code is tested against an in-memory fake (tests/fakes/fake_node_api.h)
+// and KubeNodeApi (tainter/kube_node_api.h) speaks HTTPS to the API server.
+//
+// Every call is bounded in time. Errors tell the caller what to do:
+//   kNotFound          the node is gone: forget it
+//   kPermissionDenied  RBAC refused (403): a deployment error, alert; retrying will not help
+//   kUnauthenticated   the token was refused (401)
+//   kAborted           still conflicting after the implementation's own re-read/retry loop
+//   kUnavailable       unreachable, 429 or 5xx after retries with backoff: try again later
+//   kInvalidArgument   the server rejected the request as malformed (a bug)
+//
+// Thread-safety: implementations may be used from one thread at a time.
+class NodeApi {
+ public:
+  virtual ~NodeApi() = default;
+
+  virtual Result<NodeInfo> GetNode(std::string_view name) = 0;
+
+  // `label_selector` as Kubernetes writes it ("gpu=true,!faultline.dev/opt-out"); may be empty.
+  virtual Result<std::vector<NodeInfo>> ListNodes(std::string_view label_selector) = 0;
+
+  // Applies `change` with an optimistic write: read the node, send a JSON Patch
+  // whose first operation tests metadata.resourceVersion, and on a conflict
+  // (409, or 422 from a failed test) re-read and retry. Taints and annotations
+  // not named in `change` are never touched, so other controllers' concurrent
+  // changes survive. A change that is already in effect succeeds without a write.
+  virtual Status UpdateNode(std::string_view name, const NodeChange& change) = 0;
+
+  virtual Status CreateEvent(const NodeEvent& event) = 0;
+};
+
+}  // namespace faultline
