@@ -13,17 +13,17 @@
 #include <sstream>
 #include <string>
 
+#include "base/clock.h"
+#include "base/log.h"
 #include "collector/agent/agent_config.h"
 #include "collector/agent/agent_metrics.h"
 #include "collector/agent/agent_sources.h"
 #include "collector/agent/kafka_sink.h"
 #include "collector/agent/pipeline.h"
 #include "collector/agent/rules_watcher.h"
-#include "collector/standalone/standalone.h"
 #include "collector/agent/wait_for_stop.h"
-#include "base/clock.h"
+#include "collector/standalone/standalone.h"
 #include "endpoint/http_endpoint.h"
-#include "base/log.h"
 
 namespace faultline {
 namespace {

@@ -9,9 +9,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "matcher/rule_set.h"
 #include "base/suggest.h"
 #include "base/time_format.h"
+#include "matcher/rule_set.h"
 
 namespace faultline {
 namespace {

@@ -5,11 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/time_format.h"
 #include "matcher/cli_commands.h"
 #include "matcher/ere_export.h"
 #include "matcher/rule_set.h"
 #include "matcher/rule_tests.h"
-#include "base/time_format.h"
 
 namespace faultline {
 namespace {

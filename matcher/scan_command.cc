@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/time_format.h"
 #include "matcher/cli_commands.h"
 #include "matcher/file_buffer.h"
 #include "matcher/input_line.h"
 #include "matcher/rule_set.h"
-#include "base/time_format.h"
 
 namespace faultline {
 namespace {

@@ -16,8 +16,8 @@
 #include "base/fault_event.h"
 #include "base/metrics.h"
 #include "base/status.h"
-#include "tainter/label_selector.h"
 #include "tainter/kube/node_api.h"
+#include "tainter/label_selector.h"
 #include "tainter/policy.h"
 #include "tainter/reasons.h"
 

@@ -21,10 +21,10 @@
 #include <curl/curl.h>
 
 #include "base/clock.h"
-#include "endpoint/http_endpoint.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/time_format.h"
+#include "endpoint/http_endpoint.h"
 #include "tainter/event_consumer.h"
 #include "tainter/kube/kube_config.h"
 #include "tainter/kube/kube_node_api.h"

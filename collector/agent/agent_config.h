@@ -9,16 +9,16 @@
 #include <string_view>
 #include <vector>
 
+#include "base/diagnostics.h"
+#include "base/log.h"
+#include "base/vocabulary.h"
+#include "collector/agent/kafka_sink.h"
 #include "collector/sources/file_source.h"
 #include "collector/sources/ibcounters_source.h"
 #include "collector/sources/journal_source.h"
-#include "collector/agent/kafka_sink.h"
 #include "collector/sources/kmsg_source.h"
 #include "collector/sources/podlog_source.h"
-#include "base/diagnostics.h"
-#include "base/log.h"
 #include "matcher/rule_set.h"
-#include "base/vocabulary.h"
 
 namespace faultline {
 

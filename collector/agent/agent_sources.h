@@ -4,10 +4,10 @@
 #include <memory>
 #include <vector>
 
-#include "collector/agent/agent_config.h"
-#include "collector/sources/source.h"
 #include "base/clock.h"
 #include "base/status.h"
+#include "collector/agent/agent_config.h"
+#include "collector/sources/source.h"
 
 namespace faultline {
 

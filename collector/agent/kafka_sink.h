@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "base/status.h"
 #include "collector/agent/agent_metrics.h"
 #include "collector/agent/event_sink.h"
-#include "base/status.h"
 
 namespace RdKafka {
 class Event;

@@ -12,13 +12,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/clock.h"
+#include "base/log_record.h"
 #include "collector/agent/agent_metrics.h"
 #include "collector/agent/bounded_queue.h"
 #include "collector/agent/event_sink.h"
-#include "collector/sources/source.h"
 #include "collector/agent/suppressor.h"
-#include "base/clock.h"
-#include "base/log_record.h"
+#include "collector/sources/source.h"
 #include "matcher/rule_set.h"
 
 namespace faultline {

@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "collector/sources/wakeup.h"
 #include "base/log.h"
+#include "collector/sources/wakeup.h"
 
 namespace faultline {
 

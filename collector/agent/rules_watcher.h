@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/status.h"
 #include "collector/agent/agent_metrics.h"
 #include "matcher/rule_set.h"
-#include "base/status.h"
 
 namespace faultline {
 

@@ -4,9 +4,9 @@
 #include <chrono>
 #include <ctime>
 
+#include "base/log.h"
 #include "collector/agent/agent_metrics.h"
 #include "collector/agent/rules_watcher.h"
-#include "base/log.h"
 
 namespace faultline {
 

@@ -9,12 +9,12 @@
 #include <string>
 #include <utility>
 
+#include "base/clock.h"
+#include "base/vocabulary.h"
 #include "collector/sources/checkpoint_store.h"
 #include "collector/sources/source.h"
 #include "collector/sources/source_counters.h"
 #include "collector/sources/wakeup.h"
-#include "base/clock.h"
-#include "base/vocabulary.h"
 
 namespace faultline {
 

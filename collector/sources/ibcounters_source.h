@@ -8,12 +8,12 @@
 #include <optional>
 #include <string>
 
+#include "base/clock.h"
 #include "collector/sources/checkpoint_store.h"
 #include "collector/sources/ibcounters_diff.h"
 #include "collector/sources/source.h"
 #include "collector/sources/source_counters.h"
 #include "collector/sources/wakeup.h"
-#include "base/clock.h"
 
 namespace faultline {
 

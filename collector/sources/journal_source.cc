@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <systemd/sd-journal.h>
 
-#include "collector/sources/journal_fields.h"
 #include "base/log.h"
+#include "collector/sources/journal_fields.h"
 
 namespace faultline {
 namespace {

@@ -10,11 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "collector/sources/checkpoint_store.h"
 #include "collector/sources/source.h"
 #include "collector/sources/source_counters.h"
 #include "collector/sources/wakeup.h"
-#include "base/status.h"
 
 struct sd_journal;
 

@@ -6,8 +6,8 @@
 #include <stop_token>
 #include <string>
 
-#include "collector/sources/wakeup.h"
 #include "base/status.h"
+#include "collector/sources/wakeup.h"
 
 namespace faultline {
 

@@ -8,13 +8,13 @@
 #include <optional>
 #include <string>
 
+#include "base/clock.h"
 #include "collector/sources/checkpoint_store.h"
 #include "collector/sources/kmsg_device.h"
 #include "collector/sources/kmsg_record.h"
 #include "collector/sources/source.h"
 #include "collector/sources/source_counters.h"
 #include "collector/sources/wakeup.h"
-#include "base/clock.h"
 
 namespace faultline {
 

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collector/sources/journal_fields.h"
 #include "base/log.h"
+#include "collector/sources/journal_fields.h"
 
 namespace faultline {
 namespace {

@@ -14,12 +14,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "collector/sources/checkpoint_store.h"
 #include "collector/sources/cri_parser.h"
 #include "collector/sources/source.h"
 #include "collector/sources/source_counters.h"
 #include "collector/sources/wakeup.h"
-#include "base/status.h"
 
 namespace faultline {
 

@@ -16,18 +16,18 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
+#include "base/log.h"
 #include "collector/agent/agent_config.h"
 #include "collector/agent/agent_metrics.h"
 #include "collector/agent/agent_sources.h"
-#include "tainter/dry_run_node_api.h"
-#include "collector/standalone/own_node_api.h"
 #include "collector/agent/pipeline.h"
 #include "collector/agent/rules_watcher.h"
-#include "collector/standalone/standalone_sink.h"
 #include "collector/agent/wait_for_stop.h"
-#include "base/clock.h"
+#include "collector/standalone/own_node_api.h"
+#include "collector/standalone/standalone_sink.h"
 #include "endpoint/http_endpoint.h"
-#include "base/log.h"
+#include "tainter/dry_run_node_api.h"
 #include "tainter/kube/kube_config.h"
 #include "tainter/kube/kube_node_api.h"
 #include "tainter/tainter.h"

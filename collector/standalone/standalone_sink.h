@@ -9,9 +9,9 @@
 #include <ostream>
 #include <utility>
 
-#include "collector/agent/event_sink.h"
 #include "base/clock.h"
 #include "base/fault_event.h"
+#include "collector/agent/event_sink.h"
 #include "tainter/tainter.h"
 
 namespace faultline {

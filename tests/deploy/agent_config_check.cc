@@ -18,8 +18,8 @@
 #include <sstream>
 #include <string>
 
-#include "collector/agent/agent_config.h"
 #include "base/diagnostics.h"
+#include "collector/agent/agent_config.h"
 
 namespace {
 

@@ -752,12 +752,12 @@ def check_monitoring(args, f):
     # The names the daemons register (string literals in their sources), so
     # a renamed metric breaks this test rather than a dashboard panel.
     exported = set()
-    for component in ("collector", "tainter", "matcher"):
-        directory = os.path.join(args.source_dir, component)
-        for name in os.listdir(directory) if os.path.isdir(directory) else []:
-            if name.endswith(".cc"):
-                exported |= set(re.findall(r'"(faultline_[a-z0-9_]+)"',
-                                           open(os.path.join(directory, name)).read()))
+    for component in ("collector", "tainter", "matcher", "base", "endpoint"):
+        for directory, _, names in os.walk(os.path.join(args.source_dir, component)):
+            for name in names:
+                if name.endswith(".cc"):
+                    exported |= set(re.findall(r'"(faultline_[a-z0-9_]+)"',
+                                               open(os.path.join(directory, name)).read()))
     for name in sorted(used):
         f.check(name in exported, f"dashboard metric {name} is registered by the daemons' code")
     docs = ""

@@ -5,11 +5,11 @@
 
 #include <doctest/doctest.h>
 
+#include "base/metrics.h"
 #include "collector/agent/agent_config.h"
-#include "tainter/dry_run_node_api.h"
 #include "collector/standalone/own_node_api.h"
 #include "collector/standalone/standalone_sink.h"
-#include "base/metrics.h"
+#include "tainter/dry_run_node_api.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_node_api.h"
 
