@@ -4,6 +4,7 @@
 //   faultline-tainter --config FILE [--dry-run] [--log-level L]
 //   faultline-tainter nodes [--config FILE]
 //   faultline-tainter untaint NODE [--reason TEXT] [--config FILE]
+//   faultline-tainter [SUBCOMMAND] --help | --version
 //
 // Exit codes: 0 clean stop, 1 runtime failure, 2 bad flags or config.
 #include <signal.h>
@@ -19,11 +20,13 @@
 #include <vector>
 
 #include <curl/curl.h>
+#include <librdkafka/rdkafka.h>
 
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/time_format.h"
+#include "base/version.h"
 #include "endpoint/http_endpoint.h"
 #include "tainter/event_consumer.h"
 #include "tainter/kube/kube_config.h"
@@ -37,7 +40,48 @@ namespace {
 constexpr char kUsage[] =
     "usage: faultline-tainter --config FILE [--dry-run] [--log-level debug|info|warn|error]\n"
     "       faultline-tainter nodes [--config FILE]\n"
-    "       faultline-tainter untaint NODE [--reason TEXT] [--config FILE]\n";
+    "       faultline-tainter untaint NODE [--reason TEXT] [--config FILE]\n"
+    "       faultline-tainter --version\n";
+
+constexpr char kDaemonHelp[] = R"(
+The central tainter: consumes faultline's events from Kafka, decides per node
+(dedupe, threshold windows, safety valve, expiry) and taints, annotates and
+records Events on the nodes through the Kubernetes API. Runs until SIGTERM or
+SIGINT.
+
+  --config FILE, -c FILE  the tainter config (YAML; tainter/README.md)
+  --dry-run               decide and log every write, send none
+  --log-level LEVEL       debug, info, warn or error (overrides the config)
+  --version               print the version and the libraries' versions
+  -h, --help              print this help; `faultline-tainter nodes --help`
+                          and `faultline-tainter untaint --help` for those
+
+Exit status: 0 clean stop; 1 a runtime failure; 2 bad flags or an invalid
+config.
+)";
+
+constexpr char kNodesHelp[] = R"(usage: faultline-tainter nodes [--config FILE]
+
+Lists the nodes carrying faultline's taint, with the time of the first
+reason and every reason (rule, summary, expiry), as the API server has them.
+Needs only get/list on nodes. Credentials: the config's kubernetes.kubeconfig,
+else $KUBECONFIG, else ~/.kube/config, else the in-cluster service account.
+The config (optional) supplies the taint key and annotation if not default.
+
+Exit status: 0 listed; 1 the API server failed; 2 bad flags or config.
+)";
+
+constexpr char kUntaintHelp[] =
+    R"(usage: faultline-tainter untaint NODE [--reason TEXT] [--config FILE]
+
+Lifts faultline's taint from NODE and removes its reasons annotation (never
+another controller's taint), and records a Normal Event with TEXT. Works
+while the safety valve is shut. Credentials as for `nodes`; needs get and
+patch on nodes and create on events.
+
+Exit status: 0 lifted, or NODE carried no faultline taint (said on stderr);
+1 NODE does not exist or the API server failed; 2 bad flags or config.
+)";
 
 struct Flags {
   std::string command = "run";  // run | nodes | untaint
@@ -46,6 +90,8 @@ struct Flags {
   std::string reason;
   bool dry_run = false;
   std::string log_level;
+  bool help = false;
+  bool version = false;
 };
 
 Result<Flags> ParseFlags(int argc, char** argv) {
@@ -65,18 +111,22 @@ Result<Flags> ParseFlags(int argc, char** argv) {
       f.config = *v;
     } else if (a.rfind("--config=", 0) == 0) {
       f.config = a.substr(9);
-    } else if (a == "--reason") {
+    } else if (a == "--reason" && f.command == "untaint") {
       auto v = value(a);
       if (!v) return v.error();
       f.reason = *v;
-    } else if (a == "--log-level") {
+    } else if (a == "--log-level" && f.command == "run") {
       auto v = value(a);
       if (!v) return v.error();
       f.log_level = *v;
     } else if (a == "--dry-run") {
       f.dry_run = true;
     } else if (a == "-h" || a == "--help") {
-      return InvalidArgumentError("");
+      f.help = true;
+      return f;
+    } else if (a == "--version") {
+      f.version = true;
+      return f;
     } else if (f.command == "untaint" && f.node.empty() && a[0] != '-') {
       f.node = a;
     } else {
@@ -86,6 +136,12 @@ Result<Flags> ParseFlags(int argc, char** argv) {
   if (f.command == "run" && f.config.empty()) return InvalidArgumentError("--config is required");
   if (f.command == "untaint" && f.node.empty()) return InvalidArgumentError("untaint needs a NODE");
   return f;
+}
+
+std::string VersionInfo() {
+  return VersionText("faultline-tainter",
+                     {{"librdkafka", rd_kafka_version_str()},
+                      {"libcurl", curl_version_info(CURLVERSION_NOW)->version}});
 }
 
 Result<KubeConfig> LoadKube(const TainterConfig& config, bool cli) {
@@ -264,11 +320,22 @@ int main(int argc, char** argv) {
 
   Result<Flags> flags = ParseFlags(argc, argv);
   if (!flags) {
-    if (!flags.error().message().empty()) {
-      std::cerr << "faultline-tainter: " << flags.error().message() << '\n';
-    }
-    std::cerr << kUsage;
+    std::cerr << "faultline-tainter: " << flags.error().message() << '\n' << kUsage;
     return 2;
+  }
+  if (flags->version) {
+    std::cout << VersionInfo();
+    return 0;
+  }
+  if (flags->help) {
+    if (flags->command == "nodes") {
+      std::cout << kNodesHelp;
+    } else if (flags->command == "untaint") {
+      std::cout << kUntaintHelp;
+    } else {
+      std::cout << kUsage << kDaemonHelp;
+    }
+    return 0;
   }
   TainterConfig config;
   if (!flags->config.empty()) {
