@@ -229,11 +229,25 @@ def noise_pool(rng, px, n):
             "RuntimeError: CUDA error: an illegal memory access was encountered",
         ]))
 
+    def k_amd():  # amdgpu boot and reset chatter that must not match the amd-gpu pack
+        pci = "0000:%02x:00.0" % R(256)
+        return px.kernel(C([
+            "amdgpu %s: amdgpu: ring gfx_0.0.0 uses VM inv eng 0 on hub 0" % pci,
+            "amdgpu %s: amdgpu: SMU is initialized successfully!" % pci,
+            "amdgpu %s: amdgpu: RAS: optional ras ta ucode is not available" % pci,
+            "amdgpu %s: amdgpu: GPU reset succeeded, trying to resume" % pci,
+            "amdgpu %s: amdgpu: no uncorrectable hardware errors detected in umc block" % pci,
+            "amdgpu %s: amdgpu: MODE1 reset" % pci,
+            "amdgpu %s: {1}[Hardware Error]: aca entry[00].STATUS=0x98000800003e0000" % pci,
+            "[drm] PCIE GART of 512M enabled.",
+            "amdgpu %s: amdgpu:  Process python3 pid %d thread python3 pid %d" % (pci, R(1000, 99999), R(1000, 99999)),
+        ]))
+
     def ib_noise():
         return px.ib("%s port 1 %s +%d (total %d)" % (C(HCAS), C(["port_rcv_data", "port_xmit_data", "port_rcv_packets", "port_xmit_packets"]), R(1, 10**6), R(10**6, 10**10)))
 
     makers = [(k_usb, 2), (k_audit, 3), (k_veth, 4), (k_nvrm_attach, 1), (k_nvrm_load, 1), (k_modeset, 1),
-              (k_access_reg, 3), (k_mlx_fw, 1), (k_mlx_port, 1), (k_ena, 2), (k_fs, 2), (k_misc, 6),
+              (k_access_reg, 3), (k_amd, 2), (k_mlx_fw, 1), (k_mlx_port, 1), (k_ena, 2), (k_fs, 2), (k_misc, 6),
               (j_systemd, 8), (j_kubelet, 12), (j_containerd, 8), (j_sshd, 3), (j_cron, 2), (j_misc, 5),
               (p_nccl_info, 14), (p_train, 16), (ib_noise, 4)]
     fns = [f for f, w in makers for _ in range(w)]
@@ -397,8 +411,34 @@ def fault_templates(rng, px):
             [(K("faultline: kmsg ring buffer overrun: %d records lost" % R(1, 5000)), ["faultline.kmsg-overrun"])],
         ])
 
+    def amd():  # amdgpu kernel lines and ROCm runtime lines (rules/amd-gpu.yaml)
+        pci = "0000:%02x:00.0" % R(256)
+        dev = "amdgpu %s: %s" % (pci, C(["amdgpu: ", "", "amdgpu: {%d}" % R(1, 20)]))
+        sock = C(["", "socket: %d, die: %d, " % (R(8), R(4))])
+        return C([
+            [(K("%s%s%d %suncorrectable hardware errors detected in %s block" % (dev, sock, R(1, 9), C(["", "new "]), C(["umc", "gfx", "xgmi_wafl", "sdma"]))), ["amd.ras-uncorrectable"])],
+            [(K("%suncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!" % dev), ["amd.ras-fatal-interrupt"])],
+            [(K("%s%s%d %s hardware errors detected in %s block" % (dev, sock, R(1, 2000), C(["correctable", "new correctable", "new deferred"]), C(["umc", "gfx", "xgmi_wafl"]))), ["amd.ras-correctable"])],
+            [(K("%spoison is consumed by client %d, kick off gpu reset flow" % (dev, R(1, 20))), ["amd.poison-consumed"])],
+            [(K("%sPoison is created" % dev), ["amd.poison-created"])],
+            [(K("amdgpu %s: amdgpu: Saved bad pages %d reaches threshold value 128" % (pci, R(128, 200))), ["amd.bad-page-threshold"])],
+            [(K("amdgpu %s: amdgpu: Error Address(PA):0x%x  Row:0x%x Col:0x0  Bank:0x%x Channel:0x%x" % (pci, R(1 << 36), R(1 << 14), R(16), R(128))), ["amd.page-retired"])],
+            [(K("amdgpu %s: amdgpu: GPU reset begin!%s" % (pci, C(["", ". Source:  %d" % R(1, 4)]))), ["amd.gpu-reset"])],
+            [(K("amdgpu %s: amdgpu: GPU reset(%d) failed" % (pci, R(1, 9))), ["amd.gpu-reset-failed"])],
+            [(K(C(["[drm] VRAM is lost due to GPU reset!", "amdgpu %s: VRAM is lost due to GPU reset!" % pci])), ["amd.vram-lost"])],
+            [(K("amdgpu %s: amdgpu: ring %s timeout, signaled seq=%d, emitted seq=%d" % (pci, C(["gfx_0.0.0", "comp_1.2.0", "sdma0"]), R(10**6), R(10**6))), ["amd.ring-timeout"])],
+            [(K("amdgpu %s: amdgpu: Ring gfx_0.0.0 reset failed" % pci), ["amd.ring-reset-failed"])],
+            [(K("amdgpu %s: amdgpu: [%s] no-retry page fault (src_id:0 ring:%d vmid:%d pasid:%d)" % (pci, C(["gfxhub0", "mmhub0"]), R(256), R(16), R(32768, 40000))), ["amd.page-fault"])],
+            [(K("amdgpu %s: amdgpu: SMU: I'm not done with your previous command: SMN_C2PMSG_66:0x00000012 SMN_C2PMSG_82:0x00000005" % pci), ["amd.firmware-busy"])],
+            [(K("amdgpu %s: SMU: No response msg_reg: %d resp_reg: 0" % (pci, R(1, 60))), ["amd.smu-hang"])],
+            [(K("amdgpu %s: amdgpu: Fatal error during GPU init" % pci), ["amd.init-failed"])],
+            [(P("Memory access fault by GPU node-%d (Agent handle: 0x55d0c8a0b2c0) on address 0x7f0c%08x. Reason: Page not present or supervisor privilege." % (R(2, 10), R(1 << 32))), ["amd.rocm-memory-fault"])],
+            [(P("HW Exception by GPU node-%d (Agent handle: 0x5624b3e1f2c0) reason :GPU Hang" % R(2, 10)), ["amd.rocm-gpu-hang"])],
+            [(P("RuntimeError: HIP error: uncorrectable ECC error encountered"), ["amd.hip-uncorrectable-ecc"])],
+        ])
+
     # Weighted so every rule shows up many times in a few MiB; Xids are the most common.
-    return [(xid, 6), (nv_gpu, 3), (nccl, 3), (ib, 4), (host, 4)]
+    return [(xid, 6), (nv_gpu, 3), (nccl, 3), (ib, 4), (host, 4), (amd, 3)]
 
 
 def main():
