@@ -243,11 +243,21 @@ def noise_pool(rng, px, n):
             "amdgpu %s: amdgpu:  Process python3 pid %d thread python3 pid %d" % (pci, R(1000, 99999), R(1000, 99999)),
         ]))
 
+    def k_habana():  # habanalabs boot and reset chatter
+        hl = "hl%d" % R(8)
+        return px.kernel(C([
+            "habanalabs %s: Successfully loaded firmware to device" % hl,
+            "habanalabs 0000:%02x:00.0: Habana Labs Gaudi2 device detected" % R(256),
+            "habanalabs %s: Driver version: 1.23.0-2eae87a" % hl,
+            "habanalabs %s: Successfully finished resetting the 0000:%02x:00.0 device" % (hl, R(256)),
+            "habanalabs %s: Killing user process pid=%d" % (hl, R(1000, 99999)),
+        ]))
+
     def ib_noise():
         return px.ib("%s port 1 %s +%d (total %d)" % (C(HCAS), C(["port_rcv_data", "port_xmit_data", "port_rcv_packets", "port_xmit_packets"]), R(1, 10**6), R(10**6, 10**10)))
 
     makers = [(k_usb, 2), (k_audit, 3), (k_veth, 4), (k_nvrm_attach, 1), (k_nvrm_load, 1), (k_modeset, 1),
-              (k_access_reg, 3), (k_amd, 2), (k_mlx_fw, 1), (k_mlx_port, 1), (k_ena, 2), (k_fs, 2), (k_misc, 6),
+              (k_access_reg, 3), (k_amd, 2), (k_habana, 1), (k_mlx_fw, 1), (k_mlx_port, 1), (k_ena, 2), (k_fs, 2), (k_misc, 6),
               (j_systemd, 8), (j_kubelet, 12), (j_containerd, 8), (j_sshd, 3), (j_cron, 2), (j_misc, 5),
               (p_nccl_info, 14), (p_train, 16), (ib_noise, 4)]
     fns = [f for f, w in makers for _ in range(w)]
@@ -437,8 +447,20 @@ def fault_templates(rng, px):
             [(P("RuntimeError: HIP error: uncorrectable ECC error encountered"), ["amd.hip-uncorrectable-ecc"])],
         ])
 
+    def habana():  # habanalabs kernel lines (rules/habanalabs.yaml)
+        hl = "hl%d" % R(8)
+        pci = "0000:%02x:00.0" % R(256)
+        return C([
+            [(K("habanalabs %s: Failed to initialize %s. Device is NOT usable !" % (pci, hl)), ["habana.device-unusable"])],
+            [(K("habanalabs %s: %s Failed to reset! Device is NOT usable" % (hl, pci)), ["habana.device-unusable"])],
+            [(K("habanalabs %s: Failed to communicate with Device CPU (CPU-CP timeout)" % hl), ["habana.cpu-cp-timeout"])],
+            [(K("habanalabs %s: Going to reset device" % hl), ["habana.hard-reset"])],
+            [(K("habanalabs %s: Device heartbeat failed! PCI link is %s" % (hl, C(["healthy", "broken"]))), ["habana.heartbeat-failed"])],
+            [(K("habanalabs %s: DEC%d_SPI: ECC error detected. address: 0x%x. Syndrome: 0x%x. wrapper id %d. block id 0x%x. critical %d." % (hl, R(8), R(1 << 32), R(16), R(8), R(64), R(2))), ["habana.ecc-error"])],
+        ])
+
     # Weighted so every rule shows up many times in a few MiB; Xids are the most common.
-    return [(xid, 6), (nv_gpu, 3), (nccl, 3), (ib, 4), (host, 4), (amd, 3)]
+    return [(xid, 6), (nv_gpu, 3), (nccl, 3), (ib, 4), (host, 4), (amd, 3), (habana, 2)]
 
 
 def main():
