@@ -309,7 +309,7 @@ def fault_templates(rng, px):
             where = "PCI:%s GPU-I:%02d" % (pci, R(1, 8))
         if code in NVLINK5_UNITS:
             body = "%s %s XC0 i0 Link %02d (0x%08x 0x%08x 0x00000000 0x00000000 0x00000000 0x00000000)" % (
-                NVLINK5_UNITS[code], C(["Fatal", "Nonfatal", " Fatal  "]).strip(), R(18), R(1 << 32), R(1 << 32))
+                NVLINK5_UNITS[code], C(["Fatal", "Nonfatal", " Fatal  ", "Non-fatal", "FATAL", "NON_FATAL"]).strip(), R(18), R(1 << 32), R(1 << 32))
         elif code == 154:
             frm, to = rng.sample(RECOVERY, 2)
             body = "GPU recovery action changed from %s to %s" % (frm, to)
