@@ -390,6 +390,7 @@ def fault_templates(rng, px):
             [(K("bond0: (slave %s): link status definitely down, disabling slave" % C(NETDEVS)), ["net.bond-slave-down"])],
             [(K("bond0: link status definitely down for interface %s, disabling it" % C(NETDEVS)), ["net.bond-slave-down"])],
             [(K("bond%d: now running without any active interface!" % R(4)), ["net.bond-no-active"])],
+            [(K("%s %s %s: Detected %s Unit Hang" % (C(["e1000e", "igb", "ixgbe"]), nic(), C(NETDEVS), C(["Hardware", "Tx"]))), ["net.netdev-watchdog"])],
             [(K("NETDEV WATCHDOG: %s (mlx5_core): transmit queue %d timed out %d ms" % (C(NETDEVS), R(64), R(5000, 9000))), ["net.netdev-watchdog"])],
             [(K("mlx5_core %s %s: NETDEV WATCHDOG: CPU: %d: transmit queue %d timed out %d ms" % (nic(), C(NETDEVS), R(128), R(64), R(5000, 9000))), ["net.netdev-watchdog"])],
             [(K("efa 0000:%02x:1c.0 efa_0: The device didn't send any completion for admin cmd CREATE_QP(1) status 0 (ctx: 0x00000000c4f2b3e1, sq producer: %d, sq consumer: %d, cq consumer: %d)" % (R(256), R(1000), R(1000), R(1000))), ["efa.admin-queue-timeout"])],
