@@ -37,6 +37,7 @@ Run Exec(const std::string& command) {
 const std::string kFaultline = FL_BINARY_DIR "/matcher/faultline";
 const std::string kAgent = FL_BINARY_DIR "/collector/faultline-agent";
 const std::string kTainter = FL_BINARY_DIR "/tainter/faultline-tainter";
+const std::string kPlugin = FL_BINARY_DIR "/tainter/kubectl-faultline";
 
 // "NAME: VALUE" lines of a --version text, after its first line.
 std::map<std::string, std::string> Fields(const std::string& text) {
@@ -110,6 +111,7 @@ TEST_CASE("--version names the project version, the git revision, the libraries 
   CheckVersion(kFaultline, "faultline", /*matcher=*/true, /*kafka=*/false);
   CheckVersion(kAgent, "faultline-agent", /*matcher=*/true, /*kafka=*/true);
   CheckVersion(kTainter, "faultline-tainter", /*matcher=*/false, /*kafka=*/true);
+  CheckVersion(kPlugin, "kubectl-faultline", /*matcher=*/false, /*kafka=*/true);
   CHECK(std::regex_search(Exec(kTainter + " --version").out,
                           std::regex(R"(\nlibcurl: \d+\.\d+\.\d+)")));
 }
@@ -133,6 +135,13 @@ TEST_CASE("-h and --help on every subcommand print help on stdout and exit 0") {
       {kTainter + " nodes -h", "get/list on nodes"},
       {kTainter + " untaint --help", "usage: faultline-tainter untaint NODE"},
       {kTainter + " untaint gpu-1 -h", "--reason"},
+      {kTainter + " explain --help", "usage: faultline-tainter explain NODE"},
+      {kPlugin + " --help", "usage: kubectl faultline nodes"},
+      {kPlugin + " -h", "explain NODE"},
+      {kPlugin + " nodes --help", "usage: kubectl faultline nodes"},
+      {kPlugin + " explain -h", "what would\nlift the taint"},
+      {kPlugin + " explain gpu-1 --help", "Needs only get on\nnodes"},
+      {kPlugin + " untaint --help", "usage: kubectl faultline untaint NODE"},
   };
   for (const auto& [command, says] : commands) {
     CAPTURE(command);
@@ -161,6 +170,13 @@ TEST_CASE("a usage error goes to stderr with the usage and exit status 2") {
       kTainter + " nodes --bogus",
       kTainter + " untaint",
       kTainter + " nodes --reason x",
+      kTainter + " explain",
+      kPlugin,
+      kPlugin + " frobnicate",
+      kPlugin + " explain",
+      kPlugin + " explain gpu-1 gpu-2",
+      kPlugin + " nodes --reason x",
+      kPlugin + " untaint --kubeconfig",
   };
   for (const std::string& command : commands) {
     CAPTURE(command);

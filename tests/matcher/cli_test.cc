@@ -158,7 +158,7 @@ TEST_CASE("scan prints the agent's event for a line: same id on a re-scan, node 
   CHECK(other[0]["id"] != e["id"]);
 }
 
-TEST_CASE("scan --fail-on taint exits 1 when a taint is found; plain scans exit 0") {
+TEST_CASE("scan --fail-on taint exits 1 when a taint is found, plain scans exit 0") {
   TempDir dir;
   std::string pack = dir.Write("t.yaml", kPack);
   std::string log = dir.Write("k.log", "[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, x\n");
@@ -200,7 +200,7 @@ TEST_CASE("rules check exit codes: 0 clean, 1 failing test, 2 invalid pack or ba
   CHECK(Rules({"check", "--no-builtin", "--werror", untested}).status == 2);
 }
 
-TEST_CASE("rules list --format ere prints patterns grep -E reads; json shows the prefilter") {
+TEST_CASE("rules list --format ere prints patterns grep -E reads, json shows the prefilter") {
   TempDir dir;
   std::string pack = dir.Write("t.yaml", kPack);
   Run ere = Rules({"list", "--no-builtin", "--format", "ere", pack});

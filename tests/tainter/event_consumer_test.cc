@@ -251,7 +251,8 @@ int PublishedSchemaVersion() {
   return schema["properties"]["schema"]["const"].get<int>();
 }
 
-TEST_CASE("an event of the published schema's version is decided; a later version is set aside") {
+TEST_CASE(
+    "an event of the published schema's version is decided, and a later version is set aside") {
   const int version = PublishedSchemaVersion();
   CHECK(FaultEvent::kSchemaVersion == version);  // the agent writes what the file describes
   Cluster c;
