@@ -272,11 +272,8 @@ int main(int argc, char** argv) {
   }
   TainterConfig config;
   if (!flags->config.empty()) {
-    Result<TainterConfig> loaded = LoadTainterConfig(flags->config);
-    if (!loaded) {
-      std::cerr << loaded.error().message() << '\n';
-      return 2;
-    }
+    std::optional<TainterConfig> loaded = LoadTainterConfig(flags->config, std::cerr);
+    if (!loaded) return 2;
     config = std::move(*loaded);
   }
   if (flags->dry_run) config.tainter.dry_run = true;
