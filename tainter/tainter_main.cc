@@ -201,23 +201,24 @@ int main(int argc, char** argv) {
     std::cout << kUsage << kDaemonHelp;
     return 0;
   }
-  Result<TainterConfig> config = LoadTainterConfig(flags->config);
-  if (!config) {
-    std::cerr << config.error().message() << '\n';
-    return 2;
+  TainterConfig config;
+  if (!flags->config.empty()) {
+    std::optional<TainterConfig> loaded = LoadTainterConfig(flags->config, std::cerr);
+    if (!loaded) return 2;
+    config = std::move(*loaded);
   }
-  if (flags->dry_run) config->tainter.dry_run = true;
-  if (!flags->log_level.empty() && !ParseLogLevel(flags->log_level, &config->log_level)) {
+  if (flags->dry_run) config.tainter.dry_run = true;
+  if (!flags->log_level.empty() && !ParseLogLevel(flags->log_level, &config.log_level)) {
     std::cerr << "faultline-tainter: --log-level must be debug, info, warn or error\n" << kUsage;
     return 2;
   }
-  SetLogLevel(config->log_level);
-  if (config->kafka.brokers.empty()) {
+  SetLogLevel(config.log_level);
+  if (config.kafka.brokers.empty()) {
     std::cerr << flags->config << ":1:1: error: 'kafka.brokers' is required\n";
     return 2;
   }
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  const int rc = RunDaemon(*config, signals);
+  const int rc = RunDaemon(config, signals);
   curl_global_cleanup();
   return rc;
 }
