@@ -126,6 +126,10 @@ Status DryRunNodeApi::UpdateNode(std::string_view name, const NodeChange& change
   Result<NodeInfo*> loaded = Load(name);
   if (!loaded) return loaded.error();
   NodeInfo& node = **loaded;
+  if (!change.expected_resource_version.empty() &&
+      change.expected_resource_version != node.resource_version) {
+    return AbortedError("node " + node.name + " changed since it was read");
+  }
   const nlohmann::json patch = BuildNodePatch(NodeInfoToJson(node), change);
   if (patch.empty()) return OkStatus();  // already in effect: the client sends nothing
 

@@ -232,12 +232,16 @@ bool Policy::EventDue(NodeState& state, const std::string& rule) {
   return true;
 }
 
-Decision Policy::Decide(const FaultEvent& event) {
+Decision Policy::Decide(const FaultEvent& event) { return DecideEvent(event, /*fresh=*/true); }
+
+Decision Policy::Redecide(const FaultEvent& event) { return DecideEvent(event, /*fresh=*/false); }
+
+Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
   Decision d;
   d.node = event.node;
   d.event_id = event.id;
   d.reason.rule = event.rule;
-  if (!Remember(event.id)) {
+  if (fresh && !Remember(event.id)) {
     d.outcome = DecisionOutcome::kDuplicate;
     return d;
   }
@@ -254,7 +258,7 @@ Decision Policy::Decide(const FaultEvent& event) {
   const auto at = EventTime(event);
   d.reason = MakeReason(event, at);
 
-  if (event.threshold && event.threshold->count > 1) {
+  if (fresh && event.threshold && event.threshold->count > 1) {
     const std::uint64_t count = CountInWindow(event, at);
     if (count < static_cast<std::uint64_t>(event.threshold->count)) {
       d.outcome = DecisionOutcome::kBelowThreshold;
@@ -403,6 +407,12 @@ int Policy::tainted_nodes() const {
   int n = 0;
   for (const auto& [name, state] : nodes_) n += state.managed && state.tainted ? 1 : 0;
   return n;
+}
+
+std::vector<std::string> Policy::Nodes() const {
+  std::vector<std::string> out;
+  for (const auto& [name, state] : nodes_) out.push_back(name);
+  return out;
 }
 
 std::vector<std::string> Policy::TaintedNodes() const {

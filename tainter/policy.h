@@ -137,6 +137,10 @@ class Policy {
 
   // Decides one live event and updates the state as if the decision holds.
   Decision Decide(const FaultEvent& event);
+  // Decides an event again after the node was found changed before its
+  // plan was applied (e.g. the taint lifted by hand): no dedupe, no second
+  // count in its threshold window; the valve is asked again.
+  Decision Redecide(const FaultEvent& event);
 
   // Feeds an event already decided before (re-read from Kafka after a
   // restart or a rebalance): it fills the threshold window and the dedupe
@@ -161,6 +165,7 @@ class Policy {
   int managed_nodes() const;
   int tainted_nodes() const;  // managed nodes that carry faultline's taint
   std::vector<std::string> TaintedNodes() const;
+  std::vector<std::string> Nodes() const;  // every node the policy knows
   std::size_t window_count() const { return windows_.size(); }
   std::size_t dedupe_size() const { return dedupe_index_.size(); }
   const Options& options() const { return options_; }
@@ -179,6 +184,7 @@ class Policy {
     std::deque<std::pair<std::chrono::system_clock::time_point, std::uint64_t>> hits;
   };
 
+  Decision DecideEvent(const FaultEvent& event, bool fresh);
   // true: first time this id is seen (and remembers it).
   bool Remember(const std::string& id);
   // Adds the event to its window; returns the weight within the window.

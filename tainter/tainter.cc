@@ -2,6 +2,7 @@
 #include "tainter/tainter.h"
 
 #include <algorithm>
+#include <set>
 
 #include "base/fault_event.h"
 #include "base/log.h"
@@ -200,6 +201,7 @@ void Tainter::Drain(const std::string& node) {
     if (done) done();
   }
   queues_.erase(it);
+  ApplyDeferred(node);
 }
 
 Tainter::Step Tainter::Process(Work& work) {
@@ -215,7 +217,6 @@ Tainter::Step Tainter::Process(Work& work) {
     }
     work.decision = policy_.Decide(work.event);
     work.decided = true;
-    work.event = FaultEvent();
     Count(work.decision);
   }
   Status s = Execute(work);
@@ -316,8 +317,13 @@ Status Tainter::Execute(Work& work) {
       Result<bool> due = LiftStillDue(node);
       if (!due) return due.error();
       if (!*due) return OkStatus();  // nothing to lift, nothing to record
+      FL_RETURN_IF_ERROR(Update(node, ChangeFor(plan)));
+    } else {
+      Result<Written> written = WriteReasons(work);
+      if (!written) return written.error();
+      if (*written == Written::kNothingToDo) return OkStatus();
+      if (*written == Written::kDecidedAgain) return Execute(work);  // never a kReasons again
     }
-    FL_RETURN_IF_ERROR(Update(node, ChangeFor(plan)));
     work.update_done = true;
     if (plan.write == NodePlan::Write::kTaint) {
       m_.taints_added.Inc();
@@ -336,9 +342,133 @@ Status Tainter::Execute(Work& work) {
   return OkStatus();
 }
 
+// The reasons to write: the plan's, plus live ones the plan does not know
+// (another writer's), the later copy of a rule seen on both sides. Expired
+// live reasons are left out: they lapse here as in memory.
+namespace {
+std::vector<Reason> MergeReasons(std::vector<Reason> planned, const std::vector<Reason>& live,
+                                 std::chrono::system_clock::time_point now) {
+  for (const Reason& r : live) {
+    if (r.expires_at && *r.expires_at <= now) continue;
+    auto it = std::find_if(planned.begin(), planned.end(),
+                           [&](const Reason& p) { return p.rule == r.rule; });
+    if (it == planned.end()) {
+      if (r.rule != Reason::kAdoptedRule) planned.push_back(r);
+    } else if (r.last_seen > it->last_seen) {
+      *it = r;
+    }
+  }
+  return planned;
+}
+}  // namespace
+
+Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
+  const std::string node = work.decision.node;
+  for (int attempt = 1;; ++attempt) {
+    // Re-read before writing: the plan was made from memory, and the node
+    // may have changed since (a by-hand untaint, another replica's reason).
+    const auto start = clock_.MonotonicNow();
+    Result<NodeInfo> live = api_.GetNode(node);
+    FL_RETURN_IF_ERROR(Track("get", live.status(), start));
+    node_uids_[node] = live->uid;
+    const NodePlan& plan = work.decision.plan;
+    if (plan.write == NodePlan::Write::kReasons && !HasOurTaint(*live)) {
+      // Our taint was lifted since the decision: the old reasons go with it.
+      AdoptNode(*live, /*merge_memory=*/false);
+      if (work.event.rule.empty()) return Written::kNothingToDo;  // an expiry's update
+      // A new fault on a node lifted by hand is a new taint: the valve decides.
+      work.decision = policy_.Redecide(work.event);
+      Count(work.decision);
+      return Written::kDecidedAgain;
+    }
+    std::vector<Reason> live_reasons;  // an annotation without our taint is a leftover: ignored
+    if (auto a = live->annotations.find(options_.annotation_key);
+        a != live->annotations.end() && HasOurTaint(*live)) {
+      if (auto rs = DecodeReasons(a->second); rs) live_reasons = std::move(*rs);
+    }
+    std::vector<Reason> merged = MergeReasons(plan.reasons, live_reasons, clock_.Now());
+    if (merged.size() != plan.reasons.size() || merged != plan.reasons) {
+      policy_.Adopt(node, true, merged);  // memory learns what the node said
+    }
+    NodePlan write = plan;
+    write.reasons = std::move(merged);
+    NodeChange change = ChangeFor(write);
+    change.expected_resource_version = live->resource_version;
+    Status s = Update(node, change);
+    if (s.ok()) return Written::kYes;
+    if (s.code() != StatusCode::kAborted || attempt >= 3) return s;
+  }
+}
+
+bool Tainter::Queued(const std::string& node) const {
+  auto it = queues_.find(node);
+  return it != queues_.end() && !it->second.work.empty();
+}
+
+void Tainter::ApplyDeferred(const std::string& node) {
+  auto it = deferred_.find(node);
+  if (it == deferred_.end()) return;
+  std::optional<NodeInfo> info = std::move(it->second);
+  deferred_.erase(it);
+  if (info) {
+    ObserveNode(*info);
+  } else {
+    ObserveDeleted(node);
+  }
+}
+
+void Tainter::ObserveNode(const NodeInfo& node) {
+  if (Queued(node.name)) {
+    deferred_[node.name] = node;
+    return;
+  }
+  AdoptNode(node, /*merge_memory=*/true);
+}
+
+void Tainter::ObserveDeleted(const std::string& node) {
+  if (Queued(node)) {
+    deferred_[node] = std::nullopt;
+    return;
+  }
+  policy_.ForgetNode(node);
+  node_uids_.erase(node);
+}
+
+void Tainter::Observe(std::vector<NodeInformer::Change> changes) {
+  for (NodeInformer::Change& c : changes) {
+    switch (c.kind) {
+      case NodeInformer::Change::Kind::kList: {
+        std::set<std::string> listed;
+        for (const NodeInfo& n : c.nodes) {
+          listed.insert(n.name);
+          ObserveNode(n);
+        }
+        for (const std::string& name : policy_.Nodes()) {
+          if (listed.count(name) == 0) ObserveDeleted(name);
+        }
+        if (!adopted_) {
+          LogInfo("tainter", "adopted node state",
+                  {{"managed_nodes", policy_.managed_nodes()},
+                   {"tainted_nodes", policy_.tainted_nodes()},
+                   {"selector", selector_.text()}});
+        }
+        adopted_ = true;
+        break;
+      }
+      case NodeInformer::Change::Kind::kUpsert:
+        if (!c.nodes.empty()) ObserveNode(c.nodes[0]);
+        break;
+      case NodeInformer::Change::Kind::kDeleted:
+        if (!c.nodes.empty()) ObserveDeleted(c.nodes[0].name);
+        break;
+    }
+  }
+  UpdateGauges();
+}
+
 void Tainter::Tick() {
   const auto now = clock_.MonotonicNow();
-  if (!adopted_ || now >= next_resync_) {
+  if (!watched_ && (!adopted_ || now >= next_resync_)) {
     if (Status s = AdoptAll(); !s.ok()) {
       next_resync_ = now + std::chrono::seconds(5);
       LogWarning("tainter", "cannot list nodes", {{"error", s.ToString()}});
@@ -412,6 +542,7 @@ void Tainter::DropPendingFor(const std::function<bool(const std::string& node)>&
   for (auto it = queues_.begin(); it != queues_.end();) {
     if (pred(it->first)) {
       pending_ -= it->second.work.size();
+      deferred_.erase(it->first);
       it = queues_.erase(it);
     } else {
       ++it;

@@ -19,6 +19,7 @@
 #include "tainter/dry_run_node_api.h"
 #include "tainter/kube/node_api.h"
 #include "tainter/label_selector.h"
+#include "tainter/node_informer.h"
 #include "tainter/policy.h"
 #include "tainter/reasons.h"
 #include "tainter/tainter_metrics.h"
@@ -114,6 +115,14 @@ class Tainter {
   // API server says (not the in-memory state).
   Result<std::vector<TaintedNodeReport>> ListTainted();
 
+  // What the node watch (NodeInformer) saw, in order. A node with queued
+  // work takes it once its queue is empty (our own write in flight must not
+  // be undone by an older picture). With a watch, Tick() does not poll.
+  void Observe(std::vector<NodeInformer::Change> changes);
+  void ObserveNode(const NodeInfo& node);
+  void ObserveDeleted(const std::string& node);
+  void set_watched(bool watched) { watched_ = watched; }
+
   // Drops the queued work of these nodes (their partition went to another
   // replica); their `done` callbacks are not called.
   void DropPendingFor(const std::function<bool(const std::string& node)>& pred);
@@ -128,7 +137,7 @@ class Tainter {
  private:
   struct Work {
     bool decided = false;
-    FaultEvent event;   // !decided: the event to decide
+    FaultEvent event;   // the event to decide (kept: decided again if the node changed)
     Decision decision;  // decided: the decision to apply, with its plan
     bool update_done = false;
     std::size_t events_done = 0;  // planned Events already recorded
@@ -151,6 +160,12 @@ class Tainter {
   // kLift: re-reads the node first; false when the lift no longer applies
   // (our taint is gone, or another replica extended a reason).
   Result<bool> LiftStillDue(const std::string& node);
+  // kTaint, kReasons: re-read the node, merge its live reasons with the
+  // plan's, write with the version read (kAborted: moved, try again).
+  enum class Written { kYes, kNothingToDo, kDecidedAgain };
+  Result<Written> WriteReasons(Work& work);
+  bool Queued(const std::string& node) const;
+  void ApplyDeferred(const std::string& node);
   Status LearnNode(const std::string& node);
   void AdoptNode(const NodeInfo& node, bool merge_memory);
   bool HasOurTaint(const NodeInfo& node) const;
@@ -174,6 +189,9 @@ class Tainter {
   std::size_t pending_ = 0;
   bool adopted_ = false;
   bool api_reachable_ = true;
+  bool watched_ = false;
+  // Watch news for nodes with queued work; nullopt: deleted.
+  std::map<std::string, std::optional<NodeInfo>> deferred_;
   std::chrono::steady_clock::time_point next_resync_{};
 };
 
