@@ -169,18 +169,6 @@ Result<KubeConfig> LoadKube(const TainterConfig& config, bool cli) {
   return LoadKubeconfig(path, config.kubernetes.context);
 }
 
-Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, bool cli,
-                                             MetricsRegistry& metrics) {
-  Result<KubeConfig> kube = LoadKube(config, cli);
-  if (!kube) return kube.error();
-  KubeNodeApi::Options o;
-  o.http.qps = config.kubernetes.qps;
-  o.http.burst = config.kubernetes.burst;
-  o.http.request_timeout = config.kubernetes.request_timeout;
-  LogInfo("tainter", "kubernetes", {{"api", kube->Describe()}});
-  return KubeNodeApi::Create(std::move(*kube), o, RealClock(), metrics);
-}
-
 std::string Time(std::chrono::system_clock::time_point t) {
   return t.time_since_epoch().count() == 0 ? "-" : FormatRfc3339(t);
 }
@@ -291,6 +279,18 @@ int RunExplain(std::string_view program, Tainter& tainter, const std::string& no
 }
 
 }  // namespace
+
+Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, bool cli,
+                                             MetricsRegistry& metrics) {
+  Result<KubeConfig> kube = LoadKube(config, cli);
+  if (!kube) return kube.error();
+  KubeNodeApi::Options o;
+  o.http.qps = config.kubernetes.qps;
+  o.http.burst = config.kubernetes.burst;
+  o.http.request_timeout = config.kubernetes.request_timeout;
+  LogInfo("tainter", "kubernetes", {{"api", kube->Describe()}});
+  return KubeNodeApi::Create(std::move(*kube), o, RealClock(), metrics);
+}
 
 std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config, bool cli,
                                                std::string_view program, std::ostream& err) {

@@ -35,6 +35,13 @@ std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config, bool
                                                std::string_view program, std::ostream& err);
 
 // True for the subcommands RunNodeCommand() runs: nodes, untaint, explain.
+// A Kubernetes client for the tainter's config: the credentials looked up
+// in the documented order (`cli`: a person's command, which may use
+// ~/.kube/config), its QPS, burst and timeout. The daemon makes a second one
+// for its node watch, so a long watch never waits behind a write.
+Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, bool cli,
+                                             MetricsRegistry& metrics);
+
 bool IsNodeCommand(std::string_view arg);
 
 // Runs `args` = {SUBCOMMAND, ARGS...}; `program` names the command in help
