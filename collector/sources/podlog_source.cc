@@ -281,8 +281,12 @@ void PodLogSource::Track(const std::string& path, const PodDir& pod, const std::
 void PodLogSource::Emit(TrackedFile& f, JoinedLine line, std::uint64_t end_offset,
                         std::vector<LogRecord>& out) {
   // A pending P chunk of the other stream lies before this line's end:
-  // resuming after this line would lose it, so the cursor stays before it
-  // (at worst this line is read again after a restart, never lost).
+  // resuming after this line would lose it, so the resume offset stays
+  // before it (at worst this line is read again after a restart, never
+  // lost). Several records can share that resume offset, and the event id
+  // derives from the cursor, so the line's own end is added to tell them
+  // apart: "<dev>:<ino>:<resume>:<end>". Re-read after a restart from
+  // <resume>, the same chunk is pending again and the cursor is the same.
   std::uint64_t resume = end_offset;
   for (std::uint64_t p : f.pending_start) resume = std::min(resume, p);
 
@@ -293,6 +297,7 @@ void PodLogSource::Emit(TrackedFile& f, JoinedLine line, std::uint64_t end_offse
   r.time = line.time;
   r.cursor =
       std::to_string(f.key.dev) + ":" + std::to_string(f.key.ino) + ":" + std::to_string(resume);
+  if (resume != end_offset) r.cursor += ":" + std::to_string(end_offset);
   r.labels["namespace"] = f.pod.namespace_name;
   r.labels["pod"] = f.pod.pod;
   r.labels["uid"] = f.pod.uid;
@@ -454,15 +459,20 @@ Status PodLogSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
 }
 
 void PodLogSource::Commit(std::string_view cursor) {
-  std::uint64_t parts[3] = {0, 0, 0};
-  for (int i = 0; i < 3; ++i) {
-    const std::size_t colon = i < 2 ? cursor.find(':') : cursor.size();
-    if (colon == std::string_view::npos) return;
+  // "<dev>:<ino>:<resume>[:<end>]": the checkpoint keeps <resume>.
+  std::uint64_t parts[4] = {0, 0, 0, 0};
+  std::size_t n = 0;
+  for (;;) {
+    if (n == 4) return;
+    const std::size_t colon = std::min(cursor.find(':'), cursor.size());
     const std::string_view field = cursor.substr(0, colon);
-    auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), parts[i]);
-    if (ec != std::errc() || end != field.data() + field.size()) return;
-    cursor.remove_prefix(i < 2 ? colon + 1 : colon);
+    auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), parts[n]);
+    if (field.empty() || ec != std::errc() || end != field.data() + field.size()) return;
+    ++n;
+    if (colon == cursor.size()) break;
+    cursor.remove_prefix(colon + 1);
   }
+  if (n < 3) return;
   const FileKey key{static_cast<dev_t>(parts[0]), static_cast<ino_t>(parts[1])};
   if (files_.count(key) != 0) committed_[key] = parts[2];
 }

@@ -50,8 +50,9 @@ PodLogFileKind ClassifyPodLogFile(std::string_view name);
 // timestamp of its first chunk, origin pod, labels namespace, pod, uid,
 // container, stream (and truncated=true when the cap cut it).
 // Cursor: "<dev>:<inode>:<offset>" of the file the record came from, offset
-// just after its F line (see the README for the one interleaving case where
-// it is earlier).
+// just after its F line; while a P chunk of the other stream is pending,
+// "<dev>:<inode>:<offset of that chunk>:<offset after the F line>" (resume
+// before the chunk, and still one distinct cursor per record; README).
 //
 // Files are tracked by (device, inode), not by name. Discovery rescans the
 // root every `rescan_interval`: new pods and containers are picked up without

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -303,6 +304,40 @@ TEST_CASE("a partial line pending on one stream is not lost by committing the ot
   // The stdout line is whole. err-full's cursor had to stay before the
   // pending P chunk, so it is read once more: a duplicate, never a loss.
   CHECK(Texts(got) == std::vector<std::string>{"err-full", "out-part-1 out-part-2"});
+}
+
+// Issue 11.5: a progress bar on stdout (P chunks, no F yet) and three IB
+// errors on stderr. Their event ids derive from the cursor, so equal cursors
+// made the tainter drop two of the three as duplicates.
+TEST_CASE("records read while another stream's partial line is pending get distinct cursors") {
+  PodTest t;
+  CriContainerLog c(t.Dir());
+  c.WriteRaw("2026-11-22T07:02:53Z stdout P epoch 1: 10% \n");
+  c.WriteRaw("2026-11-22T07:02:53Z stdout P 20% \n");
+  for (int i = 0; i < 3; ++i) {
+    c.WriteRaw("2026-11-22T07:02:54Z stderr F mlx5: completion error " + std::to_string(i) + "\n");
+  }
+  std::vector<std::string> first;
+  {
+    auto src = t.Open();
+    std::vector<LogRecord> got = ReadAll(*src, 3);
+    REQUIRE(got.size() == 3);
+    for (const LogRecord& r : got) first.push_back(r.cursor);
+    CHECK(std::set<std::string>(first.begin(), first.end()).size() == 3);
+    // Committing all three keeps the pending chunk: the checkpoint stays before it.
+    CommitAll(*src, got);
+    REQUIRE(src->SaveCheckpoint().ok());
+  }
+  // After a restart the same records are read again (the P chunk lies before
+  // them) with the same cursors: a re-sent event keeps its id.
+  auto src = t.Open();
+  std::vector<LogRecord> again = ReadAll(*src, 3);
+  REQUIRE(again.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(again[i].cursor == first[i]);
+  c.WriteRaw("2026-11-22T07:02:55Z stdout F 100%\n");
+  std::vector<LogRecord> last = ReadAll(*src, 1);
+  REQUIRE(Texts(last) == std::vector<std::string>{"epoch 1: 10% 20% 100%"});
+  CHECK(std::find(first.begin(), first.end(), last[0].cursor) == first.end());
 }
 
 TEST_CASE("a busy container does not starve the others") {
