@@ -126,7 +126,9 @@ struct PodLogSource::TrackedFile {
   std::uint64_t offset = 0;        // file offset of buf[0]
   std::uint64_t start_offset = 0;  // where this run began reading: the checkpoint until a commit
   std::string buf;                 // read, not yet parsed
-  bool skip_to_newline = false;    // dropping the rest of an overlong non-CRI line
+  bool skip_to_newline = false;    // dropping the rest of an overlong line
+  std::string overlong;            // that line's head, parsed once its newline is found
+  std::uint64_t overlong_start = 0;
   PartialLineJoiner joiner;
   std::uint64_t pending_start[2] = {kNone, kNone};  // offset of each stream's first pending P
   bool present = true;                              // seen by the last scan
@@ -309,13 +311,34 @@ void PodLogSource::Emit(TrackedFile& f, JoinedLine line, std::uint64_t end_offse
   }
   ++counters_.records;
   counters_.bytes += r.text.size();
+  batch_bytes_ += r.text.size();
   out.push_back(std::move(r));
+}
+
+bool PodLogSource::BatchFull(const std::vector<LogRecord>& out, std::size_t limit) const {
+  return out.size() >= limit || BatchBytesReached(batch_bytes_);
+}
+
+void PodLogSource::ParseLine(TrackedFile& f, std::string_view line, std::uint64_t line_start,
+                             std::uint64_t line_end, std::vector<LogRecord>& out) {
+  std::optional<CriLine> cri = ParseCriLine(line);
+  if (!cri) {
+    ++counters_.parse_errors;
+    return;
+  }
+  const std::size_t s = StreamIndex(cri->stream);
+  if (cri->partial && f.pending_start[s] == kNone) f.pending_start[s] = line_start;
+  std::optional<JoinedLine> joined = f.joiner.Add(*cri);
+  if (joined) {
+    f.pending_start[s] = kNone;
+    Emit(f, std::move(*joined), line_end, out);
+  }
 }
 
 bool PodLogSource::ReadFile(TrackedFile& f, std::vector<LogRecord>& out, std::size_t limit) {
   for (;;) {
     std::size_t pos = 0;
-    while (out.size() < limit) {
+    while (!BatchFull(out, limit)) {
       const std::size_t nl = f.buf.find('\n', pos);
       if (nl == std::string::npos) break;
       const std::uint64_t line_start = f.offset + pos;
@@ -323,33 +346,32 @@ bool PodLogSource::ReadFile(TrackedFile& f, std::vector<LogRecord>& out, std::si
       const std::string_view line(f.buf.data() + pos, nl - pos);
       pos = nl + 1;
       if (f.skip_to_newline) {
+        // The end of an overlong line: its head stands for it, cut.
         f.skip_to_newline = false;
+        const std::string head = std::move(f.overlong);
+        f.overlong.clear();
+        ParseLine(f, head, f.overlong_start, line_end, out);
         continue;
       }
-      std::optional<CriLine> cri = ParseCriLine(line);
-      if (!cri) {
-        ++counters_.parse_errors;
-        continue;
-      }
-      const std::size_t s = StreamIndex(cri->stream);
-      if (cri->partial && f.pending_start[s] == kNone) f.pending_start[s] = line_start;
-      std::optional<JoinedLine> joined = f.joiner.Add(*cri);
-      if (joined) {
-        f.pending_start[s] = kNone;
-        Emit(f, std::move(*joined), line_end, out);
-      }
+      ParseLine(f, line, line_start, line_end, out);
     }
     f.buf.erase(0, pos);
     f.offset += pos;
-    if (out.size() >= limit) return false;
+    if (BatchFull(out, limit)) return false;
 
     if (f.buf.size() > options_.max_line_bytes + kChunk) {
-      // No runtime writes a CRI line this long (containerd splits at 16 KiB,
-      // conmon at 8 KiB): it is not CRI output. Drop it up to its newline.
-      ++counters_.parse_errors;
+      // One line longer than the cap (no runtime writes such a CRI line:
+      // containerd splits at 16 KiB, conmon at 8 KiB; a P...F line is cut
+      // by the joiner): keep its head, which the joiner cuts at the cap and
+      // labels truncated, and skip the rest up to its newline without
+      // buffering it, so one huge line costs max_line_bytes, not its size.
+      if (!f.skip_to_newline) {
+        f.overlong_start = f.offset;
+        f.overlong.assign(f.buf, 0, options_.max_line_bytes + kChunk);
+        f.skip_to_newline = true;
+      }
       f.offset += f.buf.size();
       f.buf.clear();
-      f.skip_to_newline = true;
     }
     const std::size_t old = f.buf.size();
     f.buf.resize(old + kChunk);
@@ -374,6 +396,7 @@ bool PodLogSource::ReadFile(TrackedFile& f, std::vector<LogRecord>& out, std::si
         f.offset = 0;
         f.buf.clear();
         f.skip_to_newline = false;
+        f.overlong.clear();
         f.joiner = PartialLineJoiner(options_.max_line_bytes);
         f.pending_start[0] = f.pending_start[1] = kNone;
         continue;
@@ -388,6 +411,7 @@ Status PodLogSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
                           std::stop_token stop) {
   const std::size_t first = out.size();
   const std::size_t limit = first + max_records;
+  batch_bytes_ = 0;
   for (;;) {
     if (stop.stop_requested()) return OkStatus();
     auto now = std::chrono::steady_clock::now();
@@ -403,7 +427,7 @@ Status PodLogSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
       TrackedFile& f = *order_[index];
       const bool eof = ReadFile(f, out, limit);
       f.drained = eof && !f.present;
-      if (out.size() >= limit) {
+      if (BatchFull(out, limit)) {
         // Continue with the next container; stay on this file only when its
         // successor is a newer file of the same container (a rotated file is
         // drained before the current one).

@@ -118,6 +118,11 @@ class PodLogSource final : public Source {
   // Reads and parses `f` until EOF or `out` holds `limit` records.
   // True at EOF.
   bool ReadFile(TrackedFile& f, std::vector<LogRecord>& out, std::size_t limit);
+  // One CRI line of `f` ending (newline included) at `line_end`.
+  void ParseLine(TrackedFile& f, std::string_view line, std::uint64_t line_start,
+                 std::uint64_t line_end, std::vector<LogRecord>& out);
+  // `limit` records, or the batch byte bound (Source::set_max_batch_bytes).
+  bool BatchFull(const std::vector<LogRecord>& out, std::size_t limit) const;
   void Emit(TrackedFile& f, JoinedLine line, std::uint64_t end_offset, std::vector<LogRecord>& out);
   bool IncludeNamespace(std::string_view ns) const;
 
@@ -138,6 +143,7 @@ class PodLogSource final : public Source {
   std::chrono::steady_clock::time_point next_scan_{};
   std::map<FileKey, std::uint64_t> committed_;
   std::string saved_content_;
+  std::size_t batch_bytes_ = 0;  // text appended by the current Read()
 
   SourceCounters counters_;  // stats(); added on the source's thread
   std::atomic<std::uint64_t> truncated_{0};

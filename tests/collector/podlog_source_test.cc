@@ -340,6 +340,40 @@ TEST_CASE("records read while another stream's partial line is pending get disti
   CHECK(std::find(first.begin(), first.end(), last[0].cursor) == first.end());
 }
 
+// Issue 11.4: one line longer than the cap is cut at the cap without being
+// buffered whole, labelled and counted; the lines after it are read.
+TEST_CASE("a single CRI line longer than the cap is cut, labelled, and the next line read") {
+  PodTest t;
+  CriContainerLog c(t.Dir());
+  c.WriteRaw("2026-11-22T07:02:53Z stderr F NCCL WARN " + std::string(1024 * 1024, 'y') + "\n");
+  c.Write("stdout", "after");
+  PodLogSource::Options o = t.Options();
+  o.max_line_bytes = 4096;
+  auto src = t.Open(o);
+  std::vector<LogRecord> got = ReadAll(*src, 2);
+  REQUIRE(got.size() == 2);
+  CHECK(got[0].text == "NCCL WARN " + std::string(4096 - 10, 'y'));
+  CHECK(got[0].labels.at("truncated") == "true");
+  CHECK(got[0].labels.at("stream") == "stderr");
+  CHECK(src->truncated_lines() == 1);
+  CHECK(got[1].text == "after");
+  CHECK(src->stats().parse_errors == 0);
+}
+
+TEST_CASE("a Read stops at the batch byte bound, and the rest comes in the next") {
+  PodTest t;
+  CriContainerLog c(t.Dir());
+  for (int i = 0; i < 10; ++i) c.Write("stdout", std::to_string(i) + std::string(9999, 'z'));
+  auto src = t.Open();
+  src->set_max_batch_bytes(25000);
+  std::vector<LogRecord> got;
+  std::stop_source stop;
+  while (got.empty()) REQUIRE(src->Read(got, 256, stop.get_token()).ok());
+  CHECK(got.size() == 3);  // stops once 25,000 bytes are reached: 3 x 10,000
+  std::vector<LogRecord> rest = ReadAll(*src, 7);
+  CHECK(rest.size() == 7);
+}
+
 TEST_CASE("a busy container does not starve the others") {
   PodTest t;
   CriContainerLog busy(t.Dir("a-busy", "p"));
