@@ -36,9 +36,11 @@ std::optional<PodDir> ParsePodDirName(std::string_view name);
 
 // What a file in a container's log directory is to the tailer. Pure.
 enum class PodLogFileKind {
-  kCurrent,  // "<n>.log": the runtime writes here
-  kRotated,  // "<n>.log.<YYYYMMDD-hhmmss>": renamed by kubelet; may still be written briefly
-  kIgnored,  // "*.gz" (read before compression), "*.tmp", anything else
+  kCurrent,     // "<n>.log": the runtime writes here
+  kRotated,     // "<n>.log.<YYYYMMDD-hhmmss>": renamed by kubelet; may still be written briefly
+  kCompressed,  // "<n>.log.<YYYYMMDD-hhmmss>.gz": compressed by kubelet at the next rotation;
+                // read only to finish a file the checkpoint says was not finished
+  kIgnored,     // "*.tmp", anything else
 };
 PodLogFileKind ClassifyPodLogFile(std::string_view name);
 
@@ -115,6 +117,9 @@ class PodLogSource final : public Source {
   void Scan();
   void Track(const std::string& path, const PodDir& pod, const std::string& container,
              PodLogFileKind kind);
+  // First scan: a checkpointed inode no longer on disk. Its rest is read
+  // from the .gz kubelet made of it, else counted in stats().lost.
+  void RecoverMissing(const FileKey& key);
   // Reads and parses `f` until EOF or `out` holds `limit` records.
   // True at EOF.
   bool ReadFile(TrackedFile& f, std::vector<LogRecord>& out, std::size_t limit);
@@ -136,8 +141,11 @@ class PodLogSource final : public Source {
   struct SavedFile {
     std::uint64_t offset = 0;
     std::string head;  // fingerprint of the first bytes: tells a recycled inode apart
+    std::string path;  // where it was at the save
+    std::optional<std::uint64_t> size;  // its size at the save (absent in older checkpoints)
   };
   std::map<FileKey, SavedFile> saved_offsets_;  // from the checkpoint, until the first scan
+  std::vector<FileKey> recycled_;  // first scan: checkpointed inodes now holding another file
   bool had_checkpoint_ = false;
   bool first_scan_done_ = false;
   std::chrono::steady_clock::time_point next_scan_{};

@@ -85,7 +85,7 @@ TEST_CASE("pod directory names and log file names are classified") {
   CHECK(ClassifyPodLogFile("0.log") == PodLogFileKind::kCurrent);
   CHECK(ClassifyPodLogFile("12.log") == PodLogFileKind::kCurrent);
   CHECK(ClassifyPodLogFile("0.log.20261122-070253") == PodLogFileKind::kRotated);
-  CHECK(ClassifyPodLogFile("0.log.20261122-070253.gz") == PodLogFileKind::kIgnored);
+  CHECK(ClassifyPodLogFile("0.log.20261122-070253.gz") == PodLogFileKind::kCompressed);
   CHECK(ClassifyPodLogFile("0.log.20261122-070253.gz.tmp") == PodLogFileKind::kIgnored);
   CHECK(ClassifyPodLogFile("0.log.tmp") == PodLogFileKind::kIgnored);
   CHECK(ClassifyPodLogFile("x.log") == PodLogFileKind::kIgnored);
@@ -245,6 +245,66 @@ TEST_CASE("a restart resumes every file from its committed offset with no loss o
   std::vector<LogRecord> got = ReadAll(*src, want_after.size());
   CHECK(Sorted(Texts(got)) == Sorted(want_after));
   CHECK(got.size() == want_after.size());
+}
+
+// Issue 11.8: kubelet compresses a rotated file at the next rotation. If
+// that happens while the agent is down, the rest of the file is only in the
+// .gz, which was never read.
+TEST_CASE("a rotated file compressed while the agent was down is read on from its offset") {
+  PodTest t;
+  CriContainerLog c(t.Dir());
+  for (int i = 0; i < 5; ++i) c.Write("stdout", "a" + std::to_string(i));
+  {
+    auto src = t.Open();
+    std::vector<LogRecord> got = ReadAll(*src, 5);
+    REQUIRE(got.size() == 5);
+    src->Commit(got[0].cursor);
+    src->Commit(got[1].cursor);  // a2..a4 read, not delivered
+    REQUIRE(src->SaveCheckpoint().ok());
+  }
+  c.Rotate("20261122-080000");
+  c.Write("stdout", "b0");
+  c.Rotate("20261122-080100");  // gzips 0.log.20261122-080000, removes it
+  c.Write("stdout", "c0");
+  REQUIRE(fs::exists(c.log().string() + ".20261122-080000.gz"));
+  REQUIRE(!fs::exists(c.log().string() + ".20261122-080000"));
+  {
+    auto src = t.Open();
+    std::vector<LogRecord> got = ReadAll(*src, 5);
+    CHECK(Sorted(Texts(got)) == std::vector<std::string>{"a2", "a3", "a4", "b0", "c0"});
+    CHECK(src->stats().lost == 0);
+    // Commit only a2 from the .gz: a restart resumes inside it.
+    for (const LogRecord& r : got) {
+      if (r.text != "a3" && r.text != "a4") src->Commit(r.cursor);
+    }
+    REQUIRE(src->SaveCheckpoint().ok());
+  }
+  auto src = t.Open();
+  CHECK(Sorted(Texts(ReadAll(*src, 2))) == std::vector<std::string>{"a3", "a4"});
+}
+
+TEST_CASE("a checkpointed file gone at start with unread data is counted as lost") {
+  PodTest t;
+  const fs::path dir = t.Dir();
+  {
+    CriContainerLog c(dir);
+    for (int i = 0; i < 5; ++i) c.Write("stdout", "a" + std::to_string(i));
+    CriContainerLog done(t.Dir("gpu-ops", "done-pod"));
+    done.Write("stdout", "all read");
+    auto src = t.Open();
+    std::vector<LogRecord> got = ReadAll(*src, 6);
+    REQUIRE(got.size() == 6);
+    for (const LogRecord& r : got) {
+      if (r.text == "a0" || r.text == "all read") src->Commit(r.cursor);
+    }
+    REQUIRE(src->SaveCheckpoint().ok());
+  }
+  // Both pods deleted while the agent was down: a1..a4 were never delivered.
+  fs::remove_all(dir.parent_path());
+  fs::remove_all(t.Dir("gpu-ops", "done-pod").parent_path());
+  auto src = t.Open();
+  CHECK(ReadAll(*src, 1).empty());
+  CHECK(src->stats().lost == 1);  // one file; the fully read one is no loss
 }
 
 TEST_CASE("a checkpointed inode that now holds another file is read from the start") {
