@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Evaluates the standalone overlay's ValidatingAdmissionPolicy
-// (deploy/overlays/standalone/agent-own-node-policy.yaml, as rendered) with a
-// CEL evaluator, against admission requests the API server would build:
-// the standalone agent patching its own node and another, with and without
-// the node-name claim of a pod-bound token, changing labels, and recording
-// Events. render_test.py's `admission` case installs the evaluator and runs
-// this; it prints one line per case and exits 1 on any wrong verdict.
+// Evaluates faultline's ValidatingAdmissionPolicies, as rendered, with a CEL
+// evaluator against admission requests the API server would build:
+//  - faultline-agent-own-node-only (deploy/overlays/standalone): the
+//    standalone agent patching its own node and another, with and without
+//    the node-name claim of a pod-bound token, changing labels, recording
+//    Events;
+//  - faultline-tainter-scope (deploy/components/tainter-scope): the tainter
+//    changing its own taint and annotation, and anything else on a node.
+// render_test.py's `admission` case installs the evaluator and runs this; it
+// prints one line per case and exits 1 on any wrong verdict or a missing
+// policy.
 //
 // What is modelled, as the API server does for a ValidatingAdmissionPolicy:
 // matchConstraints (resource and operation), matchConditions (all true or
@@ -16,7 +20,8 @@
 // and the typed schema of request/object (plain JSON here: a field absent
 // from a request is absent, as for omitempty fields on the server).
 //
-//   node admission_policy_test.mjs POLICY_JSON CEL_MODULE_DIR
+//   node admission_policy_test.mjs POLICIES_JSON CEL_MODULE_DIR
+// (POLICIES_JSON: an array of the rendered ValidatingAdmissionPolicy objects)
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {pathToFileURL} from 'node:url'
@@ -24,7 +29,8 @@ import {pathToFileURL} from 'node:url'
 const [policyPath, moduleDir] = process.argv.slice(2)
 const {evaluate} = await import(
   pathToFileURL(join(moduleDir, 'node_modules/@marcbachmann/cel-js/lib/index.js')).href)
-const policy = JSON.parse(readFileSync(policyPath, 'utf8'))
+const policies = JSON.parse(readFileSync(policyPath, 'utf8'))
+let policy = null  // the one admit() evaluates
 
 function evalBool(expression, context) {
   try {
@@ -88,7 +94,7 @@ function event(u, kind, name, operation = 'CREATE') {
 const OWN = 'faultline-agent may patch only the node its pod runs on'
 const LABELS = 'faultline-agent may not change node labels'
 const EVENTS = 'faultline-agent may record Events only about the node its pod runs on'
-const cases = [
+const agentCases = () => [
   ['the agent taints its own node', patchNode(user(AGENT, 'gpu-1'), node('gpu-1'),
     node('gpu-1', {taints: [TAINT]})), 'allowed'],
   ['the agent lifts its taint and writes its annotation on its own node', patchNode(
@@ -128,6 +134,67 @@ const cases = [
     {operation: 'UPDATE', userInfo: user(AGENT, 'gpu-1'),
      resource: {group: '', version: 'v1', resource: 'pods'}}, {}, {}), 'not-matched'],
 ]
+
+const TAINTER = 'system:serviceaccount:faultline:faultline-tainter'
+const FOREIGN = {key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule'}
+function annotated(n, annotations) { n.metadata.annotations = annotations; return n }
+const SCOPE_TAINT = "faultline-tainter may change only faultline's own taint"
+const SCOPE_NOEXEC = 'faultline-tainter may not set a NoExecute taint'
+const SCOPE_ANN = 'faultline-tainter may change only annotations under faultline.dev/'
+const SCOPE_LABELS = 'faultline-tainter may not change node labels'
+const SCOPE_CORDON = 'faultline-tainter may not cordon or uncordon a node'
+const tainterCases = () => {
+  const t = user(TAINTER)
+  const reasons = {'faultline.dev/reasons': '[{"rule":"nvidia.xid"}]'}
+  const cordoned = node('gpu-1', {taints: [FOREIGN]})
+  cordoned.spec.unschedulable = true
+  return [
+    ['the tainter adds its taint and reasons beside a foreign taint', patchNode(t,
+      annotated(node('gpu-1', {taints: [FOREIGN]}), {other: 'x'}),
+      annotated(node('gpu-1', {taints: [FOREIGN, TAINT]}), {other: 'x', ...reasons})), 'allowed'],
+    ['the tainter lifts its taint and removes its annotation', patchNode(t,
+      annotated(node('gpu-1', {taints: [TAINT, FOREIGN]}), reasons),
+      node('gpu-1', {taints: [FOREIGN]})), 'allowed'],
+    ['the tainter uses the drop-in taint key', patchNode(t, node('gpu-1'), node('gpu-1',
+      {taints: [{key: 'trainy.konduktor.ai/faulty', value: 'true', effect: 'NoSchedule'}]})),
+      'allowed'],
+    ['the tainter removes a foreign taint', patchNode(t, node('gpu-1', {taints: [FOREIGN, TAINT]}),
+      node('gpu-1', {taints: [TAINT]})), `denied: ${SCOPE_TAINT}`],
+    ['the tainter adds a foreign taint', patchNode(t, node('gpu-1'), node('gpu-1',
+      {taints: [{key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule'}]})),
+      `denied: ${SCOPE_TAINT}`],
+    ['the tainter changes the value of a foreign taint', patchNode(t,
+      node('gpu-1', {taints: [FOREIGN]}),
+      node('gpu-1', {taints: [{...FOREIGN, value: 'absent'}]})), `denied: ${SCOPE_TAINT}`],
+    ['the tainter sets its taint with effect NoExecute (evicts every pod)', patchNode(t,
+      node('gpu-1'), node('gpu-1', {taints: [{...TAINT, effect: 'NoExecute'}]})),
+      `denied: ${SCOPE_NOEXEC}`],
+    ['the tainter changes a foreign annotation', patchNode(t, annotated(node('gpu-1'), {a: '1'}),
+      annotated(node('gpu-1'), {a: '2'})), `denied: ${SCOPE_ANN}`],
+    ['the tainter adds a foreign annotation', patchNode(t, node('gpu-1'),
+      annotated(node('gpu-1'), {a: '1'})), `denied: ${SCOPE_ANN}`],
+    ['the tainter removes a foreign annotation', patchNode(t, annotated(node('gpu-1'), {a: '1'}),
+      node('gpu-1')), `denied: ${SCOPE_ANN}`],
+    ['the tainter relabels a node', patchNode(t, node('gpu-1'),
+      node('gpu-1', {labels: {'kubernetes.io/hostname': 'gpu-1', x: 'y'}})),
+      `denied: ${SCOPE_LABELS}`],
+    ['the tainter cordons a node', patchNode(t, node('gpu-1', {taints: [FOREIGN]}), cordoned),
+      `denied: ${SCOPE_CORDON}`],
+    ['another user (an admin) is not this policy\'s business', patchNode(
+      user('kubernetes-admin'), node('gpu-1'), node('gpu-1', {labels: null})), 'not-matched'],
+  ]
+}
+
+const cases = []
+for (const [name, make] of [['faultline-agent-own-node-only', agentCases],
+                            ['faultline-tainter-scope', tainterCases]]) {
+  policy = policies.find(p => p.metadata.name === name)
+  if (!policy) {
+    cases.push([`policy ${name} is rendered`, 'missing', 'present'])
+    continue
+  }
+  for (const [label, got, want] of make()) cases.push([`${name}: ${label}`, got, want])
+}
 
 let failed = 0
 for (const [name, got, want] of cases) {

@@ -13,9 +13,9 @@ One CASE per run (CTest runs each as its own test, see CMakeLists.txt):
               runtime packages
   configs     the ConfigMaps' files accepted by the built binaries
   monitoring  the scrape config and the dashboard's metric names
-  admission   overlays/standalone's ValidatingAdmissionPolicy, evaluated by a
-              CEL evaluator (admission_policy_test.mjs) against allowed and
-              denied requests; the evaluator is an npm package installed into
+  admission   the ValidatingAdmissionPolicies of overlays/standalone and
+              components/tainter-scope, evaluated by a CEL evaluator
+              (admission_policy_test.mjs) against allowed and denied requests; the evaluator is an npm package installed into
               --cel-dir on first use (SKIPPED without node/npm or the registry)
 
 Prints "SKIPPED: <reason>" and passes where kubectl or python3-yaml is
@@ -603,15 +603,29 @@ def ensure_cel(cel_dir):
     return None
 
 
-def check_admission(args, docs, f):
-    vap = find(docs, "ValidatingAdmissionPolicy")
-    if not f.check(len(vap) == 1, "the standalone overlay renders one ValidatingAdmissionPolicy"):
+def check_admission(args, standalone_docs, scoped_docs, f):
+    """standalone_docs: overlays/standalone; scoped_docs: the base with
+    components/tainter-scope. Each renders one policy and its binding."""
+    policies = []
+    for what, docs in (("the standalone overlay", standalone_docs),
+                       ("components/tainter-scope", scoped_docs)):
+        vap = find(docs, "ValidatingAdmissionPolicy")
+        binding = find(docs, "ValidatingAdmissionPolicyBinding")
+        if f.check(len(vap) == 1 and len(binding) == 1 and
+                   binding[0]["spec"]["policyName"] == vap[0]["metadata"]["name"] and
+                   binding[0]["spec"].get("validationActions") == ["Deny"],
+                   f"{what} renders one ValidatingAdmissionPolicy, bound with Deny"):
+            policies.append(vap[0])
+    f.check(not find(render(os.path.join(args.source_dir, "deploy", "base")),
+                     "ValidatingAdmissionPolicy"),
+            "the base has no admission policy (it needs Kubernetes 1.30; the component is opt-in)")
+    if f.items:
         return None
     why = ensure_cel(args.cel_dir)
     if why:
         return why
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as tmp:
-        json.dump(vap[0], tmp)
+        json.dump(policies, tmp)
     try:
         out = subprocess.run(["node", os.path.join(os.path.dirname(__file__),
                                                    "admission_policy_test.mjs"),
@@ -987,7 +1001,9 @@ def main():
     elif args.case == "monitoring":
         check_monitoring(args, f)
     elif args.case == "admission":
-        why = check_admission(args, render(overlays["standalone"]), f)
+        why = check_admission(args, render(overlays["standalone"]),
+                              render_with_component(deploy, os.path.join("components",
+                                                                         "tainter-scope")), f)
         if why and not f.items:
             print(f"SKIPPED: {why}; the policy's CEL was not evaluated")
             return 0
