@@ -88,27 +88,12 @@ Result<Flags> ParseFlags(int argc, char** argv) {
   return f;
 }
 
-Result<KubeConfig> LoadKube(const TainterConfig& config, bool cli) {
-  std::string path = config.kubernetes.kubeconfig;
-  if (path.empty() && cli) {
-    // The operator's commands run where kubectl runs: honour $KUBECONFIG,
-    // then ~/.kube/config, then the in-cluster service account.
-    if (const char* env = std::getenv("KUBECONFIG");
-        env && *env) {  // NOLINT(concurrency-mt-unsafe)
-      path = env;
-    } else if (const char* home = std::getenv("HOME");
-               home && *home) {  // NOLINT(concurrency-mt-unsafe)
-      std::string candidate = std::string(home) + "/.kube/config";
-      if (access(candidate.c_str(), R_OK) == 0) path = candidate;
-    }
-  }
-  if (path.empty()) return LoadInClusterConfig();
-  return LoadKubeconfig(path, config.kubernetes.context);
-}
-
-Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, bool cli,
+// Credentials in the one documented order (LoadKubeConfigAuto), the same
+// for the daemon, `nodes` and `untaint`.
+Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config,
                                              MetricsRegistry& metrics) {
-  Result<KubeConfig> kube = LoadKube(config, cli);
+  Result<KubeConfig> kube =
+      LoadKubeConfigAuto(config.kubernetes.kubeconfig, config.kubernetes.context);
   if (!kube) return kube.error();
   KubeNodeApi::Options o;
   o.http.qps = config.kubernetes.qps;
@@ -127,9 +112,9 @@ struct TainterStack {
 };
 
 // nullptr, with the reason on stderr, when either cannot be made.
-std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config, bool cli) {
+std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config) {
   auto stack = std::make_unique<TainterStack>();
-  auto api = MakeApi(config, cli, stack->metrics);
+  auto api = MakeApi(config, stack->metrics);
   if (!api) {
     std::cerr << "faultline-tainter: " << api.error().message() << '\n';
     return nullptr;
@@ -145,7 +130,7 @@ std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config, bool
 }
 
 int RunNodes(const TainterConfig& config) {
-  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, true);
+  std::unique_ptr<TainterStack> stack = MakeTainterStack(config);
   if (!stack) return 2;
   Tainter* tainter = stack->tainter.get();
   auto nodes = tainter->ListTainted();
@@ -170,7 +155,7 @@ int RunNodes(const TainterConfig& config) {
 }
 
 int RunUntaint(const TainterConfig& config, const Flags& flags) {
-  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, true);
+  std::unique_ptr<TainterStack> stack = MakeTainterStack(config);
   if (!stack) return 2;
   Tainter* tainter = stack->tainter.get();
   Status s = tainter->Untaint(flags.node, flags.reason);
@@ -184,7 +169,7 @@ int RunUntaint(const TainterConfig& config, const Flags& flags) {
 }
 
 int RunDaemon(const TainterConfig& config, const sigset_t& signals) {
-  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, false);
+  std::unique_ptr<TainterStack> stack = MakeTainterStack(config);
   if (!stack) return 2;
   MetricsRegistry& metrics = stack->metrics;
   Tainter* tainter = stack->tainter.get();
