@@ -23,11 +23,12 @@
 
 namespace faultline {
 
-// What `faultline-tainter nodes` prints for one node.
+// What `faultline-tainter nodes` and `explain` print for one node.
 struct TaintedNodeReport {
   std::string node;
   std::chrono::system_clock::time_point since;  // the earliest first_seen
   std::vector<Reason> reasons;
+  bool tainted = true;  // carries faultline's taint (explain also reports nodes that do not)
 };
 
 // The tainter without Kafka: the Policy plus the applier that turns its
@@ -108,6 +109,11 @@ class Tainter {
   // API server says (not the in-memory state).
   Result<std::vector<TaintedNodeReport>> ListTainted();
 
+  // `explain NODE`: the node's taint and reasons as the API server has them
+  // (one GET). `tainted` false: no faultline taint; `reasons` then holds
+  // whatever annotation is left. kNotFound: no such node.
+  Result<TaintedNodeReport> Explain(const std::string& node);
+
   // Drops the queued work of these nodes (their partition went to another
   // replica); their `done` callbacks are not called.
   void DropPendingFor(const std::function<bool(const std::string& node)>& pred);
@@ -145,6 +151,7 @@ class Tainter {
   Status LearnNode(const std::string& node);
   void AdoptNode(const NodeInfo& node, bool merge_memory);
   bool HasOurTaint(const NodeInfo& node) const;
+  TaintedNodeReport ReportFor(const NodeInfo& node) const;
   Status Update(const std::string& node, const NodeChange& change, std::string_view why);
   Status Event(const std::string& node, std::string type, std::string reason, std::string message);
   Status Track(std::string_view op, Status s, std::chrono::steady_clock::time_point start);

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -45,6 +46,20 @@ YAML::Node FindNamed(const YAML::Node& list, const std::string& name, const char
 std::string Str(const YAML::Node& map, const char* key) {
   if (!map || !map.IsMap() || !map[key] || map[key].IsNull()) return {};
   return map[key].as<std::string>();
+}
+
+// The first readable file of a kubectl-style $KUBECONFIG list ("a:b:c");
+// when none is readable, the first, so that the error names it.
+std::string FirstKubeconfig(std::string_view list) {
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t colon = list.find(':', start);
+    if (colon == std::string_view::npos) colon = list.size();
+    std::string path(list.substr(start, colon - start));
+    if (!path.empty() && access(path.c_str(), R_OK) == 0) return path;
+    start = colon + 1;
+  }
+  return std::string(list.substr(0, list.find(':')));
 }
 
 }  // namespace
@@ -303,11 +318,7 @@ Result<KubeConfig> LoadKubeConfigAuto(const std::string& kubeconfig_path, std::s
   if (!kubeconfig_path.empty()) return LoadKubeconfig(kubeconfig_path, context);
   // Read once at startup, before any thread exists.
   const char* env = getenv("KUBECONFIG");  // NOLINT(concurrency-mt-unsafe)
-  if (env != nullptr && *env != '\0') {
-    std::string first(env);
-    first = first.substr(0, first.find(':'));
-    return LoadKubeconfig(first, context);
-  }
+  if (env != nullptr && *env != '\0') return LoadKubeconfig(FirstKubeconfig(env), context);
   const char* host = getenv("KUBERNETES_SERVICE_HOST");  // NOLINT(concurrency-mt-unsafe)
   if (!in_cluster.service_host.empty() || (host != nullptr && *host != '\0')) {
     return LoadInClusterConfig(in_cluster);

@@ -91,7 +91,7 @@ Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view cont
 // The one order in which faultline-tainter (daemon, `nodes`, `untaint`) and
 // `faultline-agent --standalone` look for credentials, controller-runtime's:
 //   1. `kubeconfig_path` when set (the config's kubernetes.kubeconfig);
-//   2. $KUBECONFIG (its first path);
+//   2. $KUBECONFIG (its first readable file, as kubectl reads the list);
 //   3. in-cluster, when KUBERNETES_SERVICE_HOST is set (or `in_cluster`
 //      names a host);
 //   4. ~/.kube/config when it exists.
