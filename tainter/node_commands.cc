@@ -308,11 +308,8 @@ int RunNodeCommand(std::string_view program, const std::vector<std::string>& arg
   }
   TainterConfig config;
   if (!flags->config.empty()) {
-    Result<TainterConfig> loaded = LoadTainterConfig(flags->config);
-    if (!loaded) {
-      err << loaded.error().message() << '\n';
-      return 2;
-    }
+    std::optional<TainterConfig> loaded = LoadTainterConfig(flags->config, err);
+    if (!loaded) return 2;
     config = std::move(*loaded);
   }
   if (!flags->kubeconfig.empty()) config.kubernetes.kubeconfig = flags->kubeconfig;

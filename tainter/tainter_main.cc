@@ -202,7 +202,8 @@ int main(int argc, char** argv) {
   }
   TainterConfig config;
   if (!flags->config.empty()) {
-    std::optional<TainterConfig> loaded = LoadTainterConfig(flags->config, std::cerr);
+    std::optional<TainterConfig> loaded =
+        LoadTainterConfig(flags->config, std::cerr, /*require_brokers=*/true);
     if (!loaded) return 2;
     config = std::move(*loaded);
   }
@@ -212,10 +213,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   SetLogLevel(config.log_level);
-  if (config.kafka.brokers.empty()) {
-    std::cerr << flags->config << ":1:1: error: 'kafka.brokers' is required\n";
-    return 2;
-  }
   curl_global_init(CURL_GLOBAL_DEFAULT);
   const int rc = RunDaemon(config, signals);
   curl_global_cleanup();

@@ -62,6 +62,25 @@ std::string FirstKubeconfig(std::string_view list) {
   return std::string(list.substr(0, list.find(':')));
 }
 
+// `<key>-data` (base64 PEM, decoded into `pem`) or `<key>` (a file, resolved
+// against `base_dir` into `file`). False, with a C003 diagnostic, when the
+// data is not base64.
+bool PemOrFile(ConfigReader& reader, const YAML::Node& map, const std::string& key,
+               std::string_view base_dir, std::string& pem, std::string& file) {
+  const std::string data_key = key + "-data";
+  if (std::string data = Str(map, data_key.c_str()); !data.empty()) {
+    Result<std::string> decoded = Base64Decode(data);
+    if (!decoded) {
+      reader.Error(map[data_key], "C003", data_key + " is not base64");
+      return false;
+    }
+    pem = std::move(*decoded);
+  } else {
+    file = Resolve(base_dir, Str(map, key.c_str()));
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string KubeConfig::Describe() const {
@@ -208,15 +227,9 @@ std::optional<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text,
     if (cluster["insecure-skip-tls-verify"]) {
       config.insecure_skip_tls_verify = cluster["insecure-skip-tls-verify"].as<bool>();
     }
-    if (std::string data = Str(cluster, "certificate-authority-data"); !data.empty()) {
-      auto pem = Base64Decode(data);
-      if (!pem) {
-        return fail(cluster["certificate-authority-data"], "C003",
-                    "certificate-authority-data is not base64");
-      }
-      config.ca_pem = std::move(*pem);
-    } else {
-      parsed.ca_file = Resolve(base_dir, Str(cluster, "certificate-authority"));
+    if (!PemOrFile(reader, cluster, "certificate-authority", base_dir, config.ca_pem,
+                   parsed.ca_file)) {
+      return std::nullopt;
     }
 
     if (!user_name.empty()) {
@@ -228,24 +241,11 @@ std::optional<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text,
       if (user.IsMap()) {
         config.token = Str(user, "token");
         config.token_file = Resolve(base_dir, Str(user, "tokenFile"));
-        if (std::string d = Str(user, "client-certificate-data"); !d.empty()) {
-          auto pem = Base64Decode(d);
-          if (!pem) {
-            return fail(user["client-certificate-data"], "C003",
-                        "client-certificate-data is not base64");
-          }
-          config.client_cert_pem = std::move(*pem);
-        } else {
-          parsed.client_cert_file = Resolve(base_dir, Str(user, "client-certificate"));
-        }
-        if (std::string d = Str(user, "client-key-data"); !d.empty()) {
-          auto pem = Base64Decode(d);
-          if (!pem) {
-            return fail(user["client-key-data"], "C003", "client-key-data is not base64");
-          }
-          config.client_key_pem = std::move(*pem);
-        } else {
-          parsed.client_key_file = Resolve(base_dir, Str(user, "client-key"));
+        if (!PemOrFile(reader, user, "client-certificate", base_dir, config.client_cert_pem,
+                       parsed.client_cert_file) ||
+            !PemOrFile(reader, user, "client-key", base_dir, config.client_key_pem,
+                       parsed.client_key_file)) {
+          return std::nullopt;
         }
         const bool has_cert = !config.client_cert_pem.empty() || !parsed.client_cert_file.empty();
         const bool has_key = !config.client_key_pem.empty() || !parsed.client_key_file.empty();
