@@ -16,7 +16,8 @@ std::optional<YAML::Node> ConfigReader::Load(std::string_view text) {
     if (root.IsNull() || !root.IsDefined()) root = YAML::Node(YAML::NodeType::Map);
     return root;
   } catch (const YAML::Exception& e) {
-    diags_.Error("C001", {file_, e.mark.line + 1, e.mark.column + 1}, e.msg);
+    diags_.Error("C001", {file_, e.mark.line + 1, e.mark.column + 1},
+                 "invalid YAML at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
     return std::nullopt;
   }
 }

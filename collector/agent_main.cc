@@ -111,7 +111,8 @@ int Run(int argc, char** argv, const sigset_t& signals) {
   std::unique_ptr<AgentStack> stack = AgentStack::Create(*config, std::cerr);
   if (!stack) return 2;
 
-  // 2. The sink, then the stack over it; destroyed in reverse.
+  // 2. The sink (it counts in the stack's metrics), then the stack's sources,
+  // pipeline and endpoint over it.
   KafkaSink::Options kafka = config->kafka;
   std::atomic<bool> fatal{false};
   kafka.on_fatal = [&fatal](const Status&) {

@@ -27,20 +27,20 @@ struct TainterStack {
   std::unique_ptr<Tainter> tainter;
 };
 
-// Credentials: the config's kubernetes.kubeconfig; else, for the operator's
-// commands (`cli`), the first file in $KUBECONFIG, then ~/.kube/config, as
-// kubectl does; else the in-cluster service account. nullptr, with the
-// reason on `err` prefixed by `program`, when either part cannot be made.
-std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config, bool cli,
+// Credentials in the one order of LoadKubeConfigAuto (tainter/kube/kube_config.h):
+// the config's kubernetes.kubeconfig (or --kubeconfig), $KUBECONFIG's first
+// readable file, the in-cluster service account, ~/.kube/config. nullptr,
+// with the reason on `err` prefixed by `program`, when either part cannot be
+// made.
+std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config,
                                                std::string_view program, std::ostream& err);
 
 // True for the subcommands RunNodeCommand() runs: nodes, untaint, explain.
 // A Kubernetes client for the tainter's config: the credentials looked up
-// in the documented order (`cli`: a person's command, which may use
-// ~/.kube/config), its QPS, burst and timeout. The daemon makes a second one
-// for its node watch, so a long watch never waits behind a write.
-Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, bool cli,
-                                             MetricsRegistry& metrics);
+// in the one documented order (LoadKubeConfigAuto), its QPS, burst and
+// timeout. The daemon makes a second one for its node watch, so a long watch
+// never waits behind a write.
+Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, MetricsRegistry& metrics);
 
 bool IsNodeCommand(std::string_view arg);
 

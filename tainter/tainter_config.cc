@@ -51,7 +51,8 @@ void ReadNodeStateSections(const ConfigMap& parent, Tainter::Options& out,
 }
 
 std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
-                                                std::string_view file_name, Diagnostics& diags) {
+                                                std::string_view file_name, Diagnostics& diags,
+                                                bool require_brokers) {
   const std::size_t errors_before = diags.error_count();
   ConfigReader reader{std::string(file_name), diags};
   std::optional<YAML::Node> root = reader.Load(yaml_text);
@@ -72,6 +73,11 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
       k->Duration("rebuild_span", c.kafka.rebuild_span, false);
       k->Number("rebuild_max_messages", c.kafka.rebuild_max_messages, std::int64_t{0});
       k->StringMap("properties", c.kafka.properties);
+    }
+    if (require_brokers && c.kafka.brokers.empty()) {
+      const YAML::Node kafka = map.Get("kafka");
+      reader.Error(kafka.IsDefined() ? kafka : *root, "C004",
+                   "'kafka.brokers' is required (bootstrap servers, host:port,...)");
     }
     ReadKubernetesSection(map, c.kubernetes);
     ReadNodeStateSections(map, c.tainter,
@@ -114,14 +120,15 @@ Result<TainterConfig> LoadTainterConfig(const std::string& path) {
   return ParseTainterConfig(text, path);
 }
 
-std::optional<TainterConfig> LoadTainterConfig(const std::string& path, std::ostream& err) {
+std::optional<TainterConfig> LoadTainterConfig(const std::string& path, std::ostream& err,
+                                               bool require_brokers) {
   std::string text;
   if (Status s = ReadConfigText(path, text); !s.ok()) {
     err << s.message() << '\n';
     return std::nullopt;
   }
   Diagnostics diags;
-  std::optional<TainterConfig> c = ParseTainterConfig(text, path, diags);
+  std::optional<TainterConfig> c = ParseTainterConfig(text, path, diags, require_brokers);
   diags.Print(err, {{path, text}});
   return c;
 }

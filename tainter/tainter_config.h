@@ -40,15 +40,18 @@ struct TainterConfig {
 // Parses the YAML text through the shared ConfigReader: every problem goes
 // to `diags` as "FILE:LINE:COL: error: message [Cxxx]" (1-based; the codes
 // of base/config_reader.h), all of them in one run. nullopt on any error.
+// With `require_brokers` (the daemon), an empty kafka.brokers is C004.
 std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
-                                                std::string_view file_name, Diagnostics& diags);
+                                                std::string_view file_name, Diagnostics& diags,
+                                                bool require_brokers = false);
 // The same as a Result: kInvalidArgument with one diagnostic per line.
 Result<TainterConfig> ParseTainterConfig(std::string_view yaml_text, std::string_view file_name);
 // Reads and parses `path`. kNotFound: the file cannot be read.
 Result<TainterConfig> LoadTainterConfig(const std::string& path);
 // Reads and parses `path`, printing every problem to `err` with its source
 // line and a caret. nullopt on any problem.
-std::optional<TainterConfig> LoadTainterConfig(const std::string& path, std::ostream& err);
+std::optional<TainterConfig> LoadTainterConfig(const std::string& path, std::ostream& err,
+                                               bool require_brokers = false);
 
 // The sections faultline-tainter and `faultline-agent --standalone` share,
 // read from the mapping that holds them (the root here, `standalone:` in the

@@ -103,14 +103,13 @@ Result<Flags> ParseFlags(int argc, char** argv) {
 }
 
 int RunDaemon(const TainterConfig& config, const sigset_t& signals) {
-  std::unique_ptr<TainterStack> stack =
-      MakeTainterStack(config, /*cli=*/false, "faultline-tainter", std::cerr);
+  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, "faultline-tainter", std::cerr);
   if (!stack) return 2;
   MetricsRegistry& metrics = stack->metrics;
   Tainter* tainter = stack->tainter.get();
   // The nodes are listed and then watched (tainter/node_informer.h) on a
   // thread of their own, through a client of their own.
-  auto watch_api = MakeApi(config, false, metrics);
+  auto watch_api = MakeApi(config, metrics);
   if (!watch_api) {
     std::cerr << "faultline-tainter: " << watch_api.error().message() << '\n';
     return 2;
@@ -223,7 +222,8 @@ int main(int argc, char** argv) {
   }
   TainterConfig config;
   if (!flags->config.empty()) {
-    std::optional<TainterConfig> loaded = LoadTainterConfig(flags->config, std::cerr);
+    std::optional<TainterConfig> loaded =
+        LoadTainterConfig(flags->config, std::cerr, /*require_brokers=*/true);
     if (!loaded) return 2;
     config = std::move(*loaded);
   }
@@ -233,10 +233,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   SetLogLevel(config.log_level);
-  if (config.kafka.brokers.empty()) {
-    std::cerr << flags->config << ":1:1: error: 'kafka.brokers' is required\n";
-    return 2;
-  }
   curl_global_init(CURL_GLOBAL_DEFAULT);
   const int rc = RunDaemon(config, signals);
   curl_global_cleanup();

@@ -117,6 +117,10 @@ void AgentStack::WaitForStop(const sigset_t& signals) {
 std::size_t AgentStack::Stop() {
   const std::size_t undelivered =
       pipeline_->Stop(std::chrono::steady_clock::now() + config_.shutdown_grace);
+  // The endpoint's checks call into the sink: close it (it served /healthz
+  // while the pipeline drained), so the caller may destroy the sink next.
+  http_.reset();
+  watcher_.reset();
   nlohmann::json summary = metrics_.Summary();
   summary["undelivered"] = undelivered;
   LogInfo("agent", "stopped", summary);

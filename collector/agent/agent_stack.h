@@ -36,8 +36,10 @@ namespace faultline {
 //   stack->Assemble(sink, checks, options);                 // sources, pipeline, endpoint
 //   stack->Start(...); WaitForStop(...); stack->Stop();
 // Members are destroyed in reverse order of construction: the endpoint,
-// the watcher and the pipeline before the metrics and rules they use; the
-// sink (the caller's) must outlive the stack.
+// the watcher and the pipeline before the metrics and rules they use. The
+// sink (the caller's, made after the stack) must outlive Assemble() until
+// Stop(), which closes everything that calls into it; a pipeline that was
+// never started does not touch it.
 class AgentStack {
  public:
   // What the sink adds to /readyz and /healthz: a reason when it is not,
@@ -76,7 +78,8 @@ class AgentStack {
   // Until SIGTERM or SIGINT; SIGHUP reloads the rules (WaitForStopSignal).
   void WaitForStop(const sigset_t& signals);
   // Stops in dependency order (sources, drain, flush until shutdown_grace,
-  // commit), logs "stopped" with the counters; returns the undelivered count.
+  // commit; then the endpoint and the watcher), logs "stopped" with the
+  // counters; returns the undelivered count.
   std::size_t Stop();
 
  private:

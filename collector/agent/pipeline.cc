@@ -15,6 +15,10 @@
 namespace faultline {
 namespace {
 
+// Time: the heartbeat, suppression windows and latencies read the injected
+// Clock. The shutdown deadline and the checkpoint cadence stay on the real
+// steady clock: they bound real waits (Poll, Flush, a blocked Read) that a
+// fake clock cannot end, and Stop()'s deadline is given in those terms.
 using SteadyTime = std::chrono::steady_clock::time_point;
 
 std::int64_t ToNs(SteadyTime t) {
@@ -176,7 +180,7 @@ Pipeline::~Pipeline() { Stop(std::chrono::steady_clock::now()); }
 void Pipeline::Start() {
   if (started_) return;
   started_ = true;
-  heartbeat_ns_ = ToNs(std::chrono::steady_clock::now());
+  heartbeat_ns_ = ToNs(clock_.MonotonicNow());
   matcher_ = std::jthread([this](std::stop_token stop) { MatchLoop(stop); });
   for (auto& reader : readers_) {
     Reader* r = reader.get();
@@ -322,7 +326,7 @@ void Pipeline::GiveBackRecords(std::vector<LogRecord> records) {
 void Pipeline::MatchLoop(std::stop_token /*stop: the loop ends when the queue closes*/) {
   std::vector<Suppressor::FollowUp> follow_ups;
   for (;;) {
-    heartbeat_ns_.store(ToNs(std::chrono::steady_clock::now()), std::memory_order_relaxed);
+    heartbeat_ns_.store(ToNs(clock_.MonotonicNow()), std::memory_order_relaxed);
     std::optional<Batch> batch = queue_.Pop(options_.poll_interval);
     if (batch) {
       Process(*batch);
@@ -422,7 +426,7 @@ bool Pipeline::PublishWithRetry(const FaultEvent& event, std::vector<Suppressor:
           publish_deadline_ns_.load(std::memory_order_relaxed)) {
         break;
       }
-      heartbeat_ns_.store(ToNs(std::chrono::steady_clock::now()), std::memory_order_relaxed);
+      heartbeat_ns_.store(ToNs(clock_.MonotonicNow()), std::memory_order_relaxed);
       sink_.Poll(options_.poll_interval);
       AdvanceCommits();
       continue;
@@ -562,7 +566,7 @@ bool Pipeline::healthy() const {
   for (const auto& reader : readers_) {
     if (reader->failed) return false;
   }
-  const auto since = std::chrono::steady_clock::now().time_since_epoch() -
+  const auto since = clock_.MonotonicNow().time_since_epoch() -
                      std::chrono::nanoseconds(heartbeat_ns_.load(std::memory_order_relaxed));
   return since < std::chrono::seconds(30);
 }

@@ -141,8 +141,8 @@ Result<std::optional<KubeConfig>> DiscoverKube(const KubernetesSettings& s, std:
   if (s.kubeconfig.empty() &&
       (code == StatusCode::kFailedPrecondition || code == StatusCode::kNotFound)) {
     why =
-        "no Kubernetes credentials found (no kubernetes.kubeconfig, not in a cluster, no "
-        "$KUBECONFIG or ~/.kube/config)";
+        "no Kubernetes credentials found (no kubernetes.kubeconfig, no $KUBECONFIG, not in a "
+        "cluster, no ~/.kube/config)";
     return std::optional<KubeConfig>();
   }
   return kube.error();  // a kubeconfig that exists but is unusable: say so, do not guess

@@ -32,7 +32,7 @@ std::optional<StandaloneAgentConfig> ParseStandaloneAgentConfig(std::string_view
 std::string DefaultStandaloneConfigYaml() {
   return R"yaml(# Only with --standalone (no Kafka; the tainter's policy runs in the agent, on its own node):
 kubernetes:
-  kubeconfig: ""            # "" = in-cluster, else $KUBECONFIG, else ~/.kube/config; none = dry run
+  kubeconfig: ""            # "" = $KUBECONFIG, else in-cluster, else ~/.kube/config; none = dry run
   context: ""               # "" = current-context
   qps: 5
   burst: 10
