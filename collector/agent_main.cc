@@ -12,9 +12,13 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include <librdkafka/rdkafka.h>
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/version.h"
 #include "collector/agent/agent_config.h"
 #include "collector/agent/agent_metrics.h"
 #include "collector/agent/agent_sources.h"
@@ -24,15 +28,42 @@
 #include "collector/agent/wait_for_stop.h"
 #include "collector/standalone/standalone.h"
 #include "endpoint/http_endpoint.h"
+#include "matcher/matcher_versions.h"
 
 namespace faultline {
 namespace {
 
 constexpr char kUsage[] =
     "usage: faultline-agent --config FILE\n"
-    "       faultline-agent --standalone [--dry-run] [--config FILE]   (no Kafka; see --help)\n"
+    "       faultline-agent --standalone [--dry-run] [--config FILE]   (no Kafka)\n"
     "       faultline-agent --standalone --demo\n"
-    "       faultline-agent --print-default-config\n";
+    "       faultline-agent --print-default-config\n"
+    "       faultline-agent --version\n";
+
+constexpr char kHelp[] = R"(
+The node agent: reads /dev/kmsg, the journal, pod logs and InfiniBand
+counters, matches them against the rule packs and publishes one event per
+fault to Kafka (key = node). Runs until SIGTERM or SIGINT; SIGHUP reloads
+the rules.
+
+  --config FILE           the agent config (YAML); every key and its default:
+                          faultline-agent --print-default-config
+  --standalone            no Kafka: the tainter's policy in this process, acting
+                          on this node only (faultline-agent --standalone --help)
+  --print-default-config  print the default config and exit
+  --version               print the version, the libraries' and the built-in
+                          rule packs' versions, and exit
+  -h, --help              print this help and exit
+
+Exit status: 0 stopped with every event delivered; 1 events left undelivered
+or a runtime failure; 2 bad flags, an invalid config or invalid rules.
+)";
+
+std::string VersionInfo() {
+  std::vector<VersionComponent> components = MatcherVersions();
+  components.insert(components.begin() + 2, {"librdkafka", rd_kafka_version_str()});
+  return VersionText("faultline-agent", components);
+}
 
 std::string ReadBootId() {
   std::ifstream in("/proc/sys/kernel/random/boot_id");
@@ -42,6 +73,12 @@ std::string ReadBootId() {
 }
 
 int Run(int argc, char** argv, const sigset_t& signals) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--version") {
+      std::cout << VersionInfo();
+      return 0;
+    }
+  }
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--standalone") return RunStandalone(argc, argv, signals);
   }
@@ -57,7 +94,7 @@ int Run(int argc, char** argv, const sigset_t& signals) {
     } else if (arg.rfind("--config=", 0) == 0) {
       config_path = arg.substr(9);
     } else if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage;
+      std::cout << kUsage << kHelp;
       return 0;
     } else {
       std::cerr << "faultline-agent: unknown argument '" << arg << "'\n" << kUsage;

@@ -513,29 +513,42 @@ Status Tainter::Untaint(const std::string& node, const std::string& why) {
                                    kMaxEventMessageBytes)});
 }
 
+TaintedNodeReport Tainter::ReportFor(const NodeInfo& n) const {
+  TaintedNodeReport report;
+  report.node = n.name;
+  report.tainted = HasOurTaint(n);
+  if (auto a = n.annotations.find(options_.annotation_key); a != n.annotations.end()) {
+    if (auto rs = DecodeReasons(a->second); rs) report.reasons = std::move(*rs);
+  }
+  if (report.reasons.empty() && report.tainted) {
+    Reason adopted;
+    adopted.rule = std::string(Reason::kAdoptedRule);
+    adopted.summary = "taint without faultline's reasons annotation";
+    report.reasons.push_back(adopted);
+  }
+  if (!report.reasons.empty()) {
+    report.since = report.reasons.front().first_seen;
+    for (const Reason& r : report.reasons) report.since = std::min(report.since, r.first_seen);
+  }
+  return report;
+}
+
 Result<std::vector<TaintedNodeReport>> Tainter::ListTainted() {
   const auto start = clock_.MonotonicNow();
   Result<std::vector<NodeInfo>> nodes = api_.ListNodes("");
   FL_RETURN_IF_ERROR(Track("list", nodes.status(), start));
   std::vector<TaintedNodeReport> out;
   for (const NodeInfo& n : *nodes) {
-    if (!HasOurTaint(n)) continue;
-    TaintedNodeReport report;
-    report.node = n.name;
-    if (auto a = n.annotations.find(options_.annotation_key); a != n.annotations.end()) {
-      if (auto rs = DecodeReasons(a->second); rs) report.reasons = std::move(*rs);
-    }
-    if (report.reasons.empty()) {
-      Reason adopted;
-      adopted.rule = std::string(Reason::kAdoptedRule);
-      adopted.summary = "taint without faultline's reasons annotation";
-      report.reasons.push_back(adopted);
-    }
-    report.since = report.reasons.front().first_seen;
-    for (const Reason& r : report.reasons) report.since = std::min(report.since, r.first_seen);
-    out.push_back(std::move(report));
+    if (HasOurTaint(n)) out.push_back(ReportFor(n));
   }
   return out;
+}
+
+Result<TaintedNodeReport> Tainter::Explain(const std::string& node) {
+  const auto start = clock_.MonotonicNow();
+  Result<NodeInfo> info = api_.GetNode(node);
+  FL_RETURN_IF_ERROR(Track("get", info.status(), start));
+  return ReportFor(*info);
 }
 
 void Tainter::DropPendingFor(const std::function<bool(const std::string& node)>& pred) {

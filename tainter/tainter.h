@@ -26,11 +26,12 @@
 
 namespace faultline {
 
-// What `faultline-tainter nodes` prints for one node.
+// What `faultline-tainter nodes` and `explain` print for one node.
 struct TaintedNodeReport {
   std::string node;
   std::chrono::system_clock::time_point since;  // the earliest first_seen
   std::vector<Reason> reasons;
+  bool tainted = true;  // carries faultline's taint (explain also reports nodes that do not)
 };
 
 // The tainter without Kafka: the Policy plus the applier that turns its
@@ -122,6 +123,10 @@ class Tainter {
   void ObserveNode(const NodeInfo& node);
   void ObserveDeleted(const std::string& node);
   void set_watched(bool watched) { watched_ = watched; }
+  // `explain NODE`: the node's taint and reasons as the API server has them
+  // (one GET). `tainted` false: no faultline taint; `reasons` then holds
+  // whatever annotation is left. kNotFound: no such node.
+  Result<TaintedNodeReport> Explain(const std::string& node);
 
   // Drops the queued work of these nodes (their partition went to another
   // replica); their `done` callbacks are not called.
@@ -172,6 +177,7 @@ class Tainter {
   NodeChange ChangeFor(const NodePlan& plan) const;
   Status Update(const std::string& node, const NodeChange& change);
   Status Event(const std::string& node, const PlannedEvent& planned);
+  TaintedNodeReport ReportFor(const NodeInfo& node) const;
   Status Track(std::string_view op, Status s, std::chrono::steady_clock::time_point start);
   void Count(const Decision& d);
   void UpdateGauges();

@@ -39,6 +39,23 @@ constexpr char kUsage[] =
     "usage: faultline-agent --standalone [--dry-run] [--config FILE]\n"
     "       faultline-agent --standalone --demo\n";
 
+constexpr char kHelp[] = R"(
+The agent and the tainter's policy in one process, without Kafka: faults
+found on this node taint this node only (no other node is ever written).
+Kubernetes credentials: the in-cluster service account, $KUBECONFIG or
+~/.kube/config. Runs until SIGTERM or SIGINT; SIGHUP reloads the rules.
+
+  --config FILE  the agent config (YAML); defaults suit one node
+  --dry-run      print each taint patch and Event it would send, send none
+  --demo         a dry run fed with a marked fake Xid 13 and Xid 79 (written
+                 to /dev/kmsg, or to a file where it cannot be written);
+                 prints the decisions and exits; takes no --config
+  -h, --help     print this help and exit
+
+Exit status: 0 clean stop; 1 a runtime failure; 2 bad flags, an invalid
+config or invalid rules.
+)";
+
 struct Flags {
   std::string config_path;
   bool dry_run = false;
@@ -171,7 +188,7 @@ int ParseFlags(int argc, char** argv, Flags& flags) {
     } else if (arg.rfind("--config=", 0) == 0) {
       flags.config_path = arg.substr(9);
     } else if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage;
+      std::cout << kUsage << kHelp;
       return 0;
     } else {
       std::cerr << "faultline-agent: unknown argument '" << arg << "'\n" << kUsage;

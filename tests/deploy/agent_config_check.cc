@@ -8,7 +8,8 @@
 // in tainter_config_check.cc: matcher/rule.h's struct Outcome and
 // tainter/policy.h's enum Outcome cannot share a translation unit.)
 //
-//   fl-deploy-agent-config-check agent FILE...
+//   fl-deploy-agent-config-check agent FILE...        (the Kafka agent's config)
+//   fl-deploy-agent-config-check standalone FILE...   (--standalone's: no kafka)
 //
 // Prints every diagnostic as file:line:col; exit 0 when all files parse,
 // 1 when any does not, 2 on bad usage.
@@ -23,7 +24,7 @@
 
 namespace {
 
-int CheckAgentConfigs(int argc, char** argv) {
+int CheckAgentConfigs(int argc, char** argv, faultline::AgentMode mode) {
   int failures = 0;
   for (int i = 2; i < argc; ++i) {
     std::ifstream in(argv[i], std::ios::binary);
@@ -35,7 +36,7 @@ int CheckAgentConfigs(int argc, char** argv) {
     std::stringstream text;
     text << in.rdbuf();
     faultline::Diagnostics diags;
-    if (!faultline::ParseAgentConfig(text.str(), argv[i], diags)) {
+    if (!faultline::ParseAgentConfig(text.str(), argv[i], diags, mode)) {
       diags.Print(std::cerr, {{argv[i], text.str()}});
       ++failures;
     }
@@ -47,7 +48,8 @@ int CheckAgentConfigs(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const std::string kind = argc > 2 ? argv[1] : "";
-  if (kind == "agent") return CheckAgentConfigs(argc, argv);
-  std::cerr << "usage: fl-deploy-agent-config-check agent FILE...\n";
+  if (kind == "agent") return CheckAgentConfigs(argc, argv, faultline::AgentMode::kKafka);
+  if (kind == "standalone") return CheckAgentConfigs(argc, argv, faultline::AgentMode::kStandalone);
+  std::cerr << "usage: fl-deploy-agent-config-check agent|standalone FILE...\n";
   return 2;
 }

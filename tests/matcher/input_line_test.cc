@@ -49,7 +49,7 @@ TEST_CASE("journalctl -o short: the kernel keeps its message, others become IDEN
   CHECK_FALSE(ParseJournalShortLine("Nov 22 07:02:53 gpu-17 no tag here"));
 }
 
-TEST_CASE("journalctl -o json: _TRANSPORT decides the origin; byte-array messages decode") {
+TEST_CASE("journalctl -o json: _TRANSPORT decides the origin, byte-array messages decode") {
   auto k = ParseJournalJsonLine(
       R"({"_TRANSPORT":"kernel","MESSAGE":"NVRM: Xid 79","SYSLOG_IDENTIFIER":"kernel","__REALTIME_TIMESTAMP":"1795330973179050"})");
   REQUIRE(k);

@@ -42,7 +42,7 @@ rules:
     action: ignore
 )";
 
-TEST_CASE("a match carries its named captures; unset optional groups are absent") {
+TEST_CASE("a match carries its named captures, unset optional groups are absent") {
   Loaded l = LoadPack(kXidPack);
   REQUIRE(l.set);
   auto m = MatchLine(*l.set, "[  12.3] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234", Origin::kKernel);

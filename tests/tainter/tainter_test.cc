@@ -134,7 +134,7 @@ TEST_CASE("a restarted tainter adopts taints: no lift, no second taint") {
   }
 }
 
-TEST_CASE("our taint without annotation is adopted and kept; the valve counts it") {
+TEST_CASE("our taint without annotation is adopted and kept, the valve counts it") {
   Tainter::Options o;
   o.policy.max_fraction = 0.1;
   Fixture f(10, o);
@@ -150,7 +150,7 @@ TEST_CASE("our taint without annotation is adopted and kept; the valve counts it
   CHECK_FALSE(f.api.HasTaint("gpu-6", kKey));  // 1 of 10 already tainted
 }
 
-TEST_CASE("expiry lifts only faultline's taint; foreign taints and annotations stay") {
+TEST_CASE("expiry lifts only faultline's taint, foreign taints and annotations stay") {
   Fixture f;
   f.api.MutateNode("gpu-1", [](NodeInfo& n) {
     n.taints.push_back({"node.kubernetes.io/not-ready", "", "NoSchedule", ""});
@@ -255,7 +255,7 @@ TEST_CASE("untaint removes only faultline's taint") {
   CHECK_FALSE(f.api.HasTaint("gpu-1", kKey));
 }
 
-TEST_CASE("an unavailable API server is retried with backoff; done waits for the write") {
+TEST_CASE("an unavailable API server is retried with backoff, done waits for the write") {
   Fixture f;
   f.api.FailNext(UnavailableError("503"), FakeNodeApi::Op::kUpdate);
   f.api.FailNext(UnavailableError("503"), FakeNodeApi::Op::kUpdate);
