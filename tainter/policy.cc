@@ -332,10 +332,11 @@ void Policy::Replay(const FaultEvent& event) {
   CountInWindow(event, EventTime(event));
 }
 
-std::vector<Decision> Policy::Expire() {
+std::vector<Decision> Policy::Expire(const std::function<bool(const std::string&)>& decides) {
   std::vector<Decision> out;
   const auto now = clock_.Now();
   for (auto& [name, state] : nodes_) {
+    if (decides && !decides(name)) continue;
     const std::size_t before = state.reasons.size();
     std::erase_if(state.reasons, [&](const auto& kv) {
       return kv.second.expires_at && *kv.second.expires_at <= now;

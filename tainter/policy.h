@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <optional>
@@ -150,7 +151,10 @@ class Policy {
   // Lapses reasons whose expiry has passed. Returns kLift for tainted nodes
   // left without any reason and kUpdateReasons (write_reasons) for nodes
   // that still have some; also trims old windows and dedupe entries.
-  std::vector<Decision> Expire();
+  // `decides`, when given, says which nodes this replica decides for (the
+  // owner of the node's Kafka partition); the others' reasons are left to
+  // their owner.
+  std::vector<Decision> Expire(const std::function<bool(const std::string&)>& decides = {});
 
   // A person lifted the taint (`faultline-tainter untaint`): drops the
   // node's reasons; returns whether faultline had it tainted.

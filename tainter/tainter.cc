@@ -474,7 +474,7 @@ void Tainter::Tick() {
       LogWarning("tainter", "cannot list nodes", {{"error", s.ToString()}});
     }
   }
-  for (Decision& d : policy_.Expire()) {
+  for (Decision& d : policy_.Expire(owns_)) {
     Work work;
     work.decided = true;
     work.decision = std::move(d);

@@ -123,6 +123,11 @@ class Tainter {
   void ObserveNode(const NodeInfo& node);
   void ObserveDeleted(const std::string& node);
   void set_watched(bool watched) { watched_ = watched; }
+
+  // Which nodes this replica decides for (expiry, lifts): the Kafka
+  // consumer answers "the owner of the node's partition". Unset (the
+  // standalone agent, one replica): every node.
+  void SetOwnership(std::function<bool(const std::string& node)> owns) { owns_ = std::move(owns); }
   // `explain NODE`: the node's taint and reasons as the API server has them
   // (one GET). `tainted` false: no faultline taint; `reasons` then holds
   // whatever annotation is left. kNotFound: no such node.
@@ -196,6 +201,7 @@ class Tainter {
   bool adopted_ = false;
   bool api_reachable_ = true;
   bool watched_ = false;
+  std::function<bool(const std::string&)> owns_;
   // Watch news for nodes with queued work; nullopt: deleted.
   std::map<std::string, std::optional<NodeInfo>> deferred_;
   std::chrono::steady_clock::time_point next_resync_{};
