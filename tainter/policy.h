@@ -64,8 +64,9 @@ struct Decision {
   // for kLift, empty.
   Reason reason;
   // Whether a Warning Event is due: new rules, refused taints and opted-out
-  // nodes are rate-limited per node, rule and summary so a flapping fault cannot
-  // flood the API server with Events.
+  // nodes are rate-limited per node and rule (with its action and severity,
+  // never the summary, which may quote a pod's output) so a flapping fault
+  // cannot flood the API server with Events.
   bool emit_event = false;
   // Whether the node's reasons annotation must be written.
   bool write_reasons = false;
@@ -120,6 +121,17 @@ class Policy {
     // A repeat that only moves last_seen/expires_at is written to the
     // annotation at most this often (the in-memory state is always current).
     std::chrono::seconds persist_interval{std::chrono::minutes(1)};
+    // Bounds on what an event says (it travels unauthenticated through
+    // Kafka): a longer `expire` is cut to max_expire, a longer threshold
+    // window to max_threshold_window.
+    std::chrono::seconds max_expire{std::chrono::hours(24 * 30)};
+    std::chrono::seconds max_threshold_window{std::chrono::hours(24 * 7)};
+    // Threshold windows kept at once (keys include captures a pod controls);
+    // past it the least recently hit window is forgotten.
+    std::size_t max_windows = 100'000;
+    // Rate-limit entries kept per node (rule, action, severity); past it the
+    // oldest go.
+    std::size_t max_event_keys_per_node = 256;
   };
 
   Policy(Options options, const Clock& clock);
@@ -184,6 +196,7 @@ class Policy {
     std::map<std::string, std::chrono::steady_clock::time_point> last_event;  // by EventKey
   };
   struct Window {
+    std::list<std::string>::iterator lru;  // in window_lru_
     std::chrono::seconds span{0};
     std::deque<std::pair<std::chrono::system_clock::time_point, std::uint64_t>> hits;
   };
@@ -207,6 +220,7 @@ class Policy {
   const Clock& clock_;
   std::map<std::string, NodeState> nodes_;
   std::unordered_map<std::string, Window> windows_;
+  std::list<std::string> window_lru_;  // most recently hit first
   std::list<std::pair<std::string, std::chrono::steady_clock::time_point>> dedupe_lru_;
   std::unordered_map<std::string, decltype(dedupe_lru_)::iterator> dedupe_index_;
   std::deque<std::chrono::steady_clock::time_point> recent_taints_;
