@@ -349,6 +349,28 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
   return d;
 }
 
+Decision Policy::RefuseTaint(const Decision& taint, const FaultEvent& event, std::string detail) {
+  NodeState& state = nodes_[taint.node];
+  state.tainted = false;  // a kTaint decision found the node untainted
+  state.reasons.clear();
+  if (!recent_taints_.empty()) recent_taints_.pop_back();
+  Decision d;
+  d.node = taint.node;
+  d.event_id = taint.event_id;
+  d.reason = taint.reason;
+  d.outcome = DecisionOutcome::kRefusedByValve;
+  d.detail = std::move(detail);
+  state.last_event.erase(EventKey(event));  // the taint's Event was not recorded
+  d.emit_event = EventDue(state, "valve\x1f" + event.rule);
+  Plan(d, state);
+  return d;
+}
+
+bool Policy::IsManaged(const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it != nodes_.end() && it->second.managed;
+}
+
 void Policy::Replay(const FaultEvent& event) {
   Remember(event.id);
   if (event.action == Action::kIgnore || !event.threshold || event.threshold->count <= 1) return;

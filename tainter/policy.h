@@ -160,6 +160,14 @@ class Policy {
   // set, and never produces a decision.
   void Replay(const FaultEvent& event);
 
+  // The fleet said no (the shared valve record, tainter.h): turns a kTaint
+  // decision back into kRefusedByValve with `detail`, as if the valve had
+  // refused it here, and undoes its state.
+  Decision RefuseTaint(const Decision& taint, const FaultEvent& event, std::string detail);
+  // How many managed nodes max_fraction allows (at least min_allowed).
+  int FleetLimit() const { return Allowed(options_.max_fraction); }
+  bool IsManaged(const std::string& node) const;
+
   // Lapses reasons whose expiry has passed. Returns kLift for tainted nodes
   // left without any reason and kUpdateReasons (write_reasons) for nodes
   // that still have some; also trims old windows and dedupe entries.

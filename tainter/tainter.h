@@ -150,6 +150,7 @@ class Tainter {
     FaultEvent event;   // the event to decide (kept: decided again if the node changed)
     Decision decision;  // decided: the decision to apply, with its plan
     bool update_done = false;
+    bool reserved = false;        // kTaint: the valve record has its place
     std::size_t events_done = 0;  // planned Events already recorded
     Done done;
   };
@@ -172,6 +173,10 @@ class Tainter {
   Result<bool> LiftStillDue(const std::string& node);
   // kTaint, kReasons: re-read the node, merge its live reasons with the
   // plan's, write with the version read (kAborted: moved, try again).
+  // kTaint: takes a place in the fleet's valve record (a Lease every replica
+  // updates optimistically): empty when granted (or there is no shared
+  // record), else which limit refuses it.
+  Result<std::string> ReserveNewTaint(const std::string& node);
   enum class Written { kYes, kNothingToDo, kDecidedAgain };
   Result<Written> WriteReasons(Work& work);
   bool Queued(const std::string& node) const;
@@ -201,6 +206,10 @@ class Tainter {
   bool adopted_ = false;
   bool api_reachable_ = true;
   bool watched_ = false;
+  bool shared_valve_ = true;  // until the NodeApi says it has no record
+  // When each node's state was last read or watched (wall clock): a valve
+  // reservation newer than that is a taint our cache has not seen yet.
+  std::map<std::string, std::chrono::system_clock::time_point> observed_at_;
   std::function<bool(const std::string&)> owns_;
   // Watch news for nodes with queued work; nullopt: deleted.
   std::map<std::string, std::optional<NodeInfo>> deferred_;

@@ -58,6 +58,11 @@ AGENT_STATE_DIR = "/var/lib/faultline"
 TAINTER_RULES = {("", "nodes"): {"get", "list", "watch", "patch"}}
 STANDALONE_RULES = {("", "nodes"): {"get", "patch"}}
 EVENT_RULES = {("", "events"): {"create", "get", "patch"}}
+# The tainter's Role adds the safety valve's shared record: one Lease that
+# every replica reads, creates once and replaces optimistically
+# (KubeNodeApi::GetValveRecord / PutValveRecord).
+TAINTER_EVENT_RULES = {**EVENT_RULES,
+                       ("coordination.k8s.io", "leases"): {"get", "create", "update"}}
 EVENT_NAMESPACE = "default"  # EventOptions::namespace_name
 # Runtime libraries a sanitizer build adds; the image is never built with one.
 SANITIZER_LIBS = re.compile(r"lib(asan|ubsan|tsan|lsan)\.so")
@@ -201,9 +206,9 @@ def roles_bound_to(docs, service_account):
     return sorted(bound, key=str)
 
 
-def check_bound_rules(docs, service_account, cluster_rules, f):
+def check_bound_rules(docs, service_account, cluster_rules, f, event_rules=EVENT_RULES):
     """The ServiceAccount holds exactly one ClusterRole with cluster_rules
-    and one Role with EVENT_RULES in EVENT_NAMESPACE, and nothing else."""
+    and one Role with event_rules in EVENT_NAMESPACE, and nothing else."""
     bound = roles_bound_to(docs, service_account)
     kinds = sorted(k for k, _, _ in bound)
     if not f.check(kinds == ["ClusterRole", "Role"],
@@ -218,8 +223,8 @@ def check_bound_rules(docs, service_account, cluster_rules, f):
         else:
             roles = [r for r in find(docs, "Role", name) if r["metadata"].get("namespace") == ns]
             f.check(ns == EVENT_NAMESPACE and len(roles) == 1 and
-                    rbac_rules(roles[0]) == EVENT_RULES,
-                    f"{service_account} Role in {ns} is exactly {EVENT_RULES} in "
+                    rbac_rules(roles[0]) == event_rules,
+                    f"{service_account} Role in {ns} is exactly {event_rules} in "
                     f"{EVENT_NAMESPACE}; is {roles and rbac_rules(roles[0])}")
 
 
@@ -420,7 +425,7 @@ def check_kafka_mode(docs, f):
     f.check(len(pdbs) == 1 and pdbs[0]["spec"].get("minAvailable") == 1,
             "one PodDisruptionBudget with minAvailable 1 covers the tainter")
 
-    check_bound_rules(docs, TAINTER, TAINTER_RULES, f)
+    check_bound_rules(docs, TAINTER, TAINTER_RULES, f, TAINTER_EVENT_RULES)
 
     agent_cfg, _ = config_of(docs, ds, "agent") if ds else (None, None)
     tainter_cfg, _ = config_of(docs, dep, "tainter")
