@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 
 #include "base/fault_event.h"
@@ -100,7 +101,26 @@ KafkaEventConsumer::KafkaEventConsumer(Options options, Tainter& tainter, Metric
       clock_(clock),
       callbacks_(std::make_unique<Callbacks>(*this)) {}
 
-KafkaEventConsumer::~KafkaEventConsumer() { Close(std::chrono::seconds(2)); }
+KafkaEventConsumer::~KafkaEventConsumer() {
+  Close(std::chrono::seconds(2));
+  tainter_.SetOwnership([](const std::string&) { return false; });
+}
+
+int32_t KafkaEventConsumer::PartitionFor(const std::string& key, int32_t partitions) {
+  if (partitions <= 0) return -1;
+  // librdkafka's own function, so the answer is the producer's by
+  // construction (it reads neither the topic handle nor the opaques).
+  return rd_kafka_msg_partitioner_consistent_random(nullptr, key.data(), key.size(), partitions,
+                                                    nullptr, nullptr);
+}
+
+bool KafkaEventConsumer::Owns(const std::string& node) const {
+  for (const auto& [partition, state] : partitions_) {
+    if (state.nodes.count(node) != 0) return true;
+  }
+  const int32_t p = PartitionFor(node, partition_count_);
+  return p >= 0 && partitions_.count(p) != 0;
+}
 
 Result<std::unique_ptr<KafkaEventConsumer>> KafkaEventConsumer::Create(Options options,
                                                                        Tainter& tainter,
@@ -160,6 +180,9 @@ Result<std::unique_ptr<KafkaEventConsumer>> KafkaEventConsumer::Create(Options o
   self->producer_.reset(RdKafka::Producer::create(pconf.get(), err));
   if (!self->producer_) return InvalidArgumentError("kafka dead-letter producer: " + err);
 
+  // Only the owner of a node's partition decides for it (expiry, lifts);
+  // until the group assigns partitions, this replica owns nothing.
+  tainter.SetOwnership([raw = self.get()](const std::string& node) { return raw->Owns(node); });
   metrics.SetGaugeCallback("faultline_tainter_kafka_assigned_partitions",
                            "partitions assigned to this replica", {},
                            [raw = self.get()] { return raw->assigned_.load(); });
@@ -233,6 +256,17 @@ void KafkaEventConsumer::OnAssign(std::vector<RdKafka::TopicPartition*>& partiti
   }
   FreeAll(committed);
   FreeAll(by_time);
+  RdKafka::Metadata* metadata = nullptr;
+  if (consumer_->metadata(/*all_topics=*/true, nullptr, &metadata, timeout) ==
+          RdKafka::ERR_NO_ERROR &&
+      metadata != nullptr) {
+    for (const RdKafka::TopicMetadata* t : *metadata->topics()) {
+      if (t->topic() == options_.topic) {
+        partition_count_ = static_cast<int32_t>(t->partitions()->size());
+      }
+    }
+  }
+  delete metadata;
   if (consumer_->rebalance_protocol() == "COOPERATIVE") {
     std::unique_ptr<RdKafka::Error> e(consumer_->incremental_assign(partitions));
   } else {
@@ -301,15 +335,31 @@ void KafkaEventConsumer::Take(RdKafka::Message& m) {
                        ts.type != RdKafka::MessageTimestamp::MSG_TIMESTAMP_NOT_AVAILABLE &&
                        ts.timestamp < state.history_before_ms;
   if (offset < state.replay_until || history) {
-    // Decided before this assignment: it only rebuilds windows and dedupe.
-    if (event) tainter_.Replay(*event);
+    // Decided before this assignment: it only rebuilds windows and dedupe
+    // (an event whose key names another node never counts).
+    if (event && m.key() != nullptr && *m.key() == event->node) tainter_.Replay(*event);
     return;
   }
   if (!event) {
     DeadLetter(m, event.error().ToString(), state);
     return;
   }
+  if (const std::string* key = m.key(); key == nullptr || *key != event->node) {
+    // The key routes the event to its node's owner; an event whose key
+    // names another node (a forgery, or a broken producer) would let one
+    // node's partition decide for another: set aside, not decided.
+    m_.SetAside("key_mismatch").Inc();
+    DeadLetter(
+        m, "key '" + (key ? *key : std::string()) + "' does not match node '" + event->node + "'",
+        state);
+    return;
+  }
   state.nodes.insert(event->node);
+  if (partition_count_ > 0 && PartitionFor(event->node, partition_count_) != m.partition()) {
+    // The producer partitions differently (another `partitioner`): ownership
+    // then rests on the nodes seen per partition only.
+    m_.partition_mismatches.Inc();
+  }
   state.in_flight.insert(offset);
   const int32_t partition = m.partition();
   const std::uint64_t generation = state.generation;

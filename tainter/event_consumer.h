@@ -97,6 +97,14 @@ class KafkaEventConsumer {
   // A group assignment has happened (even an empty one) and no "all brokers
   // down" error is current.
   bool ready() const { return joined_.load() && connected_.load(); }
+  // This replica decides for `node`: the node's partition (key = node name,
+  // librdkafka's default partitioner, consistent_random = CRC-32 of the key
+  // modulo the partition count, as the agent's producer uses) is assigned
+  // here, or an event of the node arrived on an assigned partition.
+  bool Owns(const std::string& node) const;
+  // The partition of `key` among `partitions` as the agent's producer picks it.
+  static int32_t PartitionFor(const std::string& key, int32_t partitions);
+
   // Offsets committed so far, for tests: partition -> next offset.
   std::map<int32_t, int64_t> committed_offsets() const;
 
@@ -132,6 +140,7 @@ class KafkaEventConsumer {
   std::map<int32_t, PartitionState> partitions_;
   std::map<int32_t, std::int64_t> committed_log_;
   std::uint64_t generation_ = 0;
+  int32_t partition_count_ = 0;  // of the topic, read at assignment
   bool closed_ = false;
   std::atomic<int> assigned_{0};
   std::atomic<bool> joined_{false};

@@ -157,8 +157,19 @@ std::uint64_t Policy::CountInWindow(const FaultEvent& event,
     auto it = event.fields.find(capture);
     if (it != event.fields.end()) key += it->second;
   }
-  Window& w = windows_[key];
-  w.span = event.threshold->window;
+  auto [it, inserted] = windows_.try_emplace(key);
+  Window& w = it->second;
+  if (inserted) {
+    window_lru_.push_front(key);
+    w.lru = window_lru_.begin();
+    while (windows_.size() > options_.max_windows && !window_lru_.empty()) {
+      windows_.erase(window_lru_.back());  // never `key`: it is at the front
+      window_lru_.pop_back();
+    }
+  } else {
+    window_lru_.splice(window_lru_.begin(), window_lru_, w.lru);
+  }
+  w.span = std::min(event.threshold->window, options_.max_threshold_window);
   w.hits.emplace_back(at, 1 + event.suppressed);
   std::uint64_t total = 0;
   if (w.span.count() > 0) {
@@ -175,7 +186,7 @@ Reason Policy::MakeReason(const FaultEvent& event, std::chrono::system_clock::ti
   r.message = TruncateUtf8(event.message, kMaxReasonMessageBytes);
   r.event_id = event.id;
   r.first_seen = r.last_seen = at;
-  if (event.expire) r.expires_at = at + *event.expire;
+  if (event.expire) r.expires_at = at + std::min(*event.expire, options_.max_expire);
   return r;
 }
 
@@ -216,12 +227,14 @@ std::string Policy::ValveRefusal(const std::string& rule) {
   return "";
 }
 
-// Events are rate-limited per node, rule and summary: a summary names what
-// was classified (Xid 13 vs Xid 79 of the one nvidia.xid rule, the GPU), so
-// an application Xid right after a hardware one on the same node still gets
-// its Event, while a flood of the same fault does not.
+// Events are rate-limited per node and rule, as documented. The rule's
+// action and severity are part of the key, so an application Xid (event,
+// error) right after a hardware one (taint, critical) of the one nvidia.xid
+// rule still gets its Event. The summary is not: it may interpolate a pod's
+// output, and 50 distinct NCCL WARN lines must not make 50 Events.
 std::string Policy::EventKey(const FaultEvent& event) {
-  return event.rule + '\x1f' + event.summary;
+  return event.rule + '\x1f' + std::string(ActionName(event.action)) + '\x1f' +
+         std::string(SeverityName(event.severity));
 }
 
 bool Policy::EventDue(NodeState& state, const std::string& rule) {
@@ -229,6 +242,16 @@ bool Policy::EventDue(NodeState& state, const std::string& rule) {
   auto it = state.last_event.find(rule);
   if (it != state.last_event.end() && now - it->second < options_.event_interval) return false;
   state.last_event[rule] = now;
+  if (state.last_event.size() > options_.max_event_keys_per_node) {
+    // Bounded: forget lapsed entries, then the oldest.
+    std::erase_if(state.last_event,
+                  [&](const auto& kv) { return now - kv.second >= options_.event_interval; });
+    while (state.last_event.size() > options_.max_event_keys_per_node) {
+      state.last_event.erase(
+          std::min_element(state.last_event.begin(), state.last_event.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; }));
+    }
+  }
   return true;
 }
 
@@ -326,16 +349,39 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
   return d;
 }
 
+Decision Policy::RefuseTaint(const Decision& taint, const FaultEvent& event, std::string detail) {
+  NodeState& state = nodes_[taint.node];
+  state.tainted = false;  // a kTaint decision found the node untainted
+  state.reasons.clear();
+  if (!recent_taints_.empty()) recent_taints_.pop_back();
+  Decision d;
+  d.node = taint.node;
+  d.event_id = taint.event_id;
+  d.reason = taint.reason;
+  d.outcome = DecisionOutcome::kRefusedByValve;
+  d.detail = std::move(detail);
+  state.last_event.erase(EventKey(event));  // the taint's Event was not recorded
+  d.emit_event = EventDue(state, "valve\x1f" + event.rule);
+  Plan(d, state);
+  return d;
+}
+
+bool Policy::IsManaged(const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it != nodes_.end() && it->second.managed;
+}
+
 void Policy::Replay(const FaultEvent& event) {
   Remember(event.id);
   if (event.action == Action::kIgnore || !event.threshold || event.threshold->count <= 1) return;
   CountInWindow(event, EventTime(event));
 }
 
-std::vector<Decision> Policy::Expire() {
+std::vector<Decision> Policy::Expire(const std::function<bool(const std::string&)>& decides) {
   std::vector<Decision> out;
   const auto now = clock_.Now();
   for (auto& [name, state] : nodes_) {
+    if (decides && !decides(name)) continue;
     const std::size_t before = state.reasons.size();
     std::erase_if(state.reasons, [&](const auto& kv) {
       return kv.second.expires_at && *kv.second.expires_at <= now;
@@ -357,10 +403,13 @@ std::vector<Decision> Policy::Expire() {
   // Forget windows whose newest hit has left the window.
   std::erase_if(windows_, [&](const auto& kv) {
     const Window& w = kv.second;
-    if (w.hits.empty()) return true;
-    if (w.span.count() == 0) return false;
-    auto newest = std::max_element(w.hits.begin(), w.hits.end())->first;
-    return newest <= now - w.span;
+    bool gone = w.hits.empty();
+    if (!gone && w.span.count() != 0) {
+      auto newest = std::max_element(w.hits.begin(), w.hits.end())->first;
+      gone = newest <= now - w.span;
+    }
+    if (gone) window_lru_.erase(w.lru);
+    return gone;
   });
   const auto mono = clock_.MonotonicNow();
   while (!dedupe_lru_.empty() && mono - dedupe_lru_.back().second > options_.dedupe_ttl) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <optional>
@@ -63,8 +64,9 @@ struct Decision {
   // for kLift, empty.
   Reason reason;
   // Whether a Warning Event is due: new rules, refused taints and opted-out
-  // nodes are rate-limited per node, rule and summary so a flapping fault cannot
-  // flood the API server with Events.
+  // nodes are rate-limited per node and rule (with its action and severity,
+  // never the summary, which may quote a pod's output) so a flapping fault
+  // cannot flood the API server with Events.
   bool emit_event = false;
   // Whether the node's reasons annotation must be written.
   bool write_reasons = false;
@@ -119,6 +121,17 @@ class Policy {
     // A repeat that only moves last_seen/expires_at is written to the
     // annotation at most this often (the in-memory state is always current).
     std::chrono::seconds persist_interval{std::chrono::minutes(1)};
+    // Bounds on what an event says (it travels unauthenticated through
+    // Kafka): a longer `expire` is cut to max_expire, a longer threshold
+    // window to max_threshold_window.
+    std::chrono::seconds max_expire{std::chrono::hours(24 * 30)};
+    std::chrono::seconds max_threshold_window{std::chrono::hours(24 * 7)};
+    // Threshold windows kept at once (keys include captures a pod controls);
+    // past it the least recently hit window is forgotten.
+    std::size_t max_windows = 100'000;
+    // Rate-limit entries kept per node (rule, action, severity); past it the
+    // oldest go.
+    std::size_t max_event_keys_per_node = 256;
   };
 
   Policy(Options options, const Clock& clock);
@@ -147,10 +160,21 @@ class Policy {
   // set, and never produces a decision.
   void Replay(const FaultEvent& event);
 
+  // The fleet said no (the shared valve record, tainter.h): turns a kTaint
+  // decision back into kRefusedByValve with `detail`, as if the valve had
+  // refused it here, and undoes its state.
+  Decision RefuseTaint(const Decision& taint, const FaultEvent& event, std::string detail);
+  // How many managed nodes max_fraction allows (at least min_allowed).
+  int FleetLimit() const { return Allowed(options_.max_fraction); }
+  bool IsManaged(const std::string& node) const;
+
   // Lapses reasons whose expiry has passed. Returns kLift for tainted nodes
   // left without any reason and kUpdateReasons (write_reasons) for nodes
   // that still have some; also trims old windows and dedupe entries.
-  std::vector<Decision> Expire();
+  // `decides`, when given, says which nodes this replica decides for (the
+  // owner of the node's Kafka partition); the others' reasons are left to
+  // their owner.
+  std::vector<Decision> Expire(const std::function<bool(const std::string&)>& decides = {});
 
   // A person lifted the taint (`faultline-tainter untaint`): drops the
   // node's reasons; returns whether faultline had it tainted.
@@ -180,6 +204,7 @@ class Policy {
     std::map<std::string, std::chrono::steady_clock::time_point> last_event;  // by EventKey
   };
   struct Window {
+    std::list<std::string>::iterator lru;  // in window_lru_
     std::chrono::seconds span{0};
     std::deque<std::pair<std::chrono::system_clock::time_point, std::uint64_t>> hits;
   };
@@ -203,6 +228,7 @@ class Policy {
   const Clock& clock_;
   std::map<std::string, NodeState> nodes_;
   std::unordered_map<std::string, Window> windows_;
+  std::list<std::string> window_lru_;  // most recently hit first
   std::list<std::pair<std::string, std::chrono::steady_clock::time_point>> dedupe_lru_;
   std::unordered_map<std::string, decltype(dedupe_lru_)::iterator> dedupe_index_;
   std::deque<std::chrono::steady_clock::time_point> recent_taints_;

@@ -60,9 +60,14 @@ std::string EncodeReasons(const std::vector<Reason>& reasons, std::size_t max_by
       text = Dump(list);
     }
   }
-  // Still too big: drop whole reasons, oldest first.
+  // Still too big: drop whole reasons, expiring ones first (they lapse by
+  // themselves; a permanent hardware reason is the one a person must see),
+  // oldest first within each kind.
+  std::vector<std::size_t> drop_order = order;
+  std::stable_partition(drop_order.begin(), drop_order.end(),
+                        [&](std::size_t i) { return reasons[i].expires_at.has_value(); });
   std::vector<bool> gone(reasons.size(), false);
-  for (std::size_t i : order) {
+  for (std::size_t i : drop_order) {
     if (text.size() <= max_bytes) break;
     gone[i] = true;
     if (dropped) ++*dropped;

@@ -39,7 +39,8 @@ inline constexpr std::size_t kDefaultMaxAnnotationBytes = 16 * 1024;
 
 // The annotation's JSON text, at most `max_bytes` long. To fit, it first
 // empties the messages of the oldest reasons (by last_seen), then their
-// summaries, and only then drops the oldest reasons altogether; `dropped`, if
+// summaries, and only then drops whole reasons: expiring ones first, then
+// permanent ones (no expires_at), oldest first within each; `dropped`, if
 // given, receives how many reasons had to go.
 std::string EncodeReasons(const std::vector<Reason>& reasons,
                           std::size_t max_bytes = kDefaultMaxAnnotationBytes,

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "base/fault_event.h"
 #include "base/log.h"
 #include "base/time_format.h"
@@ -84,6 +86,7 @@ Status Tainter::Track(std::string_view op, Status s, std::chrono::steady_clock::
 }
 
 void Tainter::AdoptNode(const NodeInfo& node, bool merge_memory) {
+  observed_at_[node.name] = clock_.Now();
   const bool managed = selector_.Matches(node.labels);
   policy_.SetNode(node.name, managed, opt_out_.Matches(node.labels));
   node_uids_[node.name] = node.uid;
@@ -217,7 +220,8 @@ Tainter::Step Tainter::Process(Work& work) {
     }
     work.decision = policy_.Decide(work.event);
     work.decided = true;
-    Count(work.decision);
+    // A taint is counted once the fleet's valve record granted it (Execute).
+    if (work.decision.outcome != DecisionOutcome::kTaint) Count(work.decision);
   }
   Status s = Execute(work);
   if (s.ok()) return Step::kDone;
@@ -312,6 +316,17 @@ Status Tainter::Execute(Work& work) {
   const Decision& d = work.decision;
   const NodePlan& plan = d.plan;
   const std::string& node = d.node;
+  if (d.outcome == DecisionOutcome::kTaint && !work.reserved) {
+    Result<std::string> refusal = ReserveNewTaint(node);
+    if (!refusal) return refusal.error();
+    work.reserved = true;
+    if (!refusal->empty()) {
+      work.decision = policy_.RefuseTaint(work.decision, work.event, *refusal);
+      Count(work.decision);
+      return Execute(work);
+    }
+    Count(work.decision);
+  }
   if (!work.update_done && plan.write != NodePlan::Write::kNone) {
     if (plan.write == NodePlan::Write::kLift) {
       Result<bool> due = LiftStillDue(node);
@@ -378,7 +393,7 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
       if (work.event.rule.empty()) return Written::kNothingToDo;  // an expiry's update
       // A new fault on a node lifted by hand is a new taint: the valve decides.
       work.decision = policy_.Redecide(work.event);
-      Count(work.decision);
+      if (work.decision.outcome != DecisionOutcome::kTaint) Count(work.decision);
       return Written::kDecidedAgain;
     }
     std::vector<Reason> live_reasons;  // an annotation without our taint is a leftover: ignored
@@ -398,6 +413,85 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
     if (s.ok()) return Written::kYes;
     if (s.code() != StatusCode::kAborted || attempt >= 3) return s;
   }
+}
+
+namespace {
+struct Reservation {
+  std::string node;
+  std::chrono::system_clock::time_point at;
+};
+
+std::vector<Reservation> DecodeReservations(const std::string& text) {
+  std::vector<Reservation> out;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return out;
+  for (const auto& item : j) {
+    if (!item.is_object() || !item.contains("node") || !item["node"].is_string()) continue;
+    auto at = ParseRfc3339(item.value("at", ""));
+    if (at) out.push_back({item["node"].get<std::string>(), *at});
+  }
+  return out;
+}
+
+std::string EncodeReservations(const std::vector<Reservation>& rs) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const Reservation& r : rs) j.push_back({{"node", r.node}, {"at", FormatRfc3339(r.at)}});
+  return j.dump();
+}
+}  // namespace
+
+Result<std::string> Tainter::ReserveNewTaint(const std::string& node) {
+  if (!shared_valve_ || options_.dry_run) return std::string();
+  const Policy::Options& o = policy_.options();
+  // A node reserved after our cache last saw it (another replica's taint
+  // still on its way through the watch) counts as tainted; reservations
+  // are kept at least kWatchGrace for that.
+  constexpr auto kWatchGrace = std::chrono::seconds(30);
+  for (int attempt = 1; attempt <= 5; ++attempt) {
+    auto start = clock_.MonotonicNow();
+    Result<SharedRecord> record = api_.GetValveRecord();
+    if (!record && record.error().code() == StatusCode::kFailedPrecondition) {
+      shared_valve_ = false;  // this NodeApi has no shared record: the in-memory valve decided
+      return std::string();
+    }
+    FL_RETURN_IF_ERROR(Track("valve", record.status(), start));
+    const auto now = clock_.Now();
+    std::vector<Reservation> recent = DecodeReservations(record->value);
+    std::erase_if(recent, [&](const Reservation& r) {
+      return r.at <= now - o.new_taint_window && r.at <= now - kWatchGrace;
+    });
+    std::set<std::string> tainted;
+    for (const std::string& n : policy_.TaintedNodes()) {
+      if (n != node && policy_.IsManaged(n)) tainted.insert(n);
+    }
+    int in_window = 0;
+    for (const Reservation& r : recent) {
+      if (r.at > now - o.new_taint_window) ++in_window;
+      auto seen = observed_at_.find(r.node);
+      const bool unseen = seen == observed_at_.end() || seen->second < r.at;
+      if (r.at > now - kWatchGrace && unseen && r.node != node && policy_.IsManaged(r.node)) {
+        tainted.insert(r.node);
+      }
+    }
+    const int limit = policy_.FleetLimit();
+    if (static_cast<int>(tainted.size()) + 1 > limit) {
+      return "max_fraction: " + std::to_string(tainted.size()) + " of " +
+             std::to_string(policy_.managed_nodes()) +
+             " managed nodes already tainted across the fleet, limit " + std::to_string(limit);
+    }
+    if (o.max_new_taints > 0 && in_window >= o.max_new_taints) {
+      return "max_new_taints: " + std::to_string(in_window) + " new taints within " +
+             FormatDuration(o.new_taint_window) + " across the fleet, limit " +
+             std::to_string(o.max_new_taints);
+    }
+    recent.push_back({node, now});
+    start = clock_.MonotonicNow();
+    Status put = api_.PutValveRecord(EncodeReservations(recent), record->resource_version);
+    if (put.code() == StatusCode::kAborted || put.code() == StatusCode::kAlreadyExists) continue;
+    FL_RETURN_IF_ERROR(Track("valve", put, start));
+    return std::string();
+  }
+  return UnavailableError("valve record: still conflicting after 5 attempts");
 }
 
 bool Tainter::Queued(const std::string& node) const {
@@ -432,6 +526,7 @@ void Tainter::ObserveDeleted(const std::string& node) {
   }
   policy_.ForgetNode(node);
   node_uids_.erase(node);
+  observed_at_.erase(node);
 }
 
 void Tainter::Observe(std::vector<NodeInformer::Change> changes) {
@@ -474,7 +569,7 @@ void Tainter::Tick() {
       LogWarning("tainter", "cannot list nodes", {{"error", s.ToString()}});
     }
   }
-  for (Decision& d : policy_.Expire()) {
+  for (Decision& d : policy_.Expire(owns_)) {
     Work work;
     work.decided = true;
     work.decision = std::move(d);

@@ -116,11 +116,6 @@ class Tainter {
   // API server says (not the in-memory state).
   Result<std::vector<TaintedNodeReport>> ListTainted();
 
-  // `explain NODE`: the node's taint and reasons as the API server has them
-  // (one GET). `tainted` false: no faultline taint; `reasons` then holds
-  // whatever annotation is left. kNotFound: no such node.
-  Result<TaintedNodeReport> Explain(const std::string& node);
-
   // What the node watch (NodeInformer) saw, in order. A node with queued
   // work takes it once its queue is empty (our own write in flight must not
   // be undone by an older picture). With a watch, Tick() does not poll.
@@ -128,6 +123,15 @@ class Tainter {
   void ObserveNode(const NodeInfo& node);
   void ObserveDeleted(const std::string& node);
   void set_watched(bool watched) { watched_ = watched; }
+
+  // Which nodes this replica decides for (expiry, lifts): the Kafka
+  // consumer answers "the owner of the node's partition". Unset (the
+  // standalone agent, one replica): every node.
+  void SetOwnership(std::function<bool(const std::string& node)> owns) { owns_ = std::move(owns); }
+  // `explain NODE`: the node's taint and reasons as the API server has them
+  // (one GET). `tainted` false: no faultline taint; `reasons` then holds
+  // whatever annotation is left. kNotFound: no such node.
+  Result<TaintedNodeReport> Explain(const std::string& node);
 
   // Drops the queued work of these nodes (their partition went to another
   // replica); their `done` callbacks are not called.
@@ -146,6 +150,7 @@ class Tainter {
     FaultEvent event;   // the event to decide (kept: decided again if the node changed)
     Decision decision;  // decided: the decision to apply, with its plan
     bool update_done = false;
+    bool reserved = false;        // kTaint: the valve record has its place
     std::size_t events_done = 0;  // planned Events already recorded
     Done done;
   };
@@ -168,6 +173,10 @@ class Tainter {
   Result<bool> LiftStillDue(const std::string& node);
   // kTaint, kReasons: re-read the node, merge its live reasons with the
   // plan's, write with the version read (kAborted: moved, try again).
+  // kTaint: takes a place in the fleet's valve record (a Lease every replica
+  // updates optimistically): empty when granted (or there is no shared
+  // record), else which limit refuses it.
+  Result<std::string> ReserveNewTaint(const std::string& node);
   enum class Written { kYes, kNothingToDo, kDecidedAgain };
   Result<Written> WriteReasons(Work& work);
   bool Queued(const std::string& node) const;
@@ -175,10 +184,10 @@ class Tainter {
   Status LearnNode(const std::string& node);
   void AdoptNode(const NodeInfo& node, bool merge_memory);
   bool HasOurTaint(const NodeInfo& node) const;
-  TaintedNodeReport ReportFor(const NodeInfo& node) const;
   NodeChange ChangeFor(const NodePlan& plan) const;
   Status Update(const std::string& node, const NodeChange& change);
   Status Event(const std::string& node, const PlannedEvent& planned);
+  TaintedNodeReport ReportFor(const NodeInfo& node) const;
   Status Track(std::string_view op, Status s, std::chrono::steady_clock::time_point start);
   void Count(const Decision& d);
   void UpdateGauges();
@@ -197,6 +206,11 @@ class Tainter {
   bool adopted_ = false;
   bool api_reachable_ = true;
   bool watched_ = false;
+  bool shared_valve_ = true;  // until the NodeApi says it has no record
+  // When each node's state was last read or watched (wall clock): a valve
+  // reservation newer than that is a taint our cache has not seen yet.
+  std::map<std::string, std::chrono::system_clock::time_point> observed_at_;
+  std::function<bool(const std::string&)> owns_;
   // Watch news for nodes with queued work; nullopt: deleted.
   std::map<std::string, std::optional<NodeInfo>> deferred_;
   std::chrono::steady_clock::time_point next_resync_{};

@@ -26,8 +26,6 @@
 #include "base/version.h"
 #include "endpoint/http_endpoint.h"
 #include "tainter/event_consumer.h"
-#include "tainter/kube/kube_config.h"
-#include "tainter/kube/kube_node_api.h"
 #include "tainter/node_commands.h"
 #include "tainter/node_informer.h"
 #include "tainter/tainter.h"

@@ -28,6 +28,10 @@ TainterMetrics::TainterMetrics(MetricsRegistry& r)
                                  "topic")),
       dead_letter_fails(r.GetCounter("faultline_tainter_dead_letter_failures_total",
                                      "dead-letter writes that failed (the message is dropped)")),
+      partition_mismatches(r.GetCounter(
+          "faultline_tainter_partition_mismatches_total",
+          "events that arrived on another partition than librdkafka's default partitioner "
+          "gives their key (the producer partitions differently)")),
       pending_work(r.GetGauge("faultline_tainter_pending_work", "decisions waiting to be applied")),
       tainted_nodes(r.GetGauge("faultline_tainter_tainted_nodes",
                                "managed nodes carrying faultline's taint")),

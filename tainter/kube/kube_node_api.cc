@@ -245,6 +245,52 @@ Status KubeNodeApi::UpdateNode(std::string_view name, const NodeChange& change) 
   }
 }
 
+namespace {
+constexpr char kValveAnnotation[] = "faultline.dev/new-taints";
+}  // namespace
+
+Result<SharedRecord> KubeNodeApi::GetValveRecord() {
+  const std::string path = "/apis/coordination.k8s.io/v1/namespaces/" +
+                           UrlEncode(options_.events.namespace_name) + "/leases/" +
+                           UrlEncode(options_.valve_lease);
+  auto response =
+      http_->Send({.verb = "get", .method = "GET", .path = path, .content_type = {}, .body = {}});
+  if (!response) return response.error();
+  if (response->status == 404) return SharedRecord{};
+  if (response->status != 200) return StatusFromResponse(*response, "get valve lease");
+  auto body = ParseBody(*response, "get valve lease");
+  if (!body) return body.error();
+  SharedRecord record;
+  record.resource_version = ResourceVersionOf(*body);
+  const json& meta = (*body)["metadata"];
+  if (meta.contains("annotations") && meta["annotations"].is_object()) {
+    record.value = meta["annotations"].value(kValveAnnotation, "");
+  }
+  return record;
+}
+
+Status KubeNodeApi::PutValveRecord(const std::string& value, const std::string& expected_version) {
+  const std::string base = "/apis/coordination.k8s.io/v1/namespaces/" +
+                           UrlEncode(options_.events.namespace_name) + "/leases";
+  json lease = {{"apiVersion", "coordination.k8s.io/v1"},
+                {"kind", "Lease"},
+                {"metadata",
+                 {{"name", options_.valve_lease},
+                  {"namespace", options_.events.namespace_name},
+                  {"annotations", {{kValveAnnotation, value}}}}},
+                {"spec", json::object()}};
+  const bool create = expected_version.empty();
+  if (!create) lease["metadata"]["resourceVersion"] = expected_version;
+  auto response = http_->Send({.verb = create ? "create" : "update",
+                               .method = create ? "POST" : "PUT",
+                               .path = create ? base : base + "/" + UrlEncode(options_.valve_lease),
+                               .content_type = "application/json",
+                               .body = lease.dump()});
+  if (!response) return response.error();
+  if (response->status >= 200 && response->status < 300) return OkStatus();
+  return StatusFromResponse(*response, "write valve lease");  // 409: kAborted
+}
+
 Status KubeNodeApi::PatchEventCount(const std::string& name, int count, const std::string& time) {
   const json patch = {{"count", count}, {"lastTimestamp", time}};
   auto response =

@@ -45,6 +45,7 @@ class KubeNodeApi final : public NodeApi {
     std::size_t list_page_size = 500;
     EventOptions events;
     std::size_t max_remembered_events = 4096;
+    std::string valve_lease = "faultline-valve";
   };
 
   // Errors: kInvalidArgument (bad server URL).
@@ -63,6 +64,11 @@ class KubeNodeApi final : public NodeApi {
                     const std::atomic<bool>* stop) override;
   Status UpdateNode(std::string_view name, const NodeChange& change) override;
   Status CreateEvent(const NodeEvent& event) override;
+  // The Lease `valve_lease` in the event namespace; the value is its
+  // annotation faultline.dev/new-taints. GET, then POST (create) or PUT with
+  // metadata.resourceVersion (409: kAborted).
+  Result<SharedRecord> GetValveRecord() override;
+  Status PutValveRecord(const std::string& value, const std::string& expected_version) override;
 
   KubeHttpClient& http() { return *http_; }
 

@@ -72,6 +72,13 @@ struct NodeWatchEvent {
   NodeInfo node;  // kBookmark: only resource_version is set
 };
 
+// A small shared record the replicas update optimistically (the safety
+// valve's recent new taints). `resource_version` empty: it does not exist yet.
+struct SharedRecord {
+  std::string value;
+  std::string resource_version;
+};
+
 // The Kubernetes operations faultline performs, behind one interface so that
 // policy code is tested against an in-memory fake (tests/fakes/fake_node_api.h)
 // and KubeNodeApi (tainter/kube_node_api.h) speaks HTTPS to the API server.
@@ -123,6 +130,19 @@ class NodeApi {
                             const std::function<bool(const NodeWatchEvent&)>& /*on_event*/,
                             const std::atomic<bool>* /*stop*/) {
     return FailedPreconditionError("this NodeApi cannot watch");
+  }
+
+  // The safety valve's record shared by every replica (KubeNodeApi: a
+  // coordination.k8s.io Lease). kFailedPrecondition: this NodeApi has none
+  // (the valve then counts in memory, for one process).
+  virtual Result<SharedRecord> GetValveRecord() {
+    return FailedPreconditionError("no shared valve record");
+  }
+  // Writes `value` if the record is still at `expected_version` (empty:
+  // creates it). kAborted: someone wrote it since (read again).
+  virtual Status PutValveRecord(const std::string& /*value*/,
+                                const std::string& /*expected_version*/) {
+    return FailedPreconditionError("no shared valve record");
   }
 };
 

@@ -77,6 +77,11 @@ API_REQUESTS = [
     ("tainter", "create", "", "events", "KubeNodeApi::CreateEvent"),
     ("tainter", "get", "", "events", "KubeNodeApi::CreateEvent: count after a 409"),
     ("tainter", "patch", "", "events", "KubeNodeApi::PatchEventCount"),
+    # The safety valve's shared record: one Lease every replica reads, creates
+    # once and replaces optimistically (KubeNodeApi::GetValveRecord / PutValveRecord).
+    ("tainter", "get", "coordination.k8s.io", "leases", "KubeNodeApi::GetValveRecord"),
+    ("tainter", "create", "coordination.k8s.io", "leases", "KubeNodeApi::PutValveRecord: first"),
+    ("tainter", "update", "coordination.k8s.io", "leases", "KubeNodeApi::PutValveRecord"),
     ("standalone", "get", "", "nodes", "OwnNodeApi::GetNode / ListNodes"),
     ("standalone", "patch", "", "nodes", "OwnNodeApi::UpdateNode"),
     ("standalone", "create", "", "events", "OwnNodeApi::CreateEvent"),
@@ -99,6 +104,7 @@ def requested_rules(who, resources):
 TAINTER_RULES = requested_rules("tainter", {"nodes"})
 STANDALONE_RULES = requested_rules("standalone", {"nodes"})
 EVENT_RULES = requested_rules("tainter", {"events"})
+TAINTER_EVENT_RULES = requested_rules("tainter", {"events", "leases"})
 STANDALONE_EVENT_RULES = requested_rules("standalone", {"events"})
 EVENT_NAMESPACE = "default"  # EventOptions::namespace_name
 # Runtime libraries a sanitizer build adds; the image is never built with one.
@@ -121,7 +127,8 @@ def code_requests(source_dir):
                 function_start = text.rfind("\n}\n", 0, m.start())
                 send_end = text.find("});", m.start())
                 window = text[max(function_start, 0):send_end]
-                resource = ("events" if '/events' in window else
+                resource = ("leases" if '/leases' in window else
+                            "events" if '/events' in window else
                             "nodes" if '"/api/v1/nodes' in window else
                             f"unknown ({name} offset {m.start()})")
                 found.add((m.group(1), resource))
@@ -489,7 +496,7 @@ def check_kafka_mode(docs, f, source_dir):
     f.check(len(pdbs) == 1 and pdbs[0]["spec"].get("minAvailable") == 1,
             "one PodDisruptionBudget with minAvailable 1 covers the tainter")
 
-    check_bound_rules(docs, TAINTER, TAINTER_RULES, f)
+    check_bound_rules(docs, TAINTER, TAINTER_RULES, f, TAINTER_EVENT_RULES)
     listed = {(verb, resource) for who, verb, _, resource, _ in API_REQUESTS if who == "tainter"}
     sent = code_requests(source_dir)
     f.check(sent == listed,

@@ -493,6 +493,14 @@ std::vector<json> FakeApiServer::Events() const {
   return out;
 }
 
+std::optional<json> FakeApiServer::GetLeaseJson(const std::string& ns,
+                                                const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = leases_.find(ns + "/" + name);
+  if (it == leases_.end()) return std::nullopt;
+  return it->second;
+}
+
 void FakeApiServer::FailNext(int count, int status, std::string method, std::string path_prefix,
                              int retry_after_seconds) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -781,6 +789,63 @@ void FakeApiServer::Routes() {
           auto it = events_.find(std::string(req.matches[1]) + "/" + std::string(req.matches[2]));
           if (it == events_.end()) return Fail(res, 404, "event not found");
           Reply(res, 200, it->second);
+        }));
+
+  // coordination.k8s.io/v1 Leases: create, read, replace with optimistic
+  // concurrency (what the tainter's shared valve record needs).
+  s.Post(R"(/apis/coordination.k8s.io/v1/namespaces/([^/]+)/leases)",
+         api([this](const httplib::Request& req, httplib::Response& res) {
+           json lease;
+           try {
+             lease = json::parse(req.body);
+           } catch (const json::exception& e) {
+             return Fail(res, 400, std::string("invalid JSON: ") + e.what());
+           }
+           const std::string name = lease["metadata"].value("name", "");
+           if (name.empty()) return Fail(res, 422, "metadata.name is required");
+           const std::string key = std::string(req.matches[1]) + "/" + name;
+           if (leases_.count(key) != 0) {
+             return Fail(res, 409, "leases.coordination.k8s.io \"" + name + "\" already exists");
+           }
+           lease["metadata"]["namespace"] = std::string(req.matches[1]);
+           lease["metadata"]["uid"] = "uid-lease-" + name;
+           BumpLocked(lease);
+           leases_[key] = lease;
+           Reply(res, 201, lease);
+         }));
+  s.Get(R"(/apis/coordination.k8s.io/v1/namespaces/([^/]+)/leases/([^/]+))",
+        api([this](const httplib::Request& req, httplib::Response& res) {
+          auto it = leases_.find(std::string(req.matches[1]) + "/" + std::string(req.matches[2]));
+          if (it == leases_.end()) {
+            return Fail(
+                res, 404,
+                "leases.coordination.k8s.io \"" + std::string(req.matches[2]) + "\" not found");
+          }
+          Reply(res, 200, it->second);
+        }));
+  s.Put(R"(/apis/coordination.k8s.io/v1/namespaces/([^/]+)/leases/([^/]+))",
+        api([this](const httplib::Request& req, httplib::Response& res) {
+          auto it = leases_.find(std::string(req.matches[1]) + "/" + std::string(req.matches[2]));
+          if (it == leases_.end()) return Fail(res, 404, "lease not found");
+          json lease;
+          try {
+            lease = json::parse(req.body);
+          } catch (const json::exception& e) {
+            return Fail(res, 400, std::string("invalid JSON: ") + e.what());
+          }
+          const std::string rv = RvOf(lease);
+          if (!rv.empty() && rv != RvOf(it->second)) {
+            return Fail(res, 409,
+                        "Operation cannot be fulfilled on leases.coordination.k8s.io \"" +
+                            std::string(req.matches[2]) +
+                            "\": the object has been modified; please apply your changes to "
+                            "the latest version and try again");
+          }
+          lease["metadata"]["uid"] = it->second["metadata"]["uid"];
+          lease["metadata"]["namespace"] = std::string(req.matches[1]);
+          BumpLocked(lease);
+          it->second = lease;
+          Reply(res, 200, lease);
         }));
 
   s.Patch(

@@ -52,6 +52,9 @@ namespace faultline {
 //          effect, duplicate key+effect) and annotations over 256 KiB -> 422.
 //  Events  POST/GET (list, fieldSelector involvedObject.name=) /api/v1/namespaces/{ns}/events,
 //          GET/PATCH (merge) .../events/{name}; POST of an existing name -> 409.
+//  Leases  GET/POST/PUT /apis/coordination.k8s.io/v1/namespaces/{ns}/leases[/{name}]:
+//          POST of an existing name -> 409 AlreadyExists; PUT with a stale
+//          metadata.resourceVersion -> 409 Conflict; GET of none -> 404.
 //  Auth    Bearer token: none -> 403 (anonymous), wrong -> 401. A client
 //          certificate signed by the test CA also authenticates.
 //  Faults  FailNext(): the next N matching requests get 429 (with Retry-After),
@@ -128,6 +131,7 @@ class FakeApiServer {
   int OpenWatches() const;
 
   std::vector<nlohmann::json> Events() const;
+  std::optional<nlohmann::json> GetLeaseJson(const std::string& ns, const std::string& name) const;
 
   // Faults. The next `count` requests whose method equals `method` (empty:
   // any) and whose path starts with `path_prefix` (empty: any) get `status`
@@ -184,6 +188,7 @@ class FakeApiServer {
   std::int64_t uid_counter_ = 0;
   std::map<std::string, nlohmann::json> nodes_;
   std::map<std::string, nlohmann::json> events_;  // "ns/name" -> Event
+  std::map<std::string, nlohmann::json> leases_;  // "ns/name" -> Lease
   std::deque<Fault> faults_;
   std::function<void(FakeApiServer&)> before_node_write_;
   std::vector<RecordedRequest> requests_;

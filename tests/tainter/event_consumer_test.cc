@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -23,6 +24,7 @@
 namespace faultline {
 namespace {
 
+using std::chrono::hours;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
@@ -30,6 +32,7 @@ using std::chrono::seconds;
 constexpr char kTopic[] = "events";
 constexpr char kDeadLetter[] = "events.dlq";
 constexpr char kKey[] = "faultline.dev/faulty";
+constexpr char kAnnotation[] = "faultline.dev/reasons";
 
 // A 1-broker mock cluster with the events topic (4 partitions) and the
 // dead-letter topic, owned by its own librdkafka handle.
@@ -371,6 +374,77 @@ TEST_CASE("two replicas in one group split the partitions and the nodes") {
   CHECK(b.Decisions("taint") > 0);
   for (int i = 0; i < 10; ++i) CHECK(c.api.HasTaint("gpu-" + std::to_string(i), kKey));
   CHECK(c.api.events().size() == 10);
+}
+
+// Issue 11.2: every replica ran expiry over every node it knew and rewrote
+// the whole annotation from its own (stale) copy, so a non-owner erased a
+// hardware reason the owner had just added. Only the owner of the node's
+// partition decides for it, and writes re-read and merge.
+TEST_CASE("only the owner of a node's partition expires its reasons; a non-owner erases nothing") {
+  Cluster c;
+  Replica a(c.kafka, c.api, c.clock);
+  Replica b(c.kafka, c.api, c.clock);
+  REQUIRE(RunUntil({&a, &b}, [&] {
+    return a.consumer->assigned_partitions() > 0 && b.consumer->assigned_partitions() > 0 &&
+           a.consumer->assigned_partitions() + b.consumer->assigned_partitions() == 4;
+  }));
+  auto rules = [&] {
+    std::set<std::string> out;
+    auto n = c.api.Node("gpu-1");
+    auto it = n->annotations.find(kAnnotation);
+    if (it == n->annotations.end()) return out;
+    Result<std::vector<Reason>> reasons = DecodeReasons(it->second);
+    REQUIRE(reasons.ok());
+    for (const Reason& r : *reasons) out.insert(r.rule);
+    return out;
+  };
+  FaultEvent soft1 = Event(c.clock, "gpu-1", "nccl.timeout");
+  soft1.expire = minutes(30);
+  FaultEvent soft2 = Event(c.clock, "gpu-1", "ib.flap");
+  soft2.expire = hours(2);
+  c.kafka.Produce(soft1);
+  c.kafka.Produce(soft2);
+  REQUIRE(RunUntil({&a, &b}, [&] { return rules().size() == 2; }));
+  Replica& owner = a.metrics.CounterValue("faultline_tainter_events_total") == 2 ? a : b;
+  Replica& other = &owner == &a ? b : a;
+  REQUIRE(other.metrics.CounterValue("faultline_tainter_events_total") == 0);
+  // The other replica reads the node (its resync): it now knows both reasons.
+  REQUIRE(other.tainter->AdoptAll().ok());
+  REQUIRE(other.tainter->policy().ActiveReasons("gpu-1").size() == 2);
+
+  // The owner adds a hardware reason that never expires.
+  c.kafka.Produce(Event(c.clock, "gpu-1", "nvidia.xid"));
+  REQUIRE(RunUntil({&a, &b}, [&] { return rules().count("nvidia.xid") == 1; }));
+
+  // soft1 lapses. The other replica ticks first: it must not touch the node.
+  c.clock.Advance(minutes(31));
+  other.Step();
+  CHECK(rules() == std::set<std::string>{"ib.flap", "nccl.timeout", "nvidia.xid"});
+  // The owner lapses soft1 and keeps the rest.
+  REQUIRE(RunUntil({&other, &owner}, [&] { return rules().count("nccl.timeout") == 0; }));
+  CHECK(rules() == std::set<std::string>{"ib.flap", "nvidia.xid"});
+  CHECK(c.api.HasTaint("gpu-1", kKey));
+}
+
+// Issue 11.7: the key routes an event to its node's owner; an event whose key
+// names another node is not decided.
+TEST_CASE("an event whose key does not name its node is dead-lettered and counted, not decided") {
+  Cluster c;
+  Replica r(c.kafka, c.api, c.clock);
+  FaultEvent forged = Event(c.clock, "gpu-3");
+  c.kafka.Produce("gpu-2", SerializeFaultEvent(forged));
+  REQUIRE(RunUntil({&r}, [&] {
+    return r.metrics.CounterValue("faultline_tainter_events_set_aside_total",
+                                  {{"why", "key_mismatch"}}) == 1;
+  }));
+  std::vector<MockKafka::DeadLetter> dead = c.kafka.ReadDeadLetters(1);
+  REQUIRE(dead.size() == 1);
+  CHECK(dead[0].key == "gpu-2");
+  CHECK(dead[0].headers["faultline.dlq.reason"].find("does not match node 'gpu-3'") !=
+        std::string::npos);
+  CHECK_FALSE(c.api.HasTaint("gpu-3", kKey));
+  CHECK_FALSE(c.api.HasTaint("gpu-2", kKey));
+  CHECK(r.metrics.CounterValue("faultline_tainter_events_total") == 0);
 }
 
 }  // namespace

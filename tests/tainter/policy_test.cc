@@ -401,6 +401,74 @@ TEST_CASE("the annotation is bounded: the oldest messages go first, then whole r
   CHECK(few->back().rule == "rule-39");  // the newest survive
 }
 
+// Issue 11.6: the Event key was rule + summary, and nccl.warn's summary
+// quotes the log line, so every distinct line made its own Event.
+TEST_CASE("Events are rate-limited per node and rule: distinct summaries of one rule make one") {
+  Fixture f;
+  int events = 0;
+  for (int i = 0; i < 50; ++i) {
+    FaultEvent warn = Ev("gpu-1", "nccl.warn", Action::kEvent);
+    warn.summary = "NCCL WARN: line " + std::to_string(i) + " a pod printed";
+    events += f.policy.Decide(f.At(warn)).emit_event ? 1 : 0;
+  }
+  CHECK(events == 1);
+  f.clock.Advance(minutes(10));
+  CHECK(f.policy.Decide(f.At(Ev("gpu-1", "nccl.warn", Action::kEvent))).emit_event);
+}
+
+// Issue 11.10: a threshold window per distinct value of the key captures,
+// which a pod's output controls, grew without bound.
+TEST_CASE("threshold windows are bounded: the least recently hit is forgotten past the limit") {
+  Policy::Options o;
+  o.max_windows = 100;
+  Fixture f(10, o);
+  for (int i = 0; i < 1000; ++i) {
+    FaultEvent e = WithThreshold(Ev("gpu-1", "nccl.ib-error"), 3, minutes(10), {"peer"});
+    e.fields["peer"] = "peer-" + std::to_string(i);
+    f.policy.Decide(f.At(e));
+  }
+  CHECK(f.policy.window_count() == 100);
+  // The most recent windows still count.
+  FaultEvent again = WithThreshold(Ev("gpu-1", "nccl.ib-error"), 3, minutes(10), {"peer"});
+  again.fields["peer"] = "peer-999";
+  CHECK(f.policy.Decide(f.At(again)).detail == "2/3 in 10m");
+}
+
+// Issue 11.7: expire travels in the event; a forged or broken one must not
+// hold a taint for ever (nor overflow the clock arithmetic).
+TEST_CASE("an event's expire and threshold window are bounded by the policy's limits") {
+  Fixture f;
+  FaultEvent e = Ev("gpu-1", "nccl.timeout");
+  e.expire = hours(24 * 365 * 1000);
+  Decision d = f.policy.Decide(f.At(e));
+  REQUIRE(d.outcome == DecisionOutcome::kTaint);
+  REQUIRE(d.reason.expires_at.has_value());
+  CHECK(*d.reason.expires_at == f.clock.Now() + f.policy.options().max_expire);
+}
+
+// Issue 11.10: past max_annotation_bytes the oldest reasons were dropped,
+// permanent hardware reasons included, while expiring ones stayed.
+TEST_CASE("an oversized annotation drops expiring reasons before permanent ones") {
+  std::vector<Reason> rs;
+  for (int i = 0; i < 40; ++i) {
+    Reason r;
+    r.rule = "rule-" + std::to_string(i);
+    r.last_seen = std::chrono::system_clock::time_point(seconds(1000 + i));
+    // The oldest five are permanent (hardware); the rest expire.
+    if (i >= 5) r.expires_at = r.last_seen + hours(1);
+    rs.push_back(r);
+  }
+  std::size_t dropped = 0;
+  std::string text = EncodeReasons(rs, 2048, &dropped);
+  CHECK(text.size() <= 2048);
+  REQUIRE(dropped > 0);
+  Result<std::vector<Reason>> kept = DecodeReasons(text);
+  REQUIRE(kept.ok());
+  int permanent = 0;
+  for (const Reason& r : *kept) permanent += r.expires_at ? 0 : 1;
+  CHECK(permanent == 5);
+}
+
 TEST_CASE("label selectors match as kubectl's equality-based selectors do") {
   Result<LabelSelector> s = LabelSelector::Parse("gpu=true, zone!=b,accel,!faultline.dev/opt-out");
   REQUIRE(s.ok());

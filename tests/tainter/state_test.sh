@@ -7,12 +7,18 @@
 # usage: state_test.sh BUILD_DIR SCENARIO
 #   hand_untaint   (issue 11.1) a taint lifted by hand stays lifted when another
 #                  reason of that node expires, and the valve stops counting it.
+#   shared_valve   (issue 11.3) two replicas share max_fraction: faults on all
+#                  nodes at once, split over both replicas' partitions, taint one.
+#   valve_restart  (issue 11.3) a restart keeps max_new_taints' window.
 #
 # API-double semantics relied on (as kube-apiserver): a list carries its
 # resourceVersion and a watch from it streams every later change (ADDED /
 # MODIFIED / DELETED JSON lines), so a PATCH by someone else reaches the
 # tainter's watch; a JSON Patch `remove /spec/taints/0` removes exactly that
-# taint and bumps the node's resourceVersion.
+# taint and bumps the node's resourceVersion. A coordination.k8s.io Lease is
+# created once (POST; a second POST is 409) and replaced with PUT carrying
+# metadata.resourceVersion (a stale one is 409), which is what lets replicas
+# share the valve's record optimistically.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -44,6 +50,8 @@ event() {
 }
 # tainter NAME [EXTRA_YAML]: a tainter replica with its config in $T/NAME.yaml.
 tainter() {
+  local valve=${2:-}
+  [[ -n "$valve" ]] || valve='valve: {event_interval: 1ms, max_fraction: 0.1, min_allowed: 1}'
   cat >"$T/$1.yaml" <<YAML
 kafka:
   brokers: "$BS"
@@ -52,9 +60,8 @@ kafka:
   dead_letter_topic: events.dead-letter
   properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500", log_level: "0"}
 kubernetes: {kubeconfig: $T/kubeconfig}
-valve: {event_interval: 1ms, max_fraction: 0.1, min_allowed: 1}
+$valve
 metrics_address: 127.0.0.1:0
-${2:-}
 YAML
   e2e_start "$1" "$TAINTER" --config "$T/$1.yaml"
   e2e_wait_log 30 "$1" '"msg":"partitions assigned"'
@@ -105,6 +112,45 @@ hand_untaint)
     sleep 0.5
   done
   e2e_log_has tainter '"msg":"safety valve refused a taint"' && e2e_fail "the valve refused a taint"
+  ;;
+shared_valve)
+  # 10 nodes, max_fraction 0.1: one faultline taint at a time, fleet-wide.
+  tainter tainter
+  tainter tainter-b
+  sleep 2  # the first replica's rebalance after the second joined
+  for i in $(seq 0 9); do event "gpu-$i" test.long 10m; done
+  tainted() {
+    local n=0 i
+    for i in $(seq 0 9); do has_taint "gpu-$i" && n=$((n + 1)); done
+    echo $n
+  }
+  # Every event decided: one taint or one refusal (its log line) per node.
+  all_decided() {
+    [[ $(cat "$T/tainter.log" "$T/tainter-b.log" |
+      grep -c '"msg":"safety valve refused a taint"\|"msg":"tainted node"') -ge 10 ]]
+  }
+  e2e_wait 40 all_decided || e2e_fail "not every event was decided"
+  [[ $(tainted) == 1 ]] || e2e_fail "$(tainted) nodes tainted; the fleet's limit is 1"
+  e2e_log_has tainter '"msg":"tainted node"' && e2e_log_has tainter-b '"msg":"tainted node"' &&
+    e2e_fail "both replicas tainted a node"
+  e2e_stop tainter-b || e2e_fail "tainter-b exited with $?"
+  ;;
+valve_restart)
+  # max_new_taints 2 per 10m; the fractions do not limit here.
+  VALVE="valve: {event_interval: 1ms, max_fraction: 1.0, per_rule_max_fraction: 1.0, max_new_taints: 2, window: 10m}"
+  tainter tainter "$VALVE"
+  event gpu-1 test.long 10m
+  event gpu-2 test.long 10m
+  e2e_wait 20 has_taint gpu-2 || e2e_fail "gpu-2 was not tainted"
+  e2e_wait 20 has_taint gpu-1 || e2e_fail "gpu-1 was not tainted"
+  e2e_stop tainter || e2e_fail "tainter exited with $?"
+  # A restart (same group): the window's two new taints are remembered.
+  mv "$T/tainter.log" "$T/tainter-1.log"
+  tainter tainter "$VALVE"
+  event gpu-3 test.long 10m
+  e2e_wait_log 30 tainter '"msg":"safety valve refused a taint"'
+  lacks_taint gpu-3 || e2e_fail "a restart reset max_new_taints: gpu-3 was tainted"
+  grep -q 'max_new_taints' "$T/tainter.log" || e2e_fail "the refusal does not name max_new_taints"
   ;;
 *)
   e2e_fail "unknown scenario $SCENARIO"
