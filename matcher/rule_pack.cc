@@ -123,14 +123,18 @@ class PackReader {
   std::optional<std::chrono::seconds> Duration(const YAML::Node& node, std::string_view key) {
     auto text = String(node, key);
     if (!text) return std::nullopt;
-    auto d = ParseDuration(*text);
-    if (!d || d->count() <= 0) {
+    Result<std::chrono::milliseconds> d = ParseDurationOrError(*text);
+    if (d.ok() && d->count() > 0) return std::chrono::duration_cast<std::chrono::seconds>(*d);
+    if (!d.ok() && d.error().message().find("longer than the maximum") != std::string::npos) {
+      diags_.Error(
+          "E106", At(node),
+          "bad duration for " + std::string(key) + ": " + std::string(d.error().message()));
+    } else {
       diags_.Error("E106", At(node),
                    "bad duration '" + *text + "' for " + std::string(key) +
                        " (use e.g. 90s, 10m, 24h, 1h30m, 7d)");
-      return std::nullopt;
     }
-    return std::chrono::duration_cast<std::chrono::seconds>(*d);
+    return std::nullopt;
   }
 
   template <typename T>

@@ -284,6 +284,21 @@ rules:
   CHECK(l.Has("E101"));
 }
 
+// Issue 11.10: a huge expire parsed, and overflowed the clocks it was added to.
+TEST_CASE("E106: a duration beyond the maximum is refused at its place, with the reason") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: [kernel]
+    pattern: 'abc'
+    expire: 1000000000d
+)");
+  CHECK(l.Where("E106") == Strings{"7:13"});
+  CHECK(l.Message("E106") ==
+        "bad duration for expire: '1000000000d' is longer than the maximum, 3650d (10 years)");
+}
+
 // Issue 11.7: `journal:` names the units and users a journal record must come from.
 TEST_CASE("journal constraints: every mistake is reported at its place") {
   Loaded l = LoadPack(R"(pack: x
