@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # faultline in one command, on the machine it runs on: installs what is
-# missing, builds faultline and faultline-agent (Release), and runs the
+# missing, builds faultline and faultline-agent, and runs the
 # standalone agent's demo: a fake "GPU fell off the bus" (Xid 79) and an
 # application fault (Xid 13) go into /dev/kmsg, and the agent prints what it
 # detected and the exact Kubernetes patch and Event it would send. Nothing is
 # sent anywhere. Then it tells you how to do the same by hand.
 #
 #   deploy/quickstart.sh          from a clone, any directory; safe to run again
+#   deploy/quickstart.sh --configure-only   install and configure, no build (the newcomer-path test)
+# It shares build/ with tests/run.sh: deploy/configure-build.sh states what
+# each of them needs, so they work in either order.
 #
 # Environment: FL_BUILD_DIR (default: <repo>/build), FL_JOBS (default: nproc).
 set -euo pipefail
@@ -30,9 +33,9 @@ step "1/3 dependencies (Debian/Ubuntu packages, via apt-get where missing)"
 run_quiet "$repo/deploy/install-deps.sh"
 tail -n 1 "$log"
 
-step "2/3 building faultline and faultline-agent (Release) in ${build#"$PWD"/}"
-run_quiet cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
-  -DFL_BUILD_BENCH=OFF
+step "2/3 building faultline and faultline-agent in ${build#"$PWD"/}"
+run_quiet "$repo/deploy/configure-build.sh" "$build" quickstart
+if [[ "${1:-}" == "--configure-only" ]]; then exit 0; fi
 run_quiet cmake --build "$build" -j "$jobs" --target faultline faultline-agent
 agent="$build/collector/faultline-agent"
 scan="$build/matcher/faultline"

@@ -7,6 +7,7 @@
 
 #include "matcher/classify.h"
 #include "matcher/rule_set_impl.h"
+#include "matcher/rule_set_testing.h"
 
 namespace faultline {
 namespace {
@@ -159,7 +160,7 @@ void RuleSet::Impl::RunSet(const RE2::Set& set, const std::vector<int>& map, std
                            std::vector<int>& hits) const {
   std::vector<int> found;
   RE2::Set::ErrorInfo info{};
-  if (options.simulate_dfa_out_of_memory) {
+  if (simulate_dfa_out_of_memory.load(std::memory_order_relaxed)) {
     info.kind = RE2::Set::kOutOfMemory;
   } else if (set.Match(re2::StringPiece(text.data(), text.size()), &found, &info)) {
     for (int i : found) hits.push_back(map[static_cast<std::size_t>(i)]);
@@ -268,6 +269,10 @@ const std::vector<Rule>& RuleSet::rules() const { return impl_->rules; }
 std::size_t RuleSet::size() const { return impl_->compiled.size(); }
 std::uint64_t RuleSet::dfa_fallbacks() const {
   return impl_->dfa_fallbacks.load(std::memory_order_relaxed);
+}
+
+void RuleSetTesting::SimulateDfaOutOfMemory(const RuleSet& set) {
+  set.impl_->simulate_dfa_out_of_memory.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace faultline

@@ -47,8 +47,9 @@ std::optional<std::string> ReadSmallFile(const std::filesystem::path& path) {
   return content;
 }
 
-}  // namespace
-
+// Reads every port under <root>/class/infiniband. Values that do not parse
+// are left out and counted in `*parse_errors`. A missing tree is an empty
+// snapshot.
 IbSnapshot ReadIbSnapshot(const std::string& sysfs_root, std::uint64_t* parse_errors) {
   namespace fs = std::filesystem;
   IbSnapshot snapshot;
@@ -84,6 +85,8 @@ IbSnapshot ReadIbSnapshot(const std::string& sysfs_root, std::uint64_t* parse_er
   }
   return snapshot;
 }
+
+}  // namespace
 
 IbCountersSource::IbCountersSource(const Options& options, const Clock& clock)
     : options_(options), clock_(clock), store_(options.state_dir, "ibcounters") {}

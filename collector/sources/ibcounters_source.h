@@ -92,9 +92,4 @@ class IbCountersSource final : public Source {
   bool dirty_ = false;                   // committed_ not yet saved
 };
 
-// Reads every port under <root>/class/infiniband. Values that do not parse
-// are left out and counted in `*parse_errors`. A missing tree is an empty
-// snapshot. Exposed for tests.
-IbSnapshot ReadIbSnapshot(const std::string& sysfs_root, std::uint64_t* parse_errors);
-
 }  // namespace faultline

@@ -60,7 +60,7 @@ TEST_CASE("sysfs counters are decimal numbers or nothing") {
   CHECK(ParseSysfsCounter("") == std::nullopt);
 }
 
-TEST_CASE("state changes and counter increases become records; equal snapshots none") {
+TEST_CASE("state changes and counter increases become records, equal snapshots none") {
   IbSnapshot before = {{{"mlx5_0", "1"}, Port("ACTIVE", "LinkUp", 3, 0, 7)}};
   CHECK(DiffIbSnapshots(before, before).empty());
   IbSnapshot after = {{{"mlx5_0", "1"}, Port("DOWN", "Polling", 4, 2, 7)}};

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "matcher/classify.h"
+#include "matcher/rule_set_testing.h"
 #include "tests/matcher/rule_test_util.h"
 
 namespace faultline {
@@ -42,7 +43,7 @@ rules:
     action: ignore
 )";
 
-TEST_CASE("a match carries its named captures; unset optional groups are absent") {
+TEST_CASE("a match carries its named captures, unset optional groups are absent") {
   Loaded l = LoadPack(kXidPack);
   REQUIRE(l.set);
   auto m = MatchLine(*l.set, "[  12.3] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234", Origin::kKernel);
@@ -218,10 +219,9 @@ TEST_CASE("Match is safe from many threads at once") {
 }
 
 TEST_CASE("RE2::Set out of memory falls back to one-by-one matching and is counted") {
-  CompileOptions options;
-  options.simulate_dfa_out_of_memory = true;
-  Loaded l = LoadPack(kXidPack, options);
+  Loaded l = LoadPack(kXidPack);
   REQUIRE(l.set);
+  RuleSetTesting::SimulateDfaOutOfMemory(*l.set);
   CHECK(l.set->dfa_fallbacks() == 0);
   auto m = MatchLine(*l.set, "NVRM: Xid (PCI:0000:3b:00): 79, x", Origin::kKernel);
   REQUIRE(m.size() == 2);  // the same answer as the Set gives
