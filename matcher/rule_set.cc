@@ -225,6 +225,26 @@ std::shared_ptr<const RuleSet> RuleSet::Compile(std::vector<Rule> rules,
 RuleSet::RuleSet(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RuleSet::~RuleSet() = default;
 
+bool JournalConstraint::Allows(const Labels& labels) const {
+  const auto in = [&labels](const char* label, const std::vector<std::string>& allowed) {
+    if (allowed.empty()) return true;
+    auto it = labels.find(label);
+    return it != labels.end() &&
+           std::find(allowed.begin(), allowed.end(), it->second) != allowed.end();
+  };
+  return in("unit", units) && in("uid", uids);
+}
+
+void DropUnverifiedJournalMatches(Origin origin, const Labels& labels, std::size_t first,
+                                  std::vector<RuleMatch>& out) {
+  if (origin != Origin::kJournal) return;
+  out.erase(std::remove_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                           [&labels](const RuleMatch& m) {
+                             return m.rule && m.rule->journal && !m.rule->journal->Allows(labels);
+                           }),
+            out.end());
+}
+
 void RuleSet::Match(std::string_view text, Origin origin, std::vector<RuleMatch>& out) const {
   const OriginSet& s = impl_->by_origin[OriginIndex(origin)];
   if (!s.set) return;
@@ -232,6 +252,17 @@ void RuleSet::Match(std::string_view text, Origin origin, std::vector<RuleMatch>
   impl_->RunSet(*s.set, s.rules, text, hits);
   std::sort(hits.begin(), hits.end());  // load order, whatever the Set returned
   for (int index : hits) impl_->Capture(index, text, out);
+}
+
+void RuleSet::Match(const LogRecord& record, std::vector<RuleMatch>& out) const {
+  const OriginSet& s = impl_->by_origin[OriginIndex(record.origin)];
+  if (!s.set) return;
+  const std::size_t first = out.size();
+  std::vector<int> hits;
+  impl_->RunSet(*s.set, s.rules, record.text, hits);
+  std::sort(hits.begin(), hits.end());
+  for (int index : hits) impl_->Capture(index, record.text, out);
+  DropUnverifiedJournalMatches(record.origin, record.labels, first, out);
 }
 
 const std::vector<Rule>& RuleSet::rules() const { return impl_->rules; }

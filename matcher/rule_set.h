@@ -78,10 +78,14 @@ class RuleSet {
   // action `ignore` are returned too; callers drop them. If an RE2::Set runs
   // out of memory, falls back to trying the rules one by one and counts it
   // in dfa_fallbacks(): never silently "no match".
+  // Text alone: `journal:` constraints (rule.h) cannot be checked and are
+  // not applied; for `faultline scan`, which reads logs offline and taints
+  // nothing.
   void Match(std::string_view text, Origin origin, std::vector<RuleMatch>& out) const;
-  void Match(const LogRecord& record, std::vector<RuleMatch>& out) const {
-    Match(record.text, record.origin, out);
-  }
+  // A record, as the agent matches it: a rule with a `journal:` constraint
+  // matches a journal record only when the record's labels satisfy it (a
+  // journal record without them, e.g. from a file source, does not).
+  void Match(const LogRecord& record, std::vector<RuleMatch>& out) const;
 
   // Whole-buffer matching, for `faultline scan`. `buffer` holds lines
   // separated by '\n' (a last line without one counts; a '\r' before the

@@ -72,4 +72,9 @@ struct RuleSet::Impl {
 // run on every line). Defined in rule_scan.cc.
 void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags);
 
+// Drops, from out[first...], matches of rules whose `journal:` constraint
+// the labels of a journal record do not satisfy (rule_set.cc).
+void DropUnverifiedJournalMatches(Origin origin, const Labels& labels, std::size_t first,
+                                  std::vector<RuleMatch>& out);
+
 }  // namespace faultline

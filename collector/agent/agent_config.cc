@@ -272,7 +272,7 @@ sources:
     enabled: false
     sysfs_root: /sys            # reads <root>/class/infiniband/*/ports/*
     interval: 10s
-  file: []                  # - {path: /var/log/x.log, follow: true, origin: any}  (origin: kernel|journal|pod|ibcounters|any)
+  file: []                  # - {path: /var/log/x.log, follow: true, origin: pod}  (origin: kernel|journal|pod|ibcounters|any; default pod, the least trusted)
 kafka:
   brokers: ""               # required: bootstrap servers, host:port,host:port
   topic: faultline.events

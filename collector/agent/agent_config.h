@@ -27,8 +27,10 @@ namespace faultline {
 // One `sources.file` entry: a plain text file read line by line.
 struct FileSourceConfig {
   std::string path;
-  bool follow = true;            // keep reading as it grows (tail -F); false: read once
-  Origin origin = Origin::kAny;  // what rules' `sources:` see these lines as
+  bool follow = true;  // keep reading as it grows (tail -F); false: read once
+  // What rules' `sources:` see these lines as; by default pod, the least
+  // trusted (FileSource::Options::origin says why).
+  Origin origin = Origin::kPod;
 };
 
 // Which daemon the config is for: the Kafka agent requires kafka.brokers;

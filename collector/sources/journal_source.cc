@@ -21,7 +21,7 @@ constexpr std::string_view kComponent = "journal";
 // The fields AssembleJournalRecord() reads. Fetching these alone is cheaper
 // than enumerating the thirty-odd fields of a typical entry.
 constexpr const char* kFields[] = {"MESSAGE", "SYSLOG_IDENTIFIER", "_TRANSPORT", "_SYSTEMD_UNIT",
-                                   "_PID",    "PRIORITY"};
+                                   "_PID",    "PRIORITY",          "_UID"};
 
 std::string Errno(int negative_errno) { return std::strerror(-negative_errno); }
 
