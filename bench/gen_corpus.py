@@ -154,6 +154,8 @@ def noise_pool(rng, px, n):
             "nvidia-peermem: loading out-of-tree module taints kernel.",
             "pcieport 0000:00:1c.0: AER: Corrected error received: 0000:00:1c.0",
             "NFS: Registering the id_resolver key type",
+            "ata%d: SATA link down (SStatus 0 SControl 300)" % R(1, 32),
+            "bond0: making interface %s the new active one" % C(NETDEVS),
             "faultline: kmsg reader started at seq %d" % R(1, 10**6),
             "I/O error, dev loop%d, sector 0 op 0x0:(READ) flags 0x80700 phys_seg 1 prio class 2" % R(16),
             "nvidia_peermem: module verification failed: signature and/or required key missing - tainting kernel",
@@ -229,11 +231,35 @@ def noise_pool(rng, px, n):
             "RuntimeError: CUDA error: an illegal memory access was encountered",
         ]))
 
+    def k_amd():  # amdgpu boot and reset chatter that must not match the amd-gpu pack
+        pci = "0000:%02x:00.0" % R(256)
+        return px.kernel(C([
+            "amdgpu %s: amdgpu: ring gfx_0.0.0 uses VM inv eng 0 on hub 0" % pci,
+            "amdgpu %s: amdgpu: SMU is initialized successfully!" % pci,
+            "amdgpu %s: amdgpu: RAS: optional ras ta ucode is not available" % pci,
+            "amdgpu %s: amdgpu: GPU reset succeeded, trying to resume" % pci,
+            "amdgpu %s: amdgpu: no uncorrectable hardware errors detected in umc block" % pci,
+            "amdgpu %s: amdgpu: MODE1 reset" % pci,
+            "amdgpu %s: {1}[Hardware Error]: aca entry[00].STATUS=0x98000800003e0000" % pci,
+            "[drm] PCIE GART of 512M enabled.",
+            "amdgpu %s: amdgpu:  Process python3 pid %d thread python3 pid %d" % (pci, R(1000, 99999), R(1000, 99999)),
+        ]))
+
+    def k_habana():  # habanalabs boot and reset chatter
+        hl = "hl%d" % R(8)
+        return px.kernel(C([
+            "habanalabs %s: Successfully loaded firmware to device" % hl,
+            "habanalabs 0000:%02x:00.0: Habana Labs Gaudi2 device detected" % R(256),
+            "habanalabs %s: Driver version: 1.23.0-2eae87a" % hl,
+            "habanalabs %s: Successfully finished resetting the 0000:%02x:00.0 device" % (hl, R(256)),
+            "habanalabs %s: Killing user process pid=%d" % (hl, R(1000, 99999)),
+        ]))
+
     def ib_noise():
         return px.ib("%s port 1 %s +%d (total %d)" % (C(HCAS), C(["port_rcv_data", "port_xmit_data", "port_rcv_packets", "port_xmit_packets"]), R(1, 10**6), R(10**6, 10**10)))
 
     makers = [(k_usb, 2), (k_audit, 3), (k_veth, 4), (k_nvrm_attach, 1), (k_nvrm_load, 1), (k_modeset, 1),
-              (k_access_reg, 3), (k_mlx_fw, 1), (k_mlx_port, 1), (k_ena, 2), (k_fs, 2), (k_misc, 6),
+              (k_access_reg, 3), (k_amd, 2), (k_habana, 1), (k_mlx_fw, 1), (k_mlx_port, 1), (k_ena, 2), (k_fs, 2), (k_misc, 6),
               (j_systemd, 8), (j_kubelet, 12), (j_containerd, 8), (j_sshd, 3), (j_cron, 2), (j_misc, 5),
               (p_nccl_info, 14), (p_train, 16), (ib_noise, 4)]
     fns = [f for f, w in makers for _ in range(w)]
@@ -285,7 +311,7 @@ def fault_templates(rng, px):
             where = "PCI:%s GPU-I:%02d" % (pci, R(1, 8))
         if code in NVLINK5_UNITS:
             body = "%s %s XC0 i0 Link %02d (0x%08x 0x%08x 0x00000000 0x00000000 0x00000000 0x00000000)" % (
-                NVLINK5_UNITS[code], C(["Fatal", "Nonfatal", " Fatal  "]).strip(), R(18), R(1 << 32), R(1 << 32))
+                NVLINK5_UNITS[code], C(["Fatal", "Nonfatal", " Fatal  ", "Non-fatal", "FATAL", "NON_FATAL"]).strip(), R(18), R(1 << 32), R(1 << 32))
         elif code == 154:
             frm, to = rng.sample(RECOVERY, 2)
             body = "GPU recovery action changed from %s to %s" % (frm, to)
@@ -330,8 +356,9 @@ def fault_templates(rng, px):
             [(P(pre + "NCCL WARN NET/IB: Got completion from peer %s with status=transport retry counter exceeded(12) opcode=IBV_WC_SEND(0) vendor_err=129 hca %s" % (peer, C(HCAS))), warn + ["nccl.ib-completion-error"])],
             [(P(pre + "NCCL WARN NET/IB : Got completion from peer %s with error 13, opcode 129, len 0, vendor err 136" % peer), warn + ["nccl.ib-completion-error"])],
             [(P(pre + "NCCL WARN NET/IB : Got async event : port error"), warn + ["nccl.ib-async-event"])],
-            [(P("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3"), ["nccl.system-error"])],
-            [(P("RuntimeError: NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:219, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1"), ["nccl.cuda-error"])],
+            [(P("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3"), ["nccl.backend-error", "nccl.system-error"])],
+            [(P("RuntimeError: NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:219, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1"), ["nccl.backend-error", "nccl.cuda-error"])],
+            [(P("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:%d, %s, NCCL version 2.14.3" % (R(1000, 3000), C(["internal error", "invalid usage", "invalid argument"]))), ["nccl.backend-error"])],
             [(P("ncclInternalError: Internal check failed."), ["nccl.internal-error"])],
             [(P("ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely."), ["nccl.remote-error"])],
             [(P(pre + "NCCL WARN socketStartConnect: Connect to %s failed : Software caused connection abort" % peer), warn + ["nccl.socket-error"])],
@@ -357,10 +384,20 @@ def fault_templates(rng, px):
             [(K("mlx5_core %s %s: Link up" % (nic(), C(NETDEVS))), ["net.netdev-link-up"])],
             [(J("systemd-networkd[1021]", "%s: Lost carrier" % C(["ib0", "ib1"] + NETDEVS)), ["net.carrier-lost"])],
             [(J("systemd-networkd[1021]", "%s: Gained carrier" % C(["ib0", "ib1"] + NETDEVS)), ["net.carrier-gained"])],
+            [(J("systemd-networkd[260]", "%-16s: %s carrier" % (C(NETDEVS), "lost")), ["net.carrier-lost"])],
+            [(K("%s %s %s: NIC Link is Down" % (C(["ixgbe", "i40e", "ice", "bnxt_en", "igc"]), nic(), C(NETDEVS))), ["net.netdev-link-down"])],
+            [(K("%s %s %s: NIC Link is Up 100 Gbps, Flow Control: None" % (C(["ixgbe", "i40e", "ice", "bnxt_en"]), nic(), C(NETDEVS))), ["net.netdev-link-up"])],
+            [(K("bond0: (slave %s): link status definitely down, disabling slave" % C(NETDEVS)), ["net.bond-slave-down"])],
+            [(K("bond0: link status definitely down for interface %s, disabling it" % C(NETDEVS)), ["net.bond-slave-down"])],
+            [(K("bond%d: now running without any active interface!" % R(4)), ["net.bond-no-active"])],
+            [(K("%s %s %s: Detected %s Unit Hang" % (C(["e1000e", "igb", "ixgbe"]), nic(), C(NETDEVS), C(["Hardware", "Tx"]))), ["net.netdev-watchdog"])],
             [(K("NETDEV WATCHDOG: %s (mlx5_core): transmit queue %d timed out %d ms" % (C(NETDEVS), R(64), R(5000, 9000))), ["net.netdev-watchdog"])],
             [(K("mlx5_core %s %s: NETDEV WATCHDOG: CPU: %d: transmit queue %d timed out %d ms" % (nic(), C(NETDEVS), R(128), R(64), R(5000, 9000))), ["net.netdev-watchdog"])],
             [(K("efa 0000:%02x:1c.0 efa_0: The device didn't send any completion for admin cmd CREATE_QP(1) status 0 (ctx: 0x00000000c4f2b3e1, sq producer: %d, sq consumer: %d, cq consumer: %d)" % (R(256), R(1000), R(1000), R(1000))), ["efa.admin-queue-timeout"])],
             [(K("efa 0000:%02x:1c.0 efa_0: Failed to process command CREATE_QP (opcode 1) comp_status 3 err -12" % R(256)), ["efa.admin-command-failed"])],
+            [(K("efa 0000:%02x:1b.0 rdmap%ds27: %s" % (R(256), R(256), C(["Wait for completion (polling) timeout", "Admin queue is closed"]))), ["efa.admin-queue-timeout"])],
+            [(K("efa 0000:%02x:1b.0 rdmap%ds27: Failed to process command CREATE_AH (opcode 5) err -12" % (R(256), R(256))), ["efa.admin-command-failed"])],
+            [(K("efa 0000:%02x:1b.0: %s" % (R(256), C(["Device isn't ready, abort com init 0x0", "EFA device init failed"]))), ["efa.device-init-failed"])],
             [(I("%s port %d state ACTIVE -> DOWN" % (dev, port)), ["ib.port-down"])],
             [(I("%s port %d state INIT -> ACTIVE" % (dev, port)), ["ib.port-up"])],
             [(I("%s port %d phys_state %s" % (dev, port, C(["LinkUp -> Polling", "Polling -> LinkUp", "LinkUp -> Disabled"]))), ["ib.phys-state"])],
@@ -397,8 +434,46 @@ def fault_templates(rng, px):
             [(K("faultline: kmsg ring buffer overrun: %d records lost" % R(1, 5000)), ["faultline.kmsg-overrun"])],
         ])
 
+    def amd():  # amdgpu kernel lines and ROCm runtime lines (rules/amd-gpu.yaml)
+        pci = "0000:%02x:00.0" % R(256)
+        dev = "amdgpu %s: %s" % (pci, C(["amdgpu: ", "", "amdgpu: {%d}" % R(1, 20)]))
+        sock = C(["", "socket: %d, die: %d, " % (R(8), R(4))])
+        return C([
+            [(K("%s%s%d %suncorrectable hardware errors detected in %s block" % (dev, sock, R(1, 9), C(["", "new "]), C(["umc", "gfx", "xgmi_wafl", "sdma"]))), ["amd.ras-uncorrectable"])],
+            [(K("%suncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!" % dev), ["amd.ras-fatal-interrupt"])],
+            [(K("%s%s%d %s hardware errors detected in %s block" % (dev, sock, R(1, 2000), C(["correctable", "new correctable", "new deferred"]), C(["umc", "gfx", "xgmi_wafl"]))), ["amd.ras-correctable"])],
+            [(K("%spoison is consumed by client %d, kick off gpu reset flow" % (dev, R(1, 20))), ["amd.poison-consumed"])],
+            [(K("%sPoison is created" % dev), ["amd.poison-created"])],
+            [(K("amdgpu %s: amdgpu: Saved bad pages %d reaches threshold value 128" % (pci, R(128, 200))), ["amd.bad-page-threshold"])],
+            [(K("amdgpu %s: amdgpu: Error Address(PA):0x%x  Row:0x%x Col:0x0  Bank:0x%x Channel:0x%x" % (pci, R(1 << 36), R(1 << 14), R(16), R(128))), ["amd.page-retired"])],
+            [(K("amdgpu %s: amdgpu: GPU reset begin!%s" % (pci, C(["", ". Source:  %d" % R(1, 4)]))), ["amd.gpu-reset"])],
+            [(K("amdgpu %s: amdgpu: GPU reset(%d) failed" % (pci, R(1, 9))), ["amd.gpu-reset-failed"])],
+            [(K(C(["[drm] VRAM is lost due to GPU reset!", "amdgpu %s: VRAM is lost due to GPU reset!" % pci])), ["amd.vram-lost"])],
+            [(K("amdgpu %s: amdgpu: ring %s timeout, signaled seq=%d, emitted seq=%d" % (pci, C(["gfx_0.0.0", "comp_1.2.0", "sdma0"]), R(10**6), R(10**6))), ["amd.ring-timeout"])],
+            [(K("amdgpu %s: amdgpu: Ring gfx_0.0.0 reset failed" % pci), ["amd.ring-reset-failed"])],
+            [(K("amdgpu %s: amdgpu: [%s] no-retry page fault (src_id:0 ring:%d vmid:%d pasid:%d)" % (pci, C(["gfxhub0", "mmhub0"]), R(256), R(16), R(32768, 40000))), ["amd.page-fault"])],
+            [(K("amdgpu %s: amdgpu: SMU: I'm not done with your previous command: SMN_C2PMSG_66:0x00000012 SMN_C2PMSG_82:0x00000005" % pci), ["amd.firmware-busy"])],
+            [(K("amdgpu %s: SMU: No response msg_reg: %d resp_reg: 0" % (pci, R(1, 60))), ["amd.smu-hang"])],
+            [(K("amdgpu %s: amdgpu: Fatal error during GPU init" % pci), ["amd.init-failed"])],
+            [(P("Memory access fault by GPU node-%d (Agent handle: 0x55d0c8a0b2c0) on address 0x7f0c%08x. Reason: Page not present or supervisor privilege." % (R(2, 10), R(1 << 32))), ["amd.rocm-memory-fault"])],
+            [(P("HW Exception by GPU node-%d (Agent handle: 0x5624b3e1f2c0) reason :GPU Hang" % R(2, 10)), ["amd.rocm-gpu-hang"])],
+            [(P("RuntimeError: HIP error: uncorrectable ECC error encountered"), ["amd.hip-uncorrectable-ecc"])],
+        ])
+
+    def habana():  # habanalabs kernel lines (rules/habanalabs.yaml)
+        hl = "hl%d" % R(8)
+        pci = "0000:%02x:00.0" % R(256)
+        return C([
+            [(K("habanalabs %s: Failed to initialize %s. Device is NOT usable !" % (pci, hl)), ["habana.device-unusable"])],
+            [(K("habanalabs %s: %s Failed to reset! Device is NOT usable" % (hl, pci)), ["habana.device-unusable"])],
+            [(K("habanalabs %s: Failed to communicate with Device CPU (CPU-CP timeout)" % hl), ["habana.cpu-cp-timeout"])],
+            [(K("habanalabs %s: Going to reset device" % hl), ["habana.hard-reset"])],
+            [(K("habanalabs %s: Device heartbeat failed! PCI link is %s" % (hl, C(["healthy", "broken"]))), ["habana.heartbeat-failed"])],
+            [(K("habanalabs %s: DEC%d_SPI: ECC error detected. address: 0x%x. Syndrome: 0x%x. wrapper id %d. block id 0x%x. critical %d." % (hl, R(8), R(1 << 32), R(16), R(8), R(64), R(2))), ["habana.ecc-error"])],
+        ])
+
     # Weighted so every rule shows up many times in a few MiB; Xids are the most common.
-    return [(xid, 6), (nv_gpu, 3), (nccl, 3), (ib, 4), (host, 4)]
+    return [(xid, 6), (nv_gpu, 3), (nccl, 3), (ib, 4), (host, 4), (amd, 3), (habana, 2)]
 
 
 def main():

@@ -4,6 +4,27 @@
 #include <httplib.h>
 
 namespace faultline {
+namespace {
+
+// One gauge in Prometheus text format.
+std::string GaugeText(const char* name, const char* help, bool value) {
+  return std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n" + name +
+         (value ? " 1\n" : " 0\n");
+}
+
+bool Passes(const std::function<Readiness()>& check) { return !check || check().ready; }
+
+// What /readyz and /healthz would answer, as gauges on /metrics: an alert
+// rule then sees "not ready" where no kubelet probes the process (systemd, a
+// Slurm node) and without kube-state-metrics.
+std::string ProbeGauges(const std::function<Readiness()>& ready,
+                        const std::function<Readiness()>& healthy) {
+  return GaugeText("faultline_ready", "1 when /readyz answers 200 (doing its job)", Passes(ready)) +
+         GaugeText("faultline_healthy", "1 when /healthz answers 200 (its threads run)",
+                   Passes(healthy));
+}
+
+}  // namespace
 
 HttpEndpoint::HttpEndpoint(std::unique_ptr<httplib::Server> server, int port)
     : server_(std::move(server)), port_(port) {
@@ -39,9 +60,11 @@ Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const Options& options
   }
 
   auto server = std::make_unique<httplib::Server>();
-  server->Get("/metrics", [&registry](const httplib::Request&, httplib::Response& res) {
-    res.set_content(registry.RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8");
-  });
+  server->Get("/metrics",
+              [&registry, ready, healthy](const httplib::Request&, httplib::Response& res) {
+                res.set_content(registry.RenderPrometheus() + ProbeGauges(ready, healthy),
+                                "text/plain; version=0.0.4; charset=utf-8");
+              });
   auto answer = [](const std::function<Readiness()>& check, httplib::Response& res) {
     Readiness r = check ? check() : Readiness{};
     res.status = r.ready ? 200 : 503;

@@ -23,6 +23,8 @@ struct Readiness {
 
 // The daemons' HTTP side: GET /metrics (Prometheus text), /healthz (the
 // process is alive and its threads run) and /readyz (it is doing its job).
+// /metrics also carries both answers as the gauges faultline_ready and
+// faultline_healthy (1 or 0), for alert rules where no kubelet probes.
 //
 // This is the one network piece of the matcher library; it lives here because
 // both daemons serve it and neither may depend on the other. The `faultline`

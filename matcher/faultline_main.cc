@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "base/version.h"
 #include "matcher/cli_commands.h"
+#include "matcher/matcher_versions.h"
 
 namespace {
 
@@ -12,8 +14,10 @@ constexpr const char* kUsage =
     R"(usage: faultline scan [--rules PATH]... [--no-builtin] [--source S] [--format json|text] [--node NAME] [FILE|-]...
        faultline rules check [PATH]... [--no-builtin] [--format json|text] [--werror]
        faultline rules list [PATH]... [--no-builtin] [--format text|json|ere]
+       faultline --version
 
-Run `faultline scan --help` or `faultline rules --help` for details.
+Run `faultline scan --help`, `faultline rules check --help` or
+`faultline rules list --help` for details.
 )";
 
 }  // namespace
@@ -29,6 +33,10 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "scan") return faultline::RunScanCommand(args, std::cout, std::cerr);
   if (command == "rules") return faultline::RunRulesCommand(args, std::cout, std::cerr);
+  if (command == "--version" || command == "version") {
+    std::cout << faultline::VersionText("faultline", faultline::MatcherVersions());
+    return 0;
+  }
   if (command == "-h" || command == "--help" || command == "help") {
     std::cout << kUsage;
     return 0;

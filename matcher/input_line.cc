@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/cri_line.h"
 #include "base/time_format.h"
 
 namespace faultline {
@@ -236,29 +237,16 @@ std::optional<InputLine> ParseJournalJsonLine(std::string_view line) {
   return out;
 }
 
-std::optional<InputLine> ParseCriLine(std::string_view line) {
-  line = StripCr(line);
-  std::size_t s1 = line.find(' ');
-  if (s1 == std::string_view::npos || s1 < 20) return std::nullopt;
-  std::size_t s2 = line.find(' ', s1 + 1);
-  if (s2 == std::string_view::npos) return std::nullopt;
-  std::string_view stream = line.substr(s1 + 1, s2 - s1 - 1);
-  if (stream != "stdout" && stream != "stderr") return std::nullopt;
-  std::size_t s3 = line.find(' ', s2 + 1);
-  std::string_view tag =
-      line.substr(s2 + 1, s3 == std::string_view::npos ? line.npos : s3 - s2 - 1);
-  if (tag.empty() || (tag[0] != 'F' && tag[0] != 'P') || (tag.size() > 1 && tag[1] != ':')) {
-    return std::nullopt;
-  }
-  auto time = ParseRfc3339(line.substr(0, s1));
-  if (!time) return std::nullopt;
+std::optional<InputLine> ParseCriInputLine(std::string_view line) {
+  std::optional<CriLine> cri = ParseCriLine(StripCr(line));
+  if (!cri) return std::nullopt;
   InputLine out;
   out.format = LineFormat::kCri;
   out.origin = Origin::kPod;
-  out.time = time;
-  out.partial = tag[0] == 'P';
-  out.stream = std::string(stream);
-  out.text = s3 == std::string_view::npos ? std::string() : std::string(line.substr(s3 + 1));
+  out.time = cri->time;
+  out.partial = cri->partial;
+  out.stream = std::string(CriStreamName(cri->stream));
+  out.text = std::string(cri->content);
   return out;
 }
 
@@ -271,7 +259,7 @@ InputLine ParseInputLine(std::string_view line) {
     } else if (c == '[') {
       parsed = ParseDmesgLine(line);
     } else if (IsDigit(c)) {
-      parsed = ParseCriLine(line);
+      parsed = ParseCriInputLine(line);
       if (!parsed) parsed = ParseJournalShortLine(line);
     } else if (c >= 'A' && c <= 'S') {
       parsed = ParseJournalShortLine(line);

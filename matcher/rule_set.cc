@@ -7,6 +7,7 @@
 
 #include "matcher/classify.h"
 #include "matcher/rule_set_impl.h"
+#include "matcher/rule_set_testing.h"
 
 namespace faultline {
 namespace {
@@ -145,7 +146,11 @@ void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMa
   m.rule = c.rule;
   for (const auto& [group, name] : c.named) {
     const re2::StringPiece& g = groups[static_cast<std::size_t>(group)];
-    if (g.data() != nullptr) m.fields[name] = std::string(g.data(), g.size());
+    // Bounded: one huge line must not make huge fields, summary or keys.
+    if (g.data() != nullptr) {
+      m.fields[name] =
+          TruncateUtf8(std::string_view(g.data(), g.size()), FaultEvent::kMaxFieldBytes);
+    }
   }
   ResolveOutcome(*c.rule, m);
   out.push_back(std::move(m));
@@ -155,7 +160,7 @@ void RuleSet::Impl::RunSet(const RE2::Set& set, const std::vector<int>& map, std
                            std::vector<int>& hits) const {
   std::vector<int> found;
   RE2::Set::ErrorInfo info{};
-  if (options.simulate_dfa_out_of_memory) {
+  if (simulate_dfa_out_of_memory.load(std::memory_order_relaxed)) {
     info.kind = RE2::Set::kOutOfMemory;
   } else if (set.Match(re2::StringPiece(text.data(), text.size()), &found, &info)) {
     for (int i : found) hits.push_back(map[static_cast<std::size_t>(i)]);
@@ -233,6 +238,10 @@ const std::vector<Rule>& RuleSet::rules() const { return impl_->rules; }
 std::size_t RuleSet::size() const { return impl_->compiled.size(); }
 std::uint64_t RuleSet::dfa_fallbacks() const {
   return impl_->dfa_fallbacks.load(std::memory_order_relaxed);
+}
+
+void RuleSetTesting::SimulateDfaOutOfMemory(const RuleSet& set) {
+  set.impl_->simulate_dfa_out_of_memory.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace faultline

@@ -47,10 +47,6 @@ struct CompileOptions {
   std::int64_t max_memory_bytes = std::int64_t{64} << 20;
   // Off only for tests proving that results are identical without it.
   bool use_prefilter = true;
-  // Tests only: treat every RE2::Set match as out of memory, to prove the
-  // one-by-one fallback (Debian's RE2 rarely runs out in a real Set match,
-  // because Set::Compile already refuses a DFA that cannot start).
-  bool simulate_dfa_out_of_memory = false;
 };
 
 class RuleSet;
@@ -135,6 +131,7 @@ class RuleSet {
   std::uint64_t dfa_fallbacks() const;
 
   struct Impl;  // the RE2 and Vectorscan objects; keeps their headers out of this one
+  friend struct RuleSetTesting;  // matcher/rule_set_testing.h
 
  private:
   explicit RuleSet(std::unique_ptr<Impl> impl);

@@ -44,6 +44,8 @@ struct RuleSet::Impl {
   std::vector<CompiledRule> compiled;  // enabled rules only, in load order
   std::array<OriginSet, kOriginCount> by_origin;
   CompileOptions options;
+  // Set by RuleSetTesting only (matcher/rule_set_testing.h).
+  std::atomic<bool> simulate_dfa_out_of_memory{false};
   std::unique_ptr<LiteralPrefilter> prefilter;  // null when off or unavailable
   // Per prefilter literal id: the origins (bit per Origin) of the rules that
   // required it.

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // `faultline scan`: match log files offline with the rule packs.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -22,6 +25,8 @@ constexpr const char* kScanUsage = R"(usage: faultline scan [--rules PATH]... [-
 
 Matches log lines against the rule packs and prints one event per match:
 JSON objects, one per line (--format json, the default), or text for people.
+Each JSON object is a faultline event as the agent publishes it (the schema:
+schema/faultline-event-v1.schema.json, source "file") plus "file" and "line".
 
 Input, detected per file from its first line (and per line in plain files):
 plain lines, dmesg and dmesg -T output, journalctl -o short/short-iso/
@@ -34,7 +39,7 @@ Without FILE, or with '-', reads stdin.
   --source S     treat every line as written by S. Default: from the input
                  (dmesg: kernel; journal: kernel when the kernel wrote it,
                  else journal; CRI: pod; plain lines: any = every rule)
-  --node NAME    add "node" to each event
+  --node NAME    the events' node (default: $NODE_NAME, else the hostname)
   --fail-on A    exit 1 if any event has action A or stronger (event < taint)
   --all          also print matches of rules whose action is ignore
 
@@ -46,7 +51,8 @@ struct ScanOptions {
   RuleSources sources;
   std::optional<Origin> forced_origin;
   bool text = false;
-  std::string node;
+  std::string node;  // --node, else $NODE_NAME, else the hostname (as the agent)
+  std::chrono::system_clock::time_point detected_time = std::chrono::system_clock::now();
   std::optional<Action> fail_on;
   bool all = false;  // also matches of rules whose action is ignore
   std::vector<std::string> files;
@@ -76,30 +82,40 @@ class EventWriter {
         buffer_.append(part);
       }
     } else {
-      nlohmann::ordered_json j;
-      j["file"] = file;
-      j["line"] = line_no;
-      if (!options_.node.empty()) j["node"] = options_.node;
-      j["origin"] = OriginName(origin);
-      j["rule"] = m.rule->id;
-      j["pack"] = m.rule->pack;
-      j["category"] = m.category;
-      j["severity"] = SeverityName(m.severity);
-      j["action"] = ActionName(m.action);
-      j["summary"] = m.summary;
-      j["fields"] = m.fields;
-      j["message"] = in.text;
-      if (in.time) j["log_time"] = FormatRfc3339(*in.time);
-      if (m.threshold) {
-        j["threshold"] = {{"count", m.threshold->count},
-                          {"window", FormatDuration(m.threshold->window)},
-                          {"key", m.threshold->key}};
-      }
-      if (m.expire) j["expire"] = FormatDuration(*m.expire);
-      buffer_ += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      buffer_ += '\n';
+      AppendEventJson(file, line_no, in, origin, m);
     }
     if (buffer_.size() > (1 << 16)) Flush();
+  }
+
+  // The published event (schema/faultline-event-v1.schema.json), as the
+  // agent would send it for this line, read by a `file` source, plus where
+  // the line is: `file` and `line` first, then the event's keys in the
+  // schema's order.
+  void AppendEventJson(const std::string& file, std::uint64_t line_no, const InputLine& in,
+                       Origin origin, const RuleMatch& m) {
+    LogRecord record;
+    record.source = "file";
+    record.origin = origin;
+    record.text = in.text;
+    record.time = in.time.value_or(options_.detected_time);
+    record.cursor = file + ":" + std::to_string(line_no);
+    record.labels = {{"file", file}, {"line", std::to_string(line_no)}};
+    const nlohmann::json event =
+        ToJson(MakeFaultEvent(m, record, options_.node, /*boot_id=*/"", options_.detected_time));
+    nlohmann::ordered_json j;
+    j["file"] = file;
+    j["line"] = line_no;
+    for (const char* key : {"schema",        "id",      "node",       "boot_id",   "source",
+                            "origin",        "rule",    "pack",       "category",  "severity",
+                            "action",        "summary", "fields",     "message",   "log_time",
+                            "detected_time", "labels",  "suppressed", "threshold", "expire"}) {
+      if (auto it = event.find(key); it != event.end()) j[key] = *it;
+    }
+    for (const auto& [key, value] : event.items()) {  // keys added to the event later
+      if (!j.contains(key)) j[key] = value;
+    }
+    buffer_ += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    buffer_ += '\n';
   }
 
   void Flush() {
@@ -134,6 +150,14 @@ void MatchAndWrite(const RuleSet& set, const ScanOptions& options, const std::st
   matches.clear();
   set.Match(in.text, origin, matches);
   WriteMatches(options, file, line_no, in, origin, matches, writer);
+}
+
+// The agent's default node name: $NODE_NAME, else the hostname.
+std::string DefaultNodeName() {
+  if (const char* env = std::getenv("NODE_NAME"); env && *env) return env;  // NOLINT
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') return host;
+  return "localhost";
 }
 
 // Line-oriented formats whose message is a substring of the raw line
@@ -265,6 +289,7 @@ int RunScanCommand(const std::vector<std::string>& args, std::ostream& out, std:
     }
   }
   if (options.files.empty()) options.files.push_back("-");
+  if (options.node.empty()) options.node = DefaultNodeName();
 
   Diagnostics diags;
   SourceTexts texts;

@@ -2,8 +2,8 @@
 // faultline-tainter: Kafka -> policy -> Kubernetes taints.
 //
 //   faultline-tainter --config FILE [--dry-run] [--log-level L]
-//   faultline-tainter nodes [--config FILE]
-//   faultline-tainter untaint NODE [--reason TEXT] [--config FILE]
+//   faultline-tainter nodes|explain NODE|untaint NODE ...   (tainter/node_commands.h)
+//   faultline-tainter [SUBCOMMAND] --help | --version
 //
 // Exit codes: 0 clean stop, 1 runtime failure, 2 bad flags or config.
 #include <signal.h>
@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -24,10 +23,13 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/time_format.h"
+#include "base/version.h"
 #include "endpoint/http_endpoint.h"
 #include "tainter/event_consumer.h"
 #include "tainter/kube/kube_config.h"
 #include "tainter/kube/kube_node_api.h"
+#include "tainter/node_commands.h"
+#include "tainter/node_informer.h"
 #include "tainter/tainter.h"
 #include "tainter/tainter_config.h"
 
@@ -36,24 +38,42 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: faultline-tainter --config FILE [--dry-run] [--log-level debug|info|warn|error]\n"
-    "       faultline-tainter nodes [--config FILE]\n"
-    "       faultline-tainter untaint NODE [--reason TEXT] [--config FILE]\n";
+    "       faultline-tainter nodes|explain NODE|untaint NODE [FLAGS]   (--help for each)\n"
+    "       faultline-tainter --version\n";
+
+constexpr char kDaemonHelp[] = R"(
+The central tainter: consumes faultline's events from Kafka, decides per node
+(dedupe, threshold windows, safety valve, expiry) and taints, annotates and
+records Events on the nodes through the Kubernetes API. Runs until SIGTERM or
+SIGINT.
+
+  --config FILE, -c FILE  the tainter config (YAML; tainter/README.md)
+  --dry-run               decide and log every write, send none
+  --log-level LEVEL       debug, info, warn or error (overrides the config)
+  --version               print the version and the libraries' versions
+  -h, --help              print this help
+
+The operator's subcommands (also the kubectl plugin `kubectl faultline`):
+  nodes                   the nodes carrying faultline's taint, and why
+  explain NODE            why NODE is tainted and what would lift the taint
+  untaint NODE            lift faultline's taint by hand
+Run `faultline-tainter SUBCOMMAND --help` for each.
+
+Exit status: 0 clean stop; 1 a runtime failure; 2 bad flags or an invalid
+config.
+)";
 
 struct Flags {
-  std::string command = "run";  // run | nodes | untaint
   std::string config;
-  std::string node;
-  std::string reason;
   bool dry_run = false;
   std::string log_level;
+  bool help = false;
 };
 
 Result<Flags> ParseFlags(int argc, char** argv) {
   Flags f;
   std::vector<std::string> args(argv + 1, argv + argc);
-  std::size_t i = 0;
-  if (i < args.size() && (args[i] == "nodes" || args[i] == "untaint")) f.command = args[i++];
-  for (; i < args.size(); ++i) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](const std::string& name) -> Result<std::string> {
       if (i + 1 >= args.size()) return InvalidArgumentError(name + " needs a value");
@@ -65,10 +85,6 @@ Result<Flags> ParseFlags(int argc, char** argv) {
       f.config = *v;
     } else if (a.rfind("--config=", 0) == 0) {
       f.config = a.substr(9);
-    } else if (a == "--reason") {
-      auto v = value(a);
-      if (!v) return v.error();
-      f.reason = *v;
     } else if (a == "--log-level") {
       auto v = value(a);
       if (!v) return v.error();
@@ -76,123 +92,32 @@ Result<Flags> ParseFlags(int argc, char** argv) {
     } else if (a == "--dry-run") {
       f.dry_run = true;
     } else if (a == "-h" || a == "--help") {
-      return InvalidArgumentError("");
-    } else if (f.command == "untaint" && f.node.empty() && a[0] != '-') {
-      f.node = a;
+      f.help = true;
+      return f;
     } else {
       return InvalidArgumentError("unknown argument '" + a + "'");
     }
   }
-  if (f.command == "run" && f.config.empty()) return InvalidArgumentError("--config is required");
-  if (f.command == "untaint" && f.node.empty()) return InvalidArgumentError("untaint needs a NODE");
+  if (f.config.empty()) return InvalidArgumentError("--config is required");
   return f;
 }
 
-Result<KubeConfig> LoadKube(const TainterConfig& config, bool cli) {
-  std::string path = config.kubernetes.kubeconfig;
-  if (path.empty() && cli) {
-    // The operator's commands run where kubectl runs: honour $KUBECONFIG,
-    // then ~/.kube/config, then the in-cluster service account.
-    if (const char* env = std::getenv("KUBECONFIG");
-        env && *env) {  // NOLINT(concurrency-mt-unsafe)
-      path = env;
-    } else if (const char* home = std::getenv("HOME");
-               home && *home) {  // NOLINT(concurrency-mt-unsafe)
-      std::string candidate = std::string(home) + "/.kube/config";
-      if (access(candidate.c_str(), R_OK) == 0) path = candidate;
-    }
-  }
-  if (path.empty()) return LoadInClusterConfig();
-  return LoadKubeconfig(path, config.kubernetes.context);
-}
-
-Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, bool cli,
-                                             MetricsRegistry& metrics) {
-  Result<KubeConfig> kube = LoadKube(config, cli);
-  if (!kube) return kube.error();
-  KubeNodeApi::Options o;
-  o.http.qps = config.kubernetes.qps;
-  o.http.burst = config.kubernetes.burst;
-  o.http.request_timeout = config.kubernetes.request_timeout;
-  LogInfo("tainter", "kubernetes", {{"api", kube->Describe()}});
-  return KubeNodeApi::Create(std::move(*kube), o, RealClock(), metrics);
-}
-
-// The Kubernetes client and the Tainter over it, which every subcommand
-// needs. Members are destroyed in reverse order: the metrics outlive both.
-struct TainterStack {
-  MetricsRegistry metrics;
-  std::unique_ptr<KubeNodeApi> api;
-  std::unique_ptr<Tainter> tainter;
-};
-
-// nullptr, with the reason on stderr, when either cannot be made.
-std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config, bool cli) {
-  auto stack = std::make_unique<TainterStack>();
-  auto api = MakeApi(config, cli, stack->metrics);
-  if (!api) {
-    std::cerr << "faultline-tainter: " << api.error().message() << '\n';
-    return nullptr;
-  }
-  stack->api = std::move(*api);
-  auto tainter = Tainter::Create(config.tainter, *stack->api, stack->metrics, RealClock());
-  if (!tainter) {
-    std::cerr << "faultline-tainter: " << tainter.error().message() << '\n';
-    return nullptr;
-  }
-  stack->tainter = std::move(*tainter);
-  return stack;
-}
-
-int RunNodes(const TainterConfig& config) {
-  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, true);
-  if (!stack) return 2;
-  Tainter* tainter = stack->tainter.get();
-  auto nodes = tainter->ListTainted();
-  if (!nodes) {
-    std::cerr << "faultline-tainter: cannot list nodes: " << nodes.error().ToString() << '\n';
-    return 1;
-  }
-  std::printf("%-32s %-28s %s\n", "NODE", "SINCE", "REASONS");
-  for (const TaintedNodeReport& n : *nodes) {
-    std::string reasons;
-    for (const Reason& r : n.reasons) {
-      if (!reasons.empty()) reasons += "; ";
-      reasons += r.rule;
-      if (!r.summary.empty()) reasons += " (" + r.summary + ")";
-      if (r.expires_at) reasons += " until " + FormatRfc3339(*r.expires_at);
-    }
-    const std::string since =
-        n.since.time_since_epoch().count() == 0 ? "-" : FormatRfc3339(n.since);
-    std::printf("%-32s %-28s %s\n", n.node.c_str(), since.c_str(), reasons.c_str());
-  }
-  return 0;
-}
-
-int RunUntaint(const TainterConfig& config, const Flags& flags) {
-  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, true);
-  if (!stack) return 2;
-  Tainter* tainter = stack->tainter.get();
-  Status s = tainter->Untaint(flags.node, flags.reason);
-  if (!s.ok()) {
-    std::cerr << "faultline-tainter: untaint " << flags.node << ": " << s.ToString() << '\n';
-    return s.code() == StatusCode::kFailedPrecondition ? 0 : 1;
-  }
-  std::printf("%s: faultline's taint lifted%s\n", flags.node.c_str(),
-              config.tainter.dry_run ? " (dry run: nothing sent)" : "");
-  return 0;
-}
-
 int RunDaemon(const TainterConfig& config, const sigset_t& signals) {
-  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, false);
+  std::unique_ptr<TainterStack> stack =
+      MakeTainterStack(config, /*cli=*/false, "faultline-tainter", std::cerr);
   if (!stack) return 2;
   MetricsRegistry& metrics = stack->metrics;
   Tainter* tainter = stack->tainter.get();
-  if (Status s = tainter->AdoptAll(); !s.ok()) {
-    // Not fatal: Tick() keeps trying, and nothing is decided for a node
-    // before its state was read.
-    LogWarning("tainter", "cannot list nodes at start; will retry", {{"error", s.ToString()}});
+  // The nodes are listed and then watched (tainter/node_informer.h) on a
+  // thread of their own, through a client of their own.
+  auto watch_api = MakeApi(config, false, metrics);
+  if (!watch_api) {
+    std::cerr << "faultline-tainter: " << watch_api.error().message() << '\n';
+    return 2;
   }
+  NodeInformer informer(**watch_api, {.label_selector = config.tainter.node_selector}, metrics);
+  tainter->set_watched(true);
+  informer.Start();
   auto consumer = KafkaEventConsumer::Create(config.kafka, *tainter, metrics, RealClock());
   if (!consumer) {
     std::cerr << "faultline-tainter: " << consumer.error().message() << '\n';
@@ -213,10 +138,6 @@ int RunDaemon(const TainterConfig& config, const sigset_t& signals) {
               << endpoint.error().message() << '\n';
     return 2;
   }
-  if (Status s = (*consumer)->Start(); !s.ok()) {
-    LogError("tainter", "cannot subscribe", {{"error", s.ToString()}});
-    return 1;
-  }
   int sfd = signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
   if (sfd < 0) {
     LogError("tainter", "signalfd failed");
@@ -225,22 +146,38 @@ int RunDaemon(const TainterConfig& config, const sigset_t& signals) {
   LogInfo("tainter", "started",
           {{"metrics", config.metrics_address}, {"dry_run", config.tainter.dry_run}});
   auto next_tick = std::chrono::steady_clock::now();
+  bool subscribed = false;
   for (;;) {
     signalfd_siginfo info{};
     if (read(sfd, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
       LogInfo("tainter", "stopping", {{"signal", static_cast<int>(info.ssi_signo)}});
       break;
     }
-    (*consumer)->Poll(std::chrono::milliseconds(100));
+    tainter->Observe(informer.Take());
+    // Nothing is consumed before the nodes were read: the valve counts
+    // them, and a decision needs the node's state.
+    if (!subscribed && tainter->adopted()) {
+      if (Status s = (*consumer)->Start(); !s.ok()) {
+        LogError("tainter", "cannot subscribe", {{"error", s.ToString()}});
+        return 1;
+      }
+      subscribed = true;
+    }
+    if (subscribed) {
+      (*consumer)->Poll(std::chrono::milliseconds(100));
+    } else {
+      usleep(100'000);
+    }
     if (std::chrono::steady_clock::now() >= next_tick) {
       tainter->Tick();
       (*consumer)->Commit();
-      kube_ok = tainter->adopted() && tainter->api_reachable();
+      kube_ok = tainter->adopted() && tainter->api_reachable() && !informer.failing();
       next_tick = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     }
   }
   close(sfd);
   (*consumer)->Close();
+  informer.Stop();
   LogInfo("tainter", "stopped",
           {{"pending_decisions", tainter->pending()},
            {"events", metrics.CounterValue("faultline_tainter_events_consumed_total")},
@@ -262,21 +199,32 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  for (const std::string& a : args) {
+    if (a == "--version") {
+      std::cout << VersionText("faultline-tainter", TainterVersions());
+      return 0;
+    }
+  }
+  if (!args.empty() && IsNodeCommand(args[0])) {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    const int rc = RunNodeCommand("faultline-tainter", args, std::cout, std::cerr);
+    curl_global_cleanup();
+    return rc;
+  }
   Result<Flags> flags = ParseFlags(argc, argv);
   if (!flags) {
-    if (!flags.error().message().empty()) {
-      std::cerr << "faultline-tainter: " << flags.error().message() << '\n';
-    }
-    std::cerr << kUsage;
+    std::cerr << "faultline-tainter: " << flags.error().message() << '\n' << kUsage;
     return 2;
+  }
+  if (flags->help) {
+    std::cout << kUsage << kDaemonHelp;
+    return 0;
   }
   TainterConfig config;
   if (!flags->config.empty()) {
-    Result<TainterConfig> loaded = LoadTainterConfig(flags->config);
-    if (!loaded) {
-      std::cerr << loaded.error().message() << '\n';
-      return 2;
-    }
+    std::optional<TainterConfig> loaded = LoadTainterConfig(flags->config, std::cerr);
+    if (!loaded) return 2;
     config = std::move(*loaded);
   }
   if (flags->dry_run) config.tainter.dry_run = true;
@@ -285,19 +233,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   SetLogLevel(config.log_level);
-  if (flags->command == "run" && config.kafka.brokers.empty()) {
+  if (config.kafka.brokers.empty()) {
     std::cerr << flags->config << ":1:1: error: 'kafka.brokers' is required\n";
     return 2;
   }
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  int rc = 0;
-  if (flags->command == "nodes") {
-    rc = RunNodes(config);
-  } else if (flags->command == "untaint") {
-    rc = RunUntaint(config, *flags);
-  } else {
-    rc = RunDaemon(config, signals);
-  }
+  const int rc = RunDaemon(config, signals);
   curl_global_cleanup();
   return rc;
 }

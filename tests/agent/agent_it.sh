@@ -12,6 +12,7 @@ SCENARIO=$2
 for tool in kcat jq curl; do
   command -v "$tool" >/dev/null || { echo "SKIPPED: $tool is not installed"; exit 0; }
 done
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 AGENT=$BUILD/collector/faultline-agent
 MOCK=$BUILD/tests/support/fl-mockcluster
 T=$(mktemp -d "${TMPDIR:-/tmp}/faultline-agent-it-XXXXXX")
@@ -154,6 +155,9 @@ basic_outage)
   wait_for 10 bash -c "[[ \"\$(cat $T/state/file*.checkpoint)\" != '$before' ]]" || fail "checkpoint did not advance after the outage"
   wait_for 10 curl -sf "http://127.0.0.1:$PORT/readyz" -o /dev/null || fail "not ready again"
   [[ $(metric 'faultline_agent_events_total{outcome="delivered"}') -eq 20 ]] || fail "delivered metric"
+  # Every message validates against the published schema.
+  topic | cut -f3 >"$T/values"
+  "$SRC/tests/schema/validate_events.py" --min 20 "$T/values" || fail "events do not match the schema"
   stop_agent 0
   ;;
 crash)

@@ -4,11 +4,13 @@
 // config files taken from deploy/'s ConfigMaps, so a key the manifests
 // misspell or a value the agent rejects fails tests/deploy/render_test.py
 // rather than the first pod. faultline-agent has no --check-config flag; this
-// calls the parse function its main() calls first. (The tainter's parser is
+// calls the parse function its main() calls first (the agent's keys and the
+// standalone sections, read in both modes). (The tainter's parser is
 // in tainter_config_check.cc: matcher/rule.h's struct Outcome and
 // tainter/policy.h's enum Outcome cannot share a translation unit.)
 //
-//   fl-deploy-agent-config-check agent FILE...
+//   fl-deploy-agent-config-check agent FILE...        (the Kafka agent's config)
+//   fl-deploy-agent-config-check standalone FILE...   (--standalone's: no kafka)
 //
 // Prints every diagnostic as file:line:col; exit 0 when all files parse,
 // 1 when any does not, 2 on bad usage.
@@ -19,11 +21,11 @@
 #include <string>
 
 #include "base/diagnostics.h"
-#include "collector/agent/agent_config.h"
+#include "collector/standalone/standalone_config.h"
 
 namespace {
 
-int CheckAgentConfigs(int argc, char** argv) {
+int CheckAgentConfigs(int argc, char** argv, faultline::AgentMode mode) {
   int failures = 0;
   for (int i = 2; i < argc; ++i) {
     std::ifstream in(argv[i], std::ios::binary);
@@ -35,7 +37,7 @@ int CheckAgentConfigs(int argc, char** argv) {
     std::stringstream text;
     text << in.rdbuf();
     faultline::Diagnostics diags;
-    if (!faultline::ParseAgentConfig(text.str(), argv[i], diags)) {
+    if (!faultline::ParseStandaloneAgentConfig(text.str(), argv[i], diags, mode)) {
       diags.Print(std::cerr, {{argv[i], text.str()}});
       ++failures;
     }
@@ -47,7 +49,8 @@ int CheckAgentConfigs(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const std::string kind = argc > 2 ? argv[1] : "";
-  if (kind == "agent") return CheckAgentConfigs(argc, argv);
-  std::cerr << "usage: fl-deploy-agent-config-check agent FILE...\n";
+  if (kind == "agent") return CheckAgentConfigs(argc, argv, faultline::AgentMode::kKafka);
+  if (kind == "standalone") return CheckAgentConfigs(argc, argv, faultline::AgentMode::kStandalone);
+  std::cerr << "usage: fl-deploy-agent-config-check agent|standalone FILE...\n";
   return 2;
 }

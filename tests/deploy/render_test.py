@@ -12,11 +12,14 @@ One CASE per run (CTest runs each as its own test, see CMakeLists.txt):
               and (when built) the binaries' shared libraries against the
               runtime packages
   configs     the ConfigMaps' files accepted by the built binaries
-  monitoring  the scrape config and the dashboard's metric names
+  monitoring  the scrape config, the dashboard's and alerts' metric names, the
+              alerts' runbooks, the PrometheusRule against the plain rules
+              file, and (with kubectl) the PodMonitors against the base
   admission   the ValidatingAdmissionPolicies of overlays/standalone and
               components/tainter-scope, evaluated by a CEL evaluator
-              (admission_policy_test.mjs) against allowed and denied requests; the evaluator is an npm package installed into
-              --cel-dir on first use (SKIPPED without node/npm or the registry)
+              (admission_policy_test.mjs) against allowed and denied requests;
+              the evaluator is an npm package installed into --cel-dir on
+              first use (SKIPPED without node/npm or the registry)
 
 Prints "SKIPPED: <reason>" and passes where kubectl or python3-yaml is
 missing. Exit status 1 with one line per violated invariant otherwise.
@@ -70,6 +73,7 @@ AGENT_STATE_DIR = "/var/lib/faultline"
 API_REQUESTS = [
     ("tainter", "get", "", "nodes", "KubeNodeApi::GetNodeJson: re-read before a patch"),
     ("tainter", "list", "", "nodes", "KubeNodeApi::ListNodes: inventory, adoption, resync"),
+    ("tainter", "watch", "", "nodes", "KubeNodeApi::WatchNodes: tainter/node_informer.h"),
     ("tainter", "patch", "", "nodes", "KubeNodeApi::UpdateNode: JSON Patch of taint + reasons"),
     ("tainter", "create", "", "events", "KubeNodeApi::CreateEvent"),
     ("tainter", "get", "", "events", "KubeNodeApi::CreateEvent: count after a 409"),
@@ -837,15 +841,9 @@ def check_config_with_parser(checker, docs, case, workload, container, kind, f):
         local = os.path.join(tmp, f"{case}-{os.path.basename(path)}")
         with open(local, "w") as out:
             out.write(data[os.path.basename(path)])
-        run = subprocess.run([checker, container, local], capture_output=True, text=True)
-        errors = [l for l in run.stderr.splitlines() if ": error: " in l]
-        if (case == "standalone" and errors and
-                all("kafka.brokers is required" in l for l in errors)):
-            # ParseAgentConfig knows no standalone mode yet (issue 7 item 1):
-            # it asks for brokers that a standalone agent does not use.
-            print("NOTE: the agent's parser still requires kafka.brokers without Kafka; "
-                  "the standalone config is otherwise accepted")
-            return
+        # The standalone agent parses its config in standalone mode (no kafka).
+        mode = "standalone" if (case == "standalone" and container == "agent") else container
+        run = subprocess.run([checker, mode, local], capture_output=True, text=True)
         f.check(run.returncode == 0, f"{case}: the {container}'s config parser rejects the "
                 f"config its pods mount:\n{run.stdout}{run.stderr}")
 
@@ -878,13 +876,18 @@ def check_config_with_binary(binary, docs, case, workload, container, kind, f):
 # -------------------------------------------------------------- monitoring
 
 
-def check_monitoring(args, f):
+def check_monitoring(args, f, can_render):
     mon = os.path.join(args.source_dir, "deploy", "monitoring")
     scrape = yaml.safe_load(open(os.path.join(mon, "prometheus-scrape.yaml")))
     jobs = {j["job_name"] for j in scrape.get("scrape_configs", [])}
     f.check(jobs == {"faultline-agent", "faultline-tainter"}, f"scrape jobs {sorted(jobs)}")
     dash = json.load(open(os.path.join(mon, "grafana-dashboard.json")))
     exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+    exprs += check_alerts(args, mon, jobs, f)
+    if can_render:
+        check_operator_objects(args, mon, jobs, f)
+    else:
+        print("NOTE: kubectl with kustomize v5 is missing; deploy/monitoring not rendered")
     used = {re.sub(r"_(bucket|sum|count)$", "", m)
             for e in exprs for m in re.findall(r"\bfaultline_[a-z0-9_]+", e)}
     f.check(used, "the dashboard queries faultline_* metrics")
@@ -901,7 +904,8 @@ def check_monitoring(args, f):
                     exported |= set(re.findall(r'"(faultline_[a-z0-9_]+)"',
                                                open(os.path.join(directory, name)).read()))
     for name in sorted(used):
-        f.check(name in exported, f"dashboard metric {name} is registered by the daemons' code")
+        f.check(name in exported, f"dashboard or alert metric {name} is registered by the "
+                "daemons' code")
     docs = ""
     for readme in ("collector/README.md", "tainter/README.md"):
         path = os.path.join(args.source_dir, readme)
@@ -910,6 +914,81 @@ def check_monitoring(args, f):
     undocumented = sorted(n for n in used if n not in docs)
     if undocumented:
         print(f"NOTE: not (yet) in collector/ or tainter/README.md: {', '.join(undocumented)}")
+
+
+def alert_rules(groups):
+    return [r for g in groups for r in g.get("rules", []) if "alert" in r]
+
+
+def runbook_headings(source_dir):
+    """The `### Name` headings of deploy/README.md's "## Runbooks" section."""
+    text = open(os.path.join(source_dir, "deploy", "README.md")).read()
+    section = re.search(r"^## Runbooks\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    return set(re.findall(r"^### (\S+)\s*$", section.group(1), re.M)) if section else set()
+
+
+def check_alerts(args, mon, jobs, f):
+    """faultline-alerts.yaml: every alert has a severity, a summary, a
+    description and a runbook that exists; the PrometheusRule holds the same
+    groups. Returns the expressions, whose metric names are checked with the
+    dashboard's."""
+    plain = yaml.safe_load(open(os.path.join(mon, "faultline-alerts.yaml")))
+    rules = alert_rules(plain.get("groups", []))
+    f.check(len(rules) >= 10, f"faultline-alerts.yaml has {len(rules)} alerts")
+    headings = runbook_headings(args.source_dir)
+    for rule in rules:
+        name = rule["alert"]
+        f.check(rule.get("labels", {}).get("severity") in ("critical", "warning"),
+                f"alert {name} has severity critical or warning")
+        notes = rule.get("annotations", {})
+        for key in ("summary", "description", "runbook_url"):
+            f.check(notes.get(key), f"alert {name} has a {key} annotation")
+        anchor = notes.get("runbook_url", "").rpartition("#")[2]
+        f.check(notes.get("runbook_url", "").split("#")[0].endswith("/deploy/README.md") and
+                anchor == name.lower() and name in headings,
+                f"alert {name}'s runbook is the section '### {name}' of deploy/README.md")
+        for job in re.findall(r'job="([^"]+)"', rule["expr"]):
+            f.check(job in jobs, f"alert {name} selects job {job}, which the scrape config has")
+    names = {r["alert"] for r in rules}
+    f.check(headings <= names, f"runbooks without an alert: {sorted(headings - names)}")
+    operator = yaml.safe_load(open(os.path.join(mon, "faultline-prometheusrule.yaml")))
+    f.check(operator.get("apiVersion") == "monitoring.coreos.com/v1" and
+            operator.get("kind") == "PrometheusRule", "the PrometheusRule is monitoring.coreos.com/v1")
+    f.check(operator.get("spec", {}).get("groups") == plain["groups"],
+            "faultline-prometheusrule.yaml holds the groups of faultline-alerts.yaml "
+            "(run deploy/monitoring/make-prometheusrule.sh)")
+    return [r["expr"] for r in rules]
+
+
+def check_operator_objects(args, mon, jobs, f):
+    """deploy/monitoring rendered: the PrometheusRule, and PodMonitors that
+    scrape the pods of the base under the job names the alerts use."""
+    docs = render(mon)
+    f.check(len(find(docs, "PrometheusRule")) == 1, "deploy/monitoring renders one PrometheusRule")
+    dash = [d for d in find(docs, "ConfigMap")
+            if d["metadata"].get("labels", {}).get("grafana_dashboard") == "1"]
+    f.check(len(dash) == 1, "deploy/monitoring renders the dashboard for Grafana's sidecar")
+    base = render(os.path.join(args.source_dir, "deploy", "base"))
+    monitored = set()
+    for pm in find(docs, "PodMonitor"):
+        spec = pm["spec"]
+        want = spec["selector"].get("matchLabels", {})
+        pods = [(w, pod) for w, pod in pod_templates(base)
+                if want.items() <= w["spec"]["template"]["metadata"].get("labels", {}).items()]
+        name = pm["metadata"]["name"]
+        if not f.check(len(pods) == 1, f"PodMonitor {name} selects one workload of the base"):
+            continue
+        workload, pod = pods[0]
+        job = workload["spec"]["template"]["metadata"]["labels"].get(spec.get("jobLabel", ""))
+        f.check(job in jobs, f"PodMonitor {name} names its job {job} as the scrape config does")
+        monitored.add(job)
+        ports = {p.get("name") for c in containers(pod) for p in c.get("ports", [])}
+        for ep in spec.get("podMetricsEndpoints", []):
+            f.check(ep.get("port") in ports, f"PodMonitor {name} scrapes a named port of the pod")
+        f.check(workload["metadata"]["namespace"] in
+                spec.get("namespaceSelector", {}).get("matchNames", []),
+                f"PodMonitor {name} looks in the workload's namespace")
+    f.check(monitored == jobs, f"PodMonitors cover the jobs {sorted(jobs)}: {sorted(monitored)}")
 
 
 # -------------------------------------------------------------------- main
@@ -934,10 +1013,8 @@ def main():
         print("SKIPPED: python3-yaml not installed (deploy/install-deps.sh --test)")
         return 0
     needs_kubectl = args.case != "monitoring"
-    if needs_kubectl and not shutil.which("kubectl"):
-        print("SKIPPED: kubectl not installed")
-        return 0
-    if needs_kubectl:
+    kustomize = "none"
+    if shutil.which("kubectl"):
         # Components and `labels:` need kustomize v4+ (kubectl 1.21+); Debian
         # 12's kubernetes-client (1.20) carries kustomize v2.
         out = subprocess.run(["kubectl", "version", "--client", "-o", "json"],
@@ -946,10 +1023,14 @@ def main():
             kustomize = json.loads(out.stdout).get("kustomizeVersion", "")
         except ValueError:
             kustomize = ""
-        major = re.match(r"v?(\d+)", kustomize)
-        if not major or int(major.group(1)) < 5:
-            print(f"SKIPPED: kubectl's kustomize {kustomize or '?'} is older than v5")
-            return 0
+    major = re.match(r"v?(\d+)", kustomize)
+    can_render = bool(major) and int(major.group(1)) >= 5
+    if needs_kubectl and kustomize == "none":
+        print("SKIPPED: kubectl not installed")
+        return 0
+    if needs_kubectl and not can_render:
+        print(f"SKIPPED: kubectl's kustomize {kustomize or '?'} is older than v5")
+        return 0
 
     deploy = os.path.join(args.source_dir, "deploy")
     image_ref = None
@@ -999,7 +1080,7 @@ def main():
         else:
             check_configs(args, docs_by_case, f)
     elif args.case == "monitoring":
-        check_monitoring(args, f)
+        check_monitoring(args, f, can_render)
     elif args.case == "admission":
         why = check_admission(args, render(overlays["standalone"]),
                               render_with_component(deploy, os.path.join("components",

@@ -186,6 +186,12 @@ reasons | jq -e 'all(.[]; .rule | startswith("nccl.") | not)' >/dev/null || e2e_
 $KMSG || lacks_our_taint || e2e_fail "a single NCCL error tainted the node"
 echo "ok: NCCL error in a pod log -> 2 events in Kafka, an Event, no taint reason ($((SECONDS - START)) s)"
 
+# The agent's events from kmsg (when it ran) and pod logs match the published schema.
+cut -f3 "$T/nccl.msgs" $($KMSG && echo "$T/x79.msg") >"$T/agent-events"
+"$HERE/../schema/validate_events.py" --min 2 "$T/agent-events" >"$T/schema.out" ||
+  e2e_fail "events do not validate against the schema: $(cat "$T/schema.out")"
+echo "ok: the agent's events validate against schema/faultline-event-v1.schema.json"
+
 # ---- a poison message goes to the dead-letter topic --------------------------
 printf 'not json %s' "$RUN" | kcat -P -b "$BS" -t events -k "$NODE" 2>/dev/null || e2e_fail "kcat -P failed"
 dlq_has() { e2e_topic events.dead-letter | grep -qF "not json $RUN"; }

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "base/fault_event.h"
 #include "matcher/cli_commands.h"
 #include "tests/support/temp_dir.h"
 
@@ -129,7 +130,35 @@ TEST_CASE("scan reads journalctl -o json and rebuilds IDENT: MESSAGE") {
   CHECK(events[0]["log_time"] == "2026-11-22T07:02:53.000000Z");
 }
 
-TEST_CASE("scan --fail-on taint exits 1 when a taint is found; plain scans exit 0") {
+TEST_CASE("scan prints the agent's event for a line: same id on a re-scan, node from --node") {
+  TempDir dir;
+  std::string pack = dir.Write("t.yaml", kPack);
+  std::string log = dir.Write("k.log", "[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, x\n");
+  auto first = Events(Scan({"--no-builtin", "--rules", pack, "--node", "gpu-9", log}).out);
+  auto again = Events(Scan({"--no-builtin", "--rules", pack, "--node", "gpu-9", log}).out);
+  REQUIRE(first.size() == 1);
+  REQUIRE(again.size() == 1);
+  const nlohmann::json& e = first[0];
+  CHECK(e["schema"] == FaultEvent::kSchemaVersion);
+  CHECK(e["node"] == "gpu-9");
+  CHECK(e["source"] == "file");
+  CHECK(e["labels"]["file"] == log);
+  CHECK(e["labels"]["line"] == "1");
+  CHECK(e["id"].get<std::string>().size() == 32);
+  CHECK(e["id"] == again[0]["id"]);  // a re-scan is recognised downstream
+  CHECK(e["suppressed"] == 0);
+  // dmesg's monotonic stamp is no wall time: log_time is when it was read.
+  CHECK(e["log_time"] == e["detected_time"]);
+  // The event parses back as the tainter reads it from Kafka.
+  Result<FaultEvent> parsed = ParseFaultEvent(e.dump());
+  REQUIRE(parsed.ok());
+  CHECK(parsed->rule == "t.xid");
+  CHECK(parsed->action == Action::kTaint);
+  auto other = Events(Scan({"--no-builtin", "--rules", pack, "--node", "gpu-8", log}).out);
+  CHECK(other[0]["id"] != e["id"]);
+}
+
+TEST_CASE("scan --fail-on taint exits 1 when a taint is found, plain scans exit 0") {
   TempDir dir;
   std::string pack = dir.Write("t.yaml", kPack);
   std::string log = dir.Write("k.log", "[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, x\n");
@@ -171,7 +200,7 @@ TEST_CASE("rules check exit codes: 0 clean, 1 failing test, 2 invalid pack or ba
   CHECK(Rules({"check", "--no-builtin", "--werror", untested}).status == 2);
 }
 
-TEST_CASE("rules list --format ere prints patterns grep -E reads; json shows the prefilter") {
+TEST_CASE("rules list --format ere prints patterns grep -E reads, json shows the prefilter") {
   TempDir dir;
   std::string pack = dir.Write("t.yaml", kPack);
   Run ere = Rules({"list", "--no-builtin", "--format", "ere", pack});

@@ -49,7 +49,7 @@ TEST_CASE("journalctl -o short: the kernel keeps its message, others become IDEN
   CHECK_FALSE(ParseJournalShortLine("Nov 22 07:02:53 gpu-17 no tag here"));
 }
 
-TEST_CASE("journalctl -o json: _TRANSPORT decides the origin; byte-array messages decode") {
+TEST_CASE("journalctl -o json: _TRANSPORT decides the origin, byte-array messages decode") {
   auto k = ParseJournalJsonLine(
       R"({"_TRANSPORT":"kernel","MESSAGE":"NVRM: Xid 79","SYSLOG_IDENTIFIER":"kernel","__REALTIME_TIMESTAMP":"1795330973179050"})");
   REQUIRE(k);
@@ -72,7 +72,7 @@ TEST_CASE("journalctl -o json: _TRANSPORT decides the origin; byte-array message
 }
 
 TEST_CASE("CRI pod-log lines: stream, partial flag, time and message") {
-  auto f = ParseCriLine("2026-11-22T07:02:53.17905Z stderr F NCCL WARN boom");
+  auto f = ParseCriInputLine("2026-11-22T07:02:53.17905Z stderr F NCCL WARN boom");
   REQUIRE(f);
   CHECK(f->origin == Origin::kPod);
   CHECK(f->stream == "stderr");
@@ -80,15 +80,15 @@ TEST_CASE("CRI pod-log lines: stream, partial flag, time and message") {
   CHECK(f->text == "NCCL WARN boom");
   REQUIRE(f->time);
   CHECK(FormatRfc3339(*f->time) == "2026-11-22T07:02:53.179050Z");
-  auto p = ParseCriLine("2026-11-22T07:02:53.178710000+02:00 stdout P part one ");
+  auto p = ParseCriInputLine("2026-11-22T07:02:53.178710000+02:00 stdout P part one ");
   REQUIRE(p);
   CHECK(p->partial);
   CHECK(p->text == "part one ");
-  auto empty = ParseCriLine("2026-11-22T07:02:53Z stdout F");
+  auto empty = ParseCriInputLine("2026-11-22T07:02:53Z stdout F");
   REQUIRE(empty);
   CHECK(empty->text.empty());
-  CHECK_FALSE(ParseCriLine("2026-11-22T07:02:53Z stdin F x"));
-  CHECK_FALSE(ParseCriLine("2026-11-22T07:02:53Z stdout X x"));
+  CHECK_FALSE(ParseCriInputLine("2026-11-22T07:02:53Z stdin F x"));
+  CHECK_FALSE(ParseCriInputLine("2026-11-22T07:02:53Z stdout X x"));
 }
 
 TEST_CASE("ParseInputLine detects each format and falls back to a plain line") {

@@ -3,6 +3,7 @@
 // real Kafka protocol: group joins, commits, offsets for times).
 #include "tainter/event_consumer.h"
 
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 #include <librdkafka/rdkafkacpp.h>
+#include <nlohmann/json.hpp>
 
 #include "base/fault_event.h"
 #include "base/log.h"
@@ -237,6 +239,39 @@ TEST_CASE("a poison message goes to the dead-letter topic and its partition move
   CHECK(dead[0].headers["faultline.dlq.offset"] == "0");
   CHECK(dead[1].headers["faultline.dlq.reason"].find("failed_precondition") == 0);
   CHECK(dead[1].headers["faultline.dlq.offset"] == "1");
+}
+
+// The version the published schema file describes: the value of `schema`
+// in its events (schema/faultline-event-v1.schema.json, properties.schema.const).
+int PublishedSchemaVersion() {
+  std::ifstream in(FL_SOURCE_DIR "/schema/faultline-event-v1.schema.json");
+  nlohmann::json schema = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  REQUIRE(!schema.is_discarded());
+  REQUIRE(schema["properties"]["schema"]["const"].is_number_integer());
+  return schema["properties"]["schema"]["const"].get<int>();
+}
+
+TEST_CASE(
+    "an event of the published schema's version is decided, and a later version is set aside") {
+  const int version = PublishedSchemaVersion();
+  CHECK(FaultEvent::kSchemaVersion == version);  // the agent writes what the file describes
+  Cluster c;
+  Replica r(c.kafka, c.api, c.clock);
+  nlohmann::json future = ToJson(Event(c.clock, "gpu-3"));
+  future["schema"] = version + 1;  // otherwise a valid event
+  c.kafka.Produce("gpu-3", future.dump());
+  nlohmann::json current = ToJson(Event(c.clock, "gpu-3"));
+  current["schema"] = version;
+  c.kafka.Produce("gpu-3", current.dump());
+  REQUIRE(RunUntil({&r}, [&] { return c.api.HasTaint("gpu-3", kKey); }));
+  CHECK(r.Decisions("taint") == 1);
+  CHECK(r.metrics.CounterValue("faultline_tainter_dead_lettered_total") == 1);
+  auto dead = c.kafka.ReadDeadLetters(1);
+  REQUIRE(dead.size() == 1);
+  CHECK(dead[0].value == future.dump());
+  CHECK(dead[0].headers["faultline.dlq.reason"].find("failed_precondition") == 0);
+  CHECK(dead[0].headers["faultline.dlq.reason"].find("schema " + std::to_string(version + 1)) !=
+        std::string::npos);
 }
 
 TEST_CASE("a threshold window and adopted taints survive a tainter restart") {

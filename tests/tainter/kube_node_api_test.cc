@@ -115,7 +115,7 @@ TEST_CASE("a foreign taint written between our GET and PATCH survives: conflict,
   CHECK(f.metrics.CounterValue("faultline_kube_conflicts_total") == 1);
 }
 
-TEST_CASE("a 409 from the server is re-read and retried; endless conflicts end in kAborted") {
+TEST_CASE("a 409 from the server is re-read and retried, endless conflicts end in kAborted") {
   KubeNodeApi::Options options;
   options.max_update_attempts = 3;
   KubeFixture f(options);
@@ -285,7 +285,7 @@ TEST_CASE("ListNodes follows continue tokens and passes the label selector") {
   CHECK(!(*nodes)[0].resource_version.empty());
 }
 
-TEST_CASE("CreateEvent posts a Warning Event on the node; a repeat patches its count") {
+TEST_CASE("CreateEvent posts a Warning Event on the node, a repeat patches its count") {
   KubeFixture f;
   f.server->AddNode("gpu-1");
   NodeEvent event;

@@ -133,7 +133,7 @@ TEST_CASE("nodes outside the selector, and unknown nodes, are unmanaged") {
   CHECK(f.policy.tainted_nodes() == 0);
 }
 
-TEST_CASE("an opted-out node is never tainted; the fault is recorded as an Event") {
+TEST_CASE("an opted-out node is never tainted, the fault is recorded as an Event") {
   Fixture f;
   f.policy.SetNode("gpu-2", true, true);
   Decision d = f.policy.Decide(f.At(Ev("gpu-2")));
@@ -214,7 +214,7 @@ TEST_CASE("a reason with expire lapses after the quiet period and the taint is l
   }
 }
 
-TEST_CASE("the taint stays while any reason is active; reasons without expire never lapse") {
+TEST_CASE("the taint stays while any reason is active, reasons without expire never lapse") {
   Fixture f;
   FaultEvent soft = Ev("gpu-1", "nccl.timeout");
   soft.expire = hours(1);

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// The operator's commands on nodes, one implementation behind two names:
+// `faultline-tainter nodes|untaint|explain` and the kubectl plugin
+// `kubectl faultline nodes|untaint|explain` (the kubectl-faultline program).
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/metrics.h"
+#include "base/version.h"
+#include "tainter/kube/kube_node_api.h"
+#include "tainter/tainter.h"
+#include "tainter/tainter_config.h"
+
+namespace faultline {
+
+// The Kubernetes client and the Tainter over it, which the daemon and every
+// subcommand need. Members are destroyed in reverse order: the metrics
+// outlive both.
+struct TainterStack {
+  MetricsRegistry metrics;
+  std::unique_ptr<KubeNodeApi> api;
+  std::unique_ptr<Tainter> tainter;
+};
+
+// Credentials: the config's kubernetes.kubeconfig; else, for the operator's
+// commands (`cli`), the first file in $KUBECONFIG, then ~/.kube/config, as
+// kubectl does; else the in-cluster service account. nullptr, with the
+// reason on `err` prefixed by `program`, when either part cannot be made.
+std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config, bool cli,
+                                               std::string_view program, std::ostream& err);
+
+// True for the subcommands RunNodeCommand() runs: nodes, untaint, explain.
+// A Kubernetes client for the tainter's config: the credentials looked up
+// in the documented order (`cli`: a person's command, which may use
+// ~/.kube/config), its QPS, burst and timeout. The daemon makes a second one
+// for its node watch, so a long watch never waits behind a write.
+Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, bool cli,
+                                             MetricsRegistry& metrics);
+
+bool IsNodeCommand(std::string_view arg);
+
+// Runs `args` = {SUBCOMMAND, ARGS...}; `program` names the command in help
+// and messages ("faultline-tainter", "kubectl faultline"). No subcommand, or
+// -h/--help alone: the overview. Exit status: 0 done (also: untaint of a
+// node without faultline's taint, explain of an untainted node), 1 the node
+// does not exist or the API server failed, 2 bad usage, config or
+// credentials. The caller initialises libcurl.
+int RunNodeCommand(std::string_view program, const std::vector<std::string>& args,
+                   std::ostream& out, std::ostream& err);
+
+// The libraries the tainter's programs contain, for --version.
+std::vector<VersionComponent> TainterVersions();
+
+}  // namespace faultline

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The built-in packs on real log lines from public sources (tests/data/real-lines).
+
+    check_real_lines.py --faultline BIN --data DIR --workdir DIR
+                        [--min-taint-recall R] [--min-detect-recall R] [--max-noise N]
+
+Each *.tsv row is `expect, origin, kind, url, line` (see the README there). The lines
+of each origin are scanned with `faultline scan --source ORIGIN`, so a kernel line is
+judged as a kernel record and a pod line as a pod line, exactly as the agent would.
+A line's outcome is `taint` when a match has action taint (immediately or once its
+threshold is reached), `event` when a match is an event, else `nothing`.
+
+Prints taint recall, detection recall, wrong taints and noise, and every line whose
+outcome differs from its expectation. Exit 1 on any wrong taint (a taint outcome for
+a line that must not taint), on recall below the minimums, or on more noise (events
+on lines that must yield nothing) than allowed; 2 on a malformed data file.
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import subprocess
+import sys
+
+EXPECT = ("taint", "event", "nothing")
+ORIGINS = ("kernel", "journal", "pod")
+KINDS = ("log", "fixture", "format")
+
+
+def load(data_dir):
+    rows = []
+    for path in sorted(glob.glob(os.path.join(data_dir, "*.tsv"))):
+        for number, text in enumerate(open(path, encoding="utf-8"), start=1):
+            text = text.rstrip("\n")
+            if not text or text.startswith("#"):
+                continue
+            fields = text.split("\t")
+            where = "%s:%d" % (os.path.relpath(path), number)
+            if len(fields) != 5:
+                raise ValueError("%s: %d tab-separated fields, expected 5" % (where, len(fields)))
+            expect, origin, kind, url, line = fields
+            if expect not in EXPECT:
+                raise ValueError("%s: expect %r is not one of %s" % (where, expect, EXPECT))
+            if origin not in ORIGINS:
+                raise ValueError("%s: origin %r is not one of %s" % (where, origin, ORIGINS))
+            if kind not in KINDS:
+                raise ValueError("%s: kind %r is not one of %s" % (where, kind, KINDS))
+            if not url.startswith("https://"):
+                raise ValueError("%s: the provenance %r is not an https URL" % (where, url))
+            if not line.strip():
+                raise ValueError("%s: empty line" % where)
+            rows.append({"where": where, "file": os.path.basename(path), "expect": expect,
+                         "origin": origin, "kind": kind, "url": url, "line": line})
+    return rows
+
+
+def scan(faultline, workdir, origin, rows):
+    """Returns, per row, the list of (rule, action) matches."""
+    path = os.path.join(workdir, "real-lines.%s.log" % origin)
+    with open(path, "w", encoding="utf-8") as out:
+        for row in rows:
+            out.write(row["line"] + "\n")
+    run = subprocess.run([faultline, "scan", "--source", origin, "--format", "json", path],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if run.returncode != 0:
+        raise RuntimeError("faultline scan exited %d: %s" % (run.returncode, run.stderr.decode()))
+    matches = collections.defaultdict(list)
+    for text in run.stdout.decode().splitlines():
+        event = json.loads(text)
+        matches[event["line"] - 1].append((event["rule"], event["action"]))
+    return [matches[i] for i in range(len(rows))]
+
+
+def outcome(matches):
+    actions = {action for _, action in matches}
+    if "taint" in actions:
+        return "taint"
+    if "event" in actions:
+        return "event"
+    return "nothing"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--faultline", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--min-taint-recall", type=float, default=1.0)
+    ap.add_argument("--min-detect-recall", type=float, default=1.0)
+    ap.add_argument("--max-noise", type=int, default=0)
+    args = ap.parse_args()
+
+    try:
+        rows = load(args.data)
+    except (OSError, ValueError) as e:
+        print("bad regression data: %s" % e)
+        return 2
+    os.makedirs(args.workdir, exist_ok=True)
+    for origin in ORIGINS:
+        subset = [r for r in rows if r["origin"] == origin]
+        for row, matches in zip(subset, scan(args.faultline, args.workdir, origin, subset)):
+            row["matches"] = matches
+            row["got"] = outcome(matches)
+
+    must_taint = [r for r in rows if r["expect"] == "taint"]
+    must_detect = [r for r in rows if r["expect"] != "nothing"]
+    tainted = [r for r in must_taint if r["got"] == "taint"]
+    detected = [r for r in must_detect if r["got"] != "nothing"]
+    wrong_taints = [r for r in rows if r["expect"] != "taint" and r["got"] == "taint"]
+    noise = [r for r in rows if r["expect"] == "nothing" and r["got"] == "event"]
+    taint_recall = len(tainted) / len(must_taint) if must_taint else 1.0
+    detect_recall = len(detected) / len(must_detect) if must_detect else 1.0
+
+    for row in rows:
+        if row["got"] != row["expect"]:
+            rules = ",".join(sorted({rule for rule, _ in row["matches"]})) or "-"
+            print("%-7s expected %-7s got %-7s [%s] %s\n        %s" % (
+                row["origin"], row["expect"], row["got"], rules, row["where"], row["line"]))
+    per_file = collections.Counter((r["file"], r["got"] == r["expect"]) for r in rows)
+    files = sorted({r["file"] for r in rows})
+    print("per file (as expected / total): " + ", ".join(
+        "%s %d/%d" % (f, per_file[(f, True)], per_file[(f, True)] + per_file[(f, False)])
+        for f in files))
+    print("lines: %d (%s), kinds: %s" % (
+        len(rows), ", ".join("%s %d" % (e, sum(r["expect"] == e for r in rows)) for e in EXPECT),
+        ", ".join("%s %d" % (k, sum(r["kind"] == k for r in rows)) for k in KINDS)))
+    print("taint recall: %d/%d = %.3f (minimum %.3f)" % (
+        len(tainted), len(must_taint), taint_recall, args.min_taint_recall))
+    print("detection recall: %d/%d = %.3f (minimum %.3f)" % (
+        len(detected), len(must_detect), detect_recall, args.min_detect_recall))
+    print("wrong taints: %d (must be 0)" % len(wrong_taints))
+    print("noise (events on lines that must yield nothing): %d (maximum %d)" % (
+        len(noise), args.max_noise))
+
+    failed = (wrong_taints or taint_recall < args.min_taint_recall
+              or detect_recall < args.min_detect_recall or len(noise) > args.max_noise)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
