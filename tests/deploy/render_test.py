@@ -73,7 +73,7 @@ AGENT_STATE_DIR = "/var/lib/faultline"
 API_REQUESTS = [
     ("tainter", "get", "", "nodes", "KubeNodeApi::GetNodeJson: re-read before a patch"),
     ("tainter", "list", "", "nodes", "KubeNodeApi::ListNodes: inventory, adoption, resync"),
-    ("tainter", "watch", "", "nodes", "KubeNodeApi::WatchNodes: tainter/node_informer.h"),
+    ("tainter", "watch", "", "nodes", "NodeInformer: watch from the list's resourceVersion"),
     ("tainter", "patch", "", "nodes", "KubeNodeApi::UpdateNode: JSON Patch of taint + reasons"),
     ("tainter", "create", "", "events", "KubeNodeApi::CreateEvent"),
     ("tainter", "get", "", "events", "KubeNodeApi::CreateEvent: count after a 409"),
