@@ -17,8 +17,9 @@ One CASE per run (CTest runs each as its own test, see CMakeLists.txt):
               file, and (with kubectl) the PodMonitors against the base
   admission   the ValidatingAdmissionPolicies of overlays/standalone and
               components/tainter-scope, evaluated by a CEL evaluator
-              (admission_policy_test.mjs) against allowed and denied requests; the evaluator is an npm package installed into
-              --cel-dir on first use (SKIPPED without node/npm or the registry)
+              (admission_policy_test.mjs) against allowed and denied requests;
+              the evaluator is an npm package installed into --cel-dir on
+              first use (SKIPPED without node/npm or the registry)
 
 Prints "SKIPPED: <reason>" and passes where kubectl or python3-yaml is
 missing. Exit status 1 with one line per violated invariant otherwise.
