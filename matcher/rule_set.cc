@@ -146,7 +146,11 @@ void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMa
   m.rule = c.rule;
   for (const auto& [group, name] : c.named) {
     const re2::StringPiece& g = groups[static_cast<std::size_t>(group)];
-    if (g.data() != nullptr) m.fields[name] = std::string(g.data(), g.size());
+    // Bounded: one huge line must not make huge fields, summary or keys.
+    if (g.data() != nullptr) {
+      m.fields[name] =
+          TruncateUtf8(std::string_view(g.data(), g.size()), FaultEvent::kMaxFieldBytes);
+    }
   }
   ResolveOutcome(*c.rule, m);
   out.push_back(std::move(m));

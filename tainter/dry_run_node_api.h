@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -10,34 +11,50 @@
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
+#include "base/metrics.h"
 #include "base/status.h"
 #include "tainter/kube/kube_node_json.h"
 #include "tainter/kube/node_api.h"
 
 namespace faultline {
 
-// The NodeApi of `faultline-agent --standalone --dry-run` (and of standalone
-// without Kubernetes credentials): nothing is sent; each write is printed on
-// `out` as the request the real client would send, and applied to an
-// in-memory copy of the node, so later patches show the cumulative state.
+// The one dry-run NodeApi, for both daemons: nothing is written; each write
+// is reported as the request the real client would send and applied to an
+// in-memory copy of the node, so later patches (and re-reads) show the
+// cumulative state.
 //
-//   UpdateNode   prints "PATCH /api/v1/nodes/NAME" and the exact JSON Patch
-//                (tainter/kube_node_json.h BuildNodePatch against the copy);
-//                a change already in effect prints nothing, as the real
-//                client sends nothing.
-//   CreateEvent  prints "POST /api/v1/namespaces/NS/events", the Event's
+//   UpdateNode   reports "PATCH /api/v1/nodes/NAME" and the exact JSON Patch
+//                (tainter/kube/kube_node_json.h BuildNodePatch against the
+//                copy); a change already in effect reports nothing, as the
+//                real client sends nothing.
+//   CreateEvent  reports "POST /api/v1/namespaces/NS/events", the Event's
 //                type, reason and message, and its JSON (BuildEventJson).
-//   GetNode      the copy. It starts as the node read once through `reader`
-//                when one is given (credentials exist but writes are off; if
-//                that read fails, a warning and the synthetic node below),
-//                else as {name, resourceVersion "0", no taints}.
-//   ListNodes    the copy (one node; the selector is not applied).
-// Any other node name is kNotFound.
+//   GetNode      the copy. It starts as the node read through `reader`
+//                (reading is allowed in a dry run). Without a reader, or for
+//                `only_node` when that read fails (a warning), the copy
+//                starts as {name, resourceVersion "0", no taints}.
+//   ListNodes    with `only_node`: that copy (the selector is not applied);
+//                else the reader's list with the copies in place of the
+//                nodes written to.
+// With `only_node` set, any other node name is kNotFound.
+//
+// Reporting: `out` (faultline-agent --standalone: readable text on stdout)
+// and/or, with `metrics`, a log line ("dry-run: would update node", "dry-run:
+// would record event") and faultline_tainter_dry_run_writes_total{op}
+// (faultline-tainter --dry-run).
 //
 // Thread-safety: one thread at a time; patches()/events() may be read from
-// any thread. `out`, `clock` and `reader` must outlive it.
+// any thread. `out`, `metrics`, `clock` and `reader` must outlive it.
 class DryRunNodeApi final : public NodeApi {
  public:
+  struct Options {
+    std::ostream* out = nullptr;
+    MetricsRegistry* metrics = nullptr;
+    std::string only_node;  // empty: any node the reader knows
+    EventOptions events;
+  };
+  DryRunNodeApi(Options options, const Clock& clock, NodeApi* reader);
+  // The standalone agent's form: one node, printed on `out`.
   DryRunNodeApi(std::string node, std::ostream& out, const Clock& clock, NodeApi* reader = nullptr,
                 EventOptions events = {});
 
@@ -50,14 +67,13 @@ class DryRunNodeApi final : public NodeApi {
   int events() const { return events_.load(); }
 
  private:
-  Status Load(std::string_view name);
+  // The copy of `name`, read through the reader on first use.
+  Result<NodeInfo*> Load(std::string_view name);
 
-  NodeInfo node_;
-  bool loaded_ = false;
-  std::ostream& out_;
+  Options options_;
+  std::map<std::string, NodeInfo, std::less<>> nodes_;  // the copies
   const Clock& clock_;
   NodeApi* reader_;
-  const EventOptions event_options_;
   std::atomic<int> patches_{0};
   std::atomic<int> events_{0};
 };

@@ -58,10 +58,7 @@ class KafkaEventConsumer::Callbacks final : public RdKafka::RebalanceCb,
     switch (event.type()) {
       case RdKafka::Event::EVENT_ERROR:
         if (event.err() == RdKafka::ERR__ALL_BROKERS_DOWN) owner_.connected_ = false;
-        owner_.metrics_
-            .GetCounter("faultline_tainter_kafka_errors_total", "librdkafka errors by code",
-                        {{"code", RdKafka::err2str(event.err())}})
-            .Inc();
+        owner_.m_.KafkaErrors(RdKafka::err2str(event.err())).Inc();
         LogWarning("kafka", "librdkafka error",
                    {{"error", RdKafka::err2str(event.err())}, {"detail", event.str()}});
         break;
@@ -82,10 +79,7 @@ class KafkaEventConsumer::Callbacks final : public RdKafka::RebalanceCb,
     if (message.err() != RdKafka::ERR_NO_ERROR) {
       // Counted and let go: a dead-letter topic that cannot be written must
       // not stop the partition forever.
-      owner_.metrics_
-          .GetCounter("faultline_tainter_dead_letter_failures_total",
-                      "dead-letter writes that failed (the message is dropped)")
-          .Inc();
+      owner_.m_.dead_letter_fails.Inc();
       LogError("kafka", "dead-letter write failed",
                {{"error", message.errstr()},
                 {"partition", ticket ? ticket->partition : -1},
@@ -102,7 +96,7 @@ KafkaEventConsumer::KafkaEventConsumer(Options options, Tainter& tainter, Metric
                                        const Clock& clock)
     : options_(std::move(options)),
       tainter_(tainter),
-      metrics_(metrics),
+      m_(metrics),
       clock_(clock),
       callbacks_(std::make_unique<Callbacks>(*this)) {}
 
@@ -291,15 +285,12 @@ void KafkaEventConsumer::Take(RdKafka::Message& m) {
   if (m.err() == RdKafka::ERR__PARTITION_EOF) return;
   if (m.err() != RdKafka::ERR_NO_ERROR) {
     if (m.err() == RdKafka::ERR__ALL_BROKERS_DOWN) connected_ = false;
-    metrics_
-        .GetCounter("faultline_tainter_kafka_errors_total", "librdkafka errors by code",
-                    {{"code", RdKafka::err2str(m.err())}})
-        .Inc();
+    m_.KafkaErrors(RdKafka::err2str(m.err())).Inc();
     LogWarning("kafka", "consume error", {{"error", m.errstr()}});
     return;
   }
   connected_ = true;
-  metrics_.GetCounter("faultline_tainter_events_consumed_total", "Kafka messages consumed").Inc();
+  m_.events_consumed.Inc();
   PartitionState& state = partitions_[m.partition()];
   const std::int64_t offset = m.offset();
   state.next = std::max(state.next, offset + 1);
@@ -328,10 +319,7 @@ void KafkaEventConsumer::Take(RdKafka::Message& m) {
 
 void KafkaEventConsumer::DeadLetter(RdKafka::Message& m, const std::string& reason,
                                     PartitionState& state) {
-  metrics_
-      .GetCounter("faultline_tainter_dead_lettered_total",
-                  "undecodable or wrong-schema messages sent to the dead-letter topic")
-      .Inc();
+  m_.dead_lettered.Inc();
   LogDebug("kafka", "dead-lettering a message",
            {{"partition", m.partition()}, {"offset", m.offset()}, {"reason", reason}});
   RdKafka::Headers* headers = RdKafka::Headers::create();
@@ -349,10 +337,7 @@ void KafkaEventConsumer::DeadLetter(RdKafka::Message& m, const std::string& reas
   if (e != RdKafka::ERR_NO_ERROR) {
     delete headers;
     delete ticket;
-    metrics_
-        .GetCounter("faultline_tainter_dead_letter_failures_total",
-                    "dead-letter writes that failed (the message is dropped)")
-        .Inc();
+    m_.dead_letter_fails.Inc();
     LogError("kafka", "dead-letter write failed", {{"error", RdKafka::err2str(e)}});
     state.in_flight.erase(m.offset());
   }
@@ -379,10 +364,7 @@ void KafkaEventConsumer::Commit(bool sync) {
   if (!offsets.empty()) {
     RdKafka::ErrorCode e = sync ? consumer_->commitSync(offsets) : consumer_->commitAsync(offsets);
     if (e != RdKafka::ERR_NO_ERROR) {
-      metrics_
-          .GetCounter("faultline_tainter_kafka_errors_total", "librdkafka errors by code",
-                      {{"code", RdKafka::err2str(e)}})
-          .Inc();
+      m_.KafkaErrors(RdKafka::err2str(e)).Inc();
       LogWarning("kafka", "commit failed", {{"error", RdKafka::err2str(e)}});
       // Commit again next time.
       for (RdKafka::TopicPartition* p : offsets) {
@@ -410,10 +392,7 @@ void KafkaEventConsumer::UpdateLag() {
         state.in_flight.empty() ? (state.next >= 0 ? state.next : high) : *state.in_flight.begin();
     lag += std::max<std::int64_t>(0, high - position);
   }
-  metrics_
-      .GetGauge("faultline_tainter_consumer_lag",
-                "messages not yet decided on the assigned partitions (high watermark - position)")
-      .Set(static_cast<double>(lag));
+  m_.consumer_lag.Set(static_cast<double>(lag));
 }
 
 std::map<int32_t, int64_t> KafkaEventConsumer::committed_offsets() const { return committed_log_; }

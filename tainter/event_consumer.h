@@ -15,6 +15,7 @@
 #include "base/metrics.h"
 #include "base/status.h"
 #include "tainter/tainter.h"
+#include "tainter/tainter_metrics.h"
 
 namespace RdKafka {
 class KafkaConsumer;
@@ -123,7 +124,7 @@ class KafkaEventConsumer {
 
   Options options_;
   Tainter& tainter_;
-  MetricsRegistry& metrics_;
+  TainterMetrics m_;
   const Clock& clock_;
   std::unique_ptr<Callbacks> callbacks_;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer_;

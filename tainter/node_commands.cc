@@ -138,21 +138,6 @@ Result<NodeFlags> ParseNodeFlags(const std::vector<std::string>& args) {
   return f;
 }
 
-// Credentials in the one documented order (LoadKubeConfigAuto), the same
-// for the daemon and the operator's commands.
-Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config,
-                                             MetricsRegistry& metrics) {
-  Result<KubeConfig> kube =
-      LoadKubeConfigAuto(config.kubernetes.kubeconfig, config.kubernetes.context);
-  if (!kube) return kube.error();
-  KubeNodeApi::Options o;
-  o.http.qps = config.kubernetes.qps;
-  o.http.burst = config.kubernetes.burst;
-  o.http.request_timeout = config.kubernetes.request_timeout;
-  LogInfo("tainter", "kubernetes", {{"api", kube->Describe()}});
-  return KubeNodeApi::Create(std::move(*kube), o, RealClock(), metrics);
-}
-
 std::string Time(std::chrono::system_clock::time_point t) {
   return t.time_since_epoch().count() == 0 ? "-" : FormatRfc3339(t);
 }
@@ -263,6 +248,21 @@ int RunExplain(std::string_view program, Tainter& tainter, const std::string& no
 }
 
 }  // namespace
+
+// Credentials in the one documented order (LoadKubeConfigAuto), the same
+// for the daemon, its node watch and the operator's commands.
+Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config,
+                                             MetricsRegistry& metrics) {
+  Result<KubeConfig> kube =
+      LoadKubeConfigAuto(config.kubernetes.kubeconfig, config.kubernetes.context);
+  if (!kube) return kube.error();
+  KubeNodeApi::Options o;
+  o.http.qps = config.kubernetes.qps;
+  o.http.burst = config.kubernetes.burst;
+  o.http.request_timeout = config.kubernetes.request_timeout;
+  LogInfo("tainter", "kubernetes", {{"api", kube->Describe()}});
+  return KubeNodeApi::Create(std::move(*kube), o, RealClock(), metrics);
+}
 
 std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config,
                                                std::string_view program, std::ostream& err) {

@@ -35,6 +35,61 @@ std::string_view DecisionOutcomeName(DecisionOutcome outcome) {
   return "unknown";
 }
 
+std::string EventMessage(const Reason& reason, std::string_view prefix) {
+  constexpr std::size_t kMaxEventMessageBytes = 1024;
+  std::string text(prefix);
+  text += reason.rule;
+  if (!reason.summary.empty()) text += ": " + reason.summary;
+  if (!reason.message.empty()) text += ": " + reason.message;
+  return TruncateUtf8(text, kMaxEventMessageBytes);
+}
+
+void Policy::Plan(Decision& d, NodeState& state) {
+  NodePlan& plan = d.plan;
+  auto event = [&](std::string type, std::string reason, std::string message) {
+    plan.events.push_back({std::move(type), std::move(reason), std::move(message)});
+  };
+  auto reasons = [&] {
+    for (const auto& [rule, r] : state.reasons) plan.reasons.push_back(r);
+    state.persisted_at = clock_.MonotonicNow();
+  };
+  switch (d.outcome) {
+    case DecisionOutcome::kTaint:
+      plan.write = NodePlan::Write::kTaint;
+      reasons();
+      event("Warning", "FaultlineTainted", EventMessage(d.reason));
+      break;
+    case DecisionOutcome::kUpdateReasons:
+      if (d.write_reasons) {
+        plan.write = NodePlan::Write::kReasons;
+        reasons();
+      }
+      if (d.emit_event && !d.reason.rule.empty()) {
+        event("Warning", "FaultlineFault", EventMessage(d.reason, "also faulty: "));
+      }
+      break;
+    case DecisionOutcome::kRecordEvent:
+      if (d.emit_event) {
+        event("Warning", "FaultlineFault",
+              EventMessage(d.reason, d.opted_out ? "not tainted (node opted out): " : ""));
+      }
+      break;
+    case DecisionOutcome::kRefusedByValve:
+      if (d.emit_event) {
+        event("Warning", "FaultlineValveShut",
+              EventMessage(d.reason,
+                           "would taint, but the safety valve is shut (" + d.detail + "): "));
+      }
+      break;
+    case DecisionOutcome::kLift:
+      plan.write = NodePlan::Write::kLift;
+      event("Normal", "FaultlineUntainted", "faultline lifted its taint: every reason expired");
+      break;
+    default:
+      break;
+  }
+}
+
 Policy::Policy(Options options, const Clock& clock) : options_(std::move(options)), clock_(clock) {}
 
 void Policy::SetNode(const std::string& node, bool managed, bool opted_out) {
@@ -177,12 +232,16 @@ bool Policy::EventDue(NodeState& state, const std::string& rule) {
   return true;
 }
 
-Decision Policy::Decide(const FaultEvent& event) {
+Decision Policy::Decide(const FaultEvent& event) { return DecideEvent(event, /*fresh=*/true); }
+
+Decision Policy::Redecide(const FaultEvent& event) { return DecideEvent(event, /*fresh=*/false); }
+
+Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
   Decision d;
   d.node = event.node;
   d.event_id = event.id;
   d.reason.rule = event.rule;
-  if (!Remember(event.id)) {
+  if (fresh && !Remember(event.id)) {
     d.outcome = DecisionOutcome::kDuplicate;
     return d;
   }
@@ -199,7 +258,7 @@ Decision Policy::Decide(const FaultEvent& event) {
   const auto at = EventTime(event);
   d.reason = MakeReason(event, at);
 
-  if (event.threshold && event.threshold->count > 1) {
+  if (fresh && event.threshold && event.threshold->count > 1) {
     const std::uint64_t count = CountInWindow(event, at);
     if (count < static_cast<std::uint64_t>(event.threshold->count)) {
       d.outcome = DecisionOutcome::kBelowThreshold;
@@ -216,6 +275,7 @@ Decision Policy::Decide(const FaultEvent& event) {
     d.outcome = DecisionOutcome::kRecordEvent;
     d.opted_out = event.action == Action::kTaint;
     d.emit_event = EventDue(state, EventKey(event));
+    Plan(d, state);
     return d;
   }
 
@@ -245,12 +305,14 @@ Decision Policy::Decide(const FaultEvent& event) {
     d.emit_event = inserted && EventDue(state, event.rule);
     d.write_reasons = inserted || (moved && clock_.MonotonicNow() - state.persisted_at >=
                                                 options_.persist_interval);
+    Plan(d, state);
     return d;
   }
   if (std::string refusal = ValveRefusal(event.rule); !refusal.empty()) {
     d.outcome = DecisionOutcome::kRefusedByValve;
     d.detail = std::move(refusal);
     d.emit_event = EventDue(state, "valve\x1f" + event.rule);
+    Plan(d, state);
     return d;
   }
   state.tainted = true;
@@ -260,6 +322,7 @@ Decision Policy::Decide(const FaultEvent& event) {
   d.emit_event = true;
   d.write_reasons = true;
   state.last_event[EventKey(event)] = clock_.MonotonicNow();
+  Plan(d, state);
   return d;
 }
 
@@ -288,6 +351,7 @@ std::vector<Decision> Policy::Expire() {
       d.outcome = DecisionOutcome::kUpdateReasons;
     }
     d.write_reasons = true;
+    Plan(d, state);
     out.push_back(std::move(d));
   }
   // Forget windows whose newest hit has left the window.
@@ -343,6 +407,12 @@ int Policy::tainted_nodes() const {
   int n = 0;
   for (const auto& [name, state] : nodes_) n += state.managed && state.tainted ? 1 : 0;
   return n;
+}
+
+std::vector<std::string> Policy::Nodes() const {
+  std::vector<std::string> out;
+  for (const auto& [name, state] : nodes_) out.push_back(name);
+  return out;
 }
 
 std::vector<std::string> Policy::TaintedNodes() const {

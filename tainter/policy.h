@@ -33,6 +33,28 @@ enum class DecisionOutcome : std::uint8_t {
 };
 std::string_view DecisionOutcomeName(DecisionOutcome outcome);  // "taint", "refused_by_valve", ...
 
+// An Event to record on the node once the plan's write has landed.
+struct PlannedEvent {
+  std::string type;     // Warning | Normal
+  std::string reason;   // FaultlineTainted, FaultlineFault, FaultlineValveShut, FaultlineUntainted
+  std::string message;  // bounded (EventMessage)
+};
+
+// What applying a decision means, complete: at most one node write, then the
+// Events, in order. The applier (Tainter) queues and executes it; it does not
+// ask the policy anything while doing so.
+struct NodePlan {
+  enum class Write : std::uint8_t {
+    kNone,
+    kTaint,    // add faultline's taint and write `reasons` to the annotation
+    kReasons,  // write `reasons` to the annotation (with the taint they justify)
+    kLift,     // remove faultline's taint and the annotation
+  };
+  Write write = Write::kNone;
+  std::vector<Reason> reasons;  // kTaint, kReasons: every active reason of the node
+  std::vector<PlannedEvent> events;
+};
+
 struct Decision {
   DecisionOutcome outcome = DecisionOutcome::kIgnored;
   std::string node;
@@ -48,7 +70,11 @@ struct Decision {
   bool write_reasons = false;
   bool opted_out = false;  // kRecordEvent for a taint that the opt-out label prevented
   std::string detail;      // kRefusedByValve: which limit; kBelowThreshold: "2/5 in 10m"
+  NodePlan plan;           // what to write and record for it
 };
+
+// Message text for a Node Event: "rule: summary: log line", bounded to 1 KiB.
+std::string EventMessage(const Reason& reason, std::string_view prefix = {});
 
 // The tainter's decisions, as pure logic: no I/O, the time from `clock`.
 //
@@ -71,7 +97,9 @@ struct Decision {
 // which reasons) is fed in by the caller: SetNode() from the API server's
 // node list, Adopt() from the taint and annotation found on a node.
 //
-// The policy assumes every decision it returns is applied; a caller that
+// Every decision carries its complete plan (NodePlan): the node write with
+// the annotation's content and the Events to record. The policy assumes every
+// decision it returns is applied (a planned write counts as persisted); a caller that
 // finally gives up on one calls Adopt() or ForgetNode() with the truth.
 //
 // Thread-safety: none; one thread owns it.
@@ -109,6 +137,10 @@ class Policy {
 
   // Decides one live event and updates the state as if the decision holds.
   Decision Decide(const FaultEvent& event);
+  // Decides an event again after the node was found changed before its
+  // plan was applied (e.g. the taint lifted by hand): no dedupe, no second
+  // count in its threshold window; the valve is asked again.
+  Decision Redecide(const FaultEvent& event);
 
   // Feeds an event already decided before (re-read from Kafka after a
   // restart or a rebalance): it fills the threshold window and the dedupe
@@ -127,11 +159,13 @@ class Policy {
   // State for the applier, `nodes` and metrics.
   bool IsTainted(const std::string& node) const;
   std::vector<Reason> ActiveReasons(const std::string& node) const;
-  // Reasons were last written at this time (write_reasons throttling).
+  // Reasons were last written at this time (write_reasons throttling); a
+  // planned write marks it already.
   void MarkPersisted(const std::string& node);
   int managed_nodes() const;
   int tainted_nodes() const;  // managed nodes that carry faultline's taint
   std::vector<std::string> TaintedNodes() const;
+  std::vector<std::string> Nodes() const;  // every node the policy knows
   std::size_t window_count() const { return windows_.size(); }
   std::size_t dedupe_size() const { return dedupe_index_.size(); }
   const Options& options() const { return options_; }
@@ -150,6 +184,7 @@ class Policy {
     std::deque<std::pair<std::chrono::system_clock::time_point, std::uint64_t>> hits;
   };
 
+  Decision DecideEvent(const FaultEvent& event, bool fresh);
   // true: first time this id is seen (and remembers it).
   bool Remember(const std::string& id);
   // Adds the event to its window; returns the weight within the window.
@@ -161,6 +196,8 @@ class Policy {
   static std::string EventKey(const FaultEvent& event);
   bool EventDue(NodeState& state, const std::string& rule);
   int Allowed(double fraction) const;
+  // Fills d.plan from the outcome and the node's state after the decision.
+  void Plan(Decision& d, NodeState& state);
 
   Options options_;
   const Clock& clock_;

@@ -2,6 +2,7 @@
 #include "tainter/tainter.h"
 
 #include <algorithm>
+#include <set>
 
 #include "base/fault_event.h"
 #include "base/log.h"
@@ -11,9 +12,6 @@ namespace faultline {
 namespace {
 
 constexpr std::size_t kMaxEventMessageBytes = 1024;
-
-const std::vector<double> kLatencyBounds = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                            0.5,   1,    2.5,   5,    10};
 
 // Errors a later attempt may cure; anything else is a bug or a permanent
 // refusal, where retrying only hides the problem.
@@ -32,14 +30,6 @@ bool Retryable(StatusCode code) {
 }
 
 }  // namespace
-
-std::string EventMessage(const Reason& reason, std::string_view prefix) {
-  std::string text(prefix);
-  text += reason.rule;
-  if (!reason.summary.empty()) text += ": " + reason.summary;
-  if (!reason.message.empty()) text += ": " + reason.message;
-  return TruncateUtf8(text, kMaxEventMessageBytes);
-}
 
 Result<std::unique_ptr<Tainter>> Tainter::Create(Options options, NodeApi& api,
                                                  MetricsRegistry& metrics, const Clock& clock) {
@@ -63,8 +53,14 @@ Tainter::Tainter(Options options, LabelSelector selector, LabelMatch opt_out, No
     : options_(std::move(options)),
       selector_(std::move(selector)),
       opt_out_(std::move(opt_out)),
-      api_(api),
-      metrics_(metrics),
+      m_(metrics),
+      dry_api_(options_.dry_run
+                   ? std::make_unique<DryRunNodeApi>(
+                         DryRunNodeApi::Options{
+                             .out = nullptr, .metrics = &metrics, .only_node = {}, .events = {}},
+                         clock, &api)
+                   : nullptr),
+      api_(dry_api_ ? *dry_api_ : api),
       clock_(clock),
       policy_(options_.policy, clock) {
   UpdateGauges();
@@ -79,17 +75,8 @@ bool Tainter::HasOurTaint(const NodeInfo& node) const {
 
 Status Tainter::Track(std::string_view op, Status s, std::chrono::steady_clock::time_point start) {
   const std::chrono::duration<double> took = clock_.MonotonicNow() - start;
-  metrics_
-      .GetHistogram("faultline_tainter_api_request_seconds", "Kubernetes API calls by operation",
-                    kLatencyBounds, {{"op", std::string(op)}})
-      .Observe(took.count());
-  if (!s.ok()) {
-    metrics_
-        .GetCounter("faultline_tainter_api_errors_total",
-                    "Kubernetes API errors by operation and code",
-                    {{"op", std::string(op)}, {"code", StatusCodeName(s.code())}})
-        .Inc();
-  }
+  m_.ApiLatency(std::string(op)).Observe(took.count());
+  if (!s.ok()) m_.ApiErrors(std::string(op), std::string(StatusCodeName(s.code()))).Inc();
   api_reachable_ =
       s.ok() || (s.code() != StatusCode::kUnavailable && s.code() != StatusCode::kUnauthenticated &&
                  s.code() != StatusCode::kDeadlineExceeded);
@@ -107,10 +94,7 @@ void Tainter::AdoptNode(const NodeInfo& node, bool merge_memory) {
     if (decoded) {
       reasons = std::move(*decoded);
     } else {
-      metrics_
-          .GetCounter("faultline_tainter_bad_annotations_total",
-                      "reasons annotations that could not be read (the taint is adopted as is)")
-          .Inc();
+      m_.bad_annotations.Inc();
       LogWarning("tainter", "unreadable reasons annotation; adopting the taint without them",
                  {{"node", node.name}, {"error", decoded.error().message()}});
     }
@@ -161,7 +145,7 @@ Status Tainter::LearnNode(const std::string& node) {
 }
 
 void Tainter::Handle(const FaultEvent& event, Done done) {
-  metrics_.GetCounter("faultline_tainter_events_total", "events handed to the policy").Inc();
+  m_.events.Inc();
   Work work;
   work.event = event;
   work.done = std::move(done);
@@ -172,10 +156,7 @@ void Tainter::Handle(const FaultEvent& event, Done done) {
 }
 
 void Tainter::Replay(const FaultEvent& event) {
-  metrics_
-      .GetCounter("faultline_tainter_replayed_events_total",
-                  "events re-read to rebuild windows (not decided again)")
-      .Inc();
+  m_.replayed.Inc();
   policy_.Replay(event);
 }
 
@@ -193,10 +174,7 @@ void Tainter::Enqueue(const std::string& node, Work work) {
     victim->second.work.pop_front();
     if (victim->second.work.empty()) queues_.erase(victim);
     --pending_;
-    metrics_
-        .GetCounter("faultline_tainter_dropped_work_total",
-                    "decisions dropped because the retry queue was full")
-        .Inc();
+    m_.dropped_work.Inc();
     if (dropped) dropped();
   }
   queues_[node].work.push_back(std::move(work));
@@ -223,6 +201,7 @@ void Tainter::Drain(const std::string& node) {
     if (done) done();
   }
   queues_.erase(it);
+  ApplyDeferred(node);
 }
 
 Tainter::Step Tainter::Process(Work& work) {
@@ -231,20 +210,16 @@ Tainter::Step Tainter::Process(Work& work) {
     if (!policy_.Knows(node)) {
       Status s = LearnNode(node);
       if (s.code() == StatusCode::kNotFound) {
-        metrics_
-            .GetCounter("faultline_tainter_decisions_total", "decisions by outcome",
-                        {{"outcome", "unknown_node"}})
-            .Inc();
+        m_.Decisions("unknown_node").Inc();
         return Step::kDone;
       }
       if (!s.ok()) return Retryable(s.code()) ? Step::kRetry : Step::kDone;
     }
     work.decision = policy_.Decide(work.event);
     work.decided = true;
-    work.event = FaultEvent();
     Count(work.decision);
   }
-  Status s = Apply(work);
+  Status s = Execute(work);
   if (s.ok()) return Step::kDone;
   if (s.code() == StatusCode::kNotFound) {
     policy_.ForgetNode(work.decision.node);
@@ -259,15 +234,9 @@ Tainter::Step Tainter::Process(Work& work) {
 }
 
 void Tainter::Count(const Decision& d) {
-  metrics_
-      .GetCounter("faultline_tainter_decisions_total", "decisions by outcome",
-                  {{"outcome", std::string(DecisionOutcomeName(d.outcome))}})
-      .Inc();
+  m_.Decisions(std::string(DecisionOutcomeName(d.outcome))).Inc();
   if (d.outcome == DecisionOutcome::kRefusedByValve) {
-    metrics_
-        .GetCounter("faultline_tainter_taints_refused_total",
-                    "would-be taints refused by the safety valve", {{"rule", d.reason.rule}})
-        .Inc();
+    m_.TaintsRefused(d.reason.rule).Inc();
     if (d.emit_event) {  // rate-limited per node and rule, like the Event
       LogWarning("tainter", "safety valve refused a taint",
                  {{"node", d.node}, {"rule", d.reason.rule}, {"valve", d.detail}});
@@ -275,44 +244,39 @@ void Tainter::Count(const Decision& d) {
   }
 }
 
-Status Tainter::Update(const std::string& node, const NodeChange& change, std::string_view why) {
-  if (options_.dry_run) {
-    nlohmann::json annotations = nlohmann::json::object();
-    for (const auto& [k, v] : change.annotations) annotations[k] = v ? nlohmann::json(*v) : nullptr;
-    nlohmann::json fields = {{"node", node}, {"why", why}, {"annotations", annotations}};
-    if (change.add_taint)
-      fields["add_taint"] =
-          change.add_taint->key + "=" + change.add_taint->value + ":" + change.add_taint->effect;
-    if (change.remove_taint)
-      fields["remove_taint"] = change.remove_taint->key + ":" + change.remove_taint->effect;
-    LogInfo("tainter", "dry-run: would update node", fields);
-    metrics_
-        .GetCounter("faultline_tainter_dry_run_writes_total", "writes a dry run did not send",
-                    {{"op", "update"}})
-        .Inc();
-    return OkStatus();
+NodeChange Tainter::ChangeFor(const NodePlan& plan) const {
+  NodeChange change;
+  switch (plan.write) {
+    case NodePlan::Write::kTaint:
+    case NodePlan::Write::kReasons:
+      // Reasons are written together with the taint they justify (the add
+      // is a no-op while the taint is there).
+      change.add_taint = options_.taint;
+      change.annotations[options_.annotation_key] =
+          EncodeReasons(plan.reasons, options_.max_annotation_bytes);
+      break;
+    case NodePlan::Write::kLift:
+      change.remove_taint = options_.taint;
+      change.annotations[options_.annotation_key] = std::nullopt;
+      break;
+    case NodePlan::Write::kNone:
+      break;
   }
+  return change;
+}
+
+Status Tainter::Update(const std::string& node, const NodeChange& change) {
   const auto start = clock_.MonotonicNow();
   return Track("update", api_.UpdateNode(node, change), start);
 }
 
-Status Tainter::Event(const std::string& node, std::string type, std::string reason,
-                      std::string message) {
+Status Tainter::Event(const std::string& node, const PlannedEvent& planned) {
   NodeEvent e;
   e.node = node;
   if (auto it = node_uids_.find(node); it != node_uids_.end()) e.node_uid = it->second;
-  e.type = std::move(type);
-  e.reason = std::move(reason);
-  e.message = std::move(message);
-  if (options_.dry_run) {
-    LogInfo("tainter", "dry-run: would record event",
-            {{"node", node}, {"type", e.type}, {"reason", e.reason}, {"message", e.message}});
-    metrics_
-        .GetCounter("faultline_tainter_dry_run_writes_total", "writes a dry run did not send",
-                    {{"op", "event"}})
-        .Inc();
-    return OkStatus();
-  }
+  e.type = planned.type;
+  e.reason = planned.reason;
+  e.message = planned.message;
   const auto start = clock_.MonotonicNow();
   Status s = Track("event", api_.CreateEvent(e), start);
   // An Event is evidence, not state: one the server refuses for good is
@@ -324,100 +288,187 @@ Status Tainter::Event(const std::string& node, std::string type, std::string rea
   return s;
 }
 
-Status Tainter::Apply(Work& work) {
+Result<bool> Tainter::LiftStillDue(const std::string& node) {
+  // Re-read the node: another replica may have extended a reason since
+  // this one last looked. Its live reasons win over our lift.
+  const auto start = clock_.MonotonicNow();
+  Result<NodeInfo> info = api_.GetNode(node);
+  FL_RETURN_IF_ERROR(Track("get", info.status(), start));
+  if (!HasOurTaint(*info)) return false;
+  if (auto a = info->annotations.find(options_.annotation_key); a != info->annotations.end()) {
+    if (Result<std::vector<Reason>> rs = DecodeReasons(a->second); rs) {
+      const auto now = clock_.Now();
+      std::erase_if(*rs, [&](const Reason& r) { return r.expires_at && *r.expires_at <= now; });
+      if (!rs->empty()) {
+        policy_.Adopt(node, true, std::move(*rs));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+Status Tainter::Execute(Work& work) {
   const Decision& d = work.decision;
+  const NodePlan& plan = d.plan;
   const std::string& node = d.node;
-  switch (d.outcome) {
-    case DecisionOutcome::kTaint: {
-      if (!work.update_done) {
-        NodeChange change;
-        change.add_taint = options_.taint;
-        std::size_t dropped = 0;
-        change.annotations[options_.annotation_key] =
-            EncodeReasons(policy_.ActiveReasons(node), options_.max_annotation_bytes, &dropped);
-        FL_RETURN_IF_ERROR(Update(node, change, "taint"));
-        work.update_done = true;
-        policy_.MarkPersisted(node);
-        metrics_.GetCounter("faultline_tainter_taints_added_total", "taints faultline added").Inc();
-        LogInfo("tainter", options_.dry_run ? "would taint node" : "tainted node",
-                {{"node", node}, {"rule", d.reason.rule}, {"event_id", d.event_id}});
-      }
-      return Event(node, "Warning", "FaultlineTainted", EventMessage(d.reason));
+  if (!work.update_done && plan.write != NodePlan::Write::kNone) {
+    if (plan.write == NodePlan::Write::kLift) {
+      Result<bool> due = LiftStillDue(node);
+      if (!due) return due.error();
+      if (!*due) return OkStatus();  // nothing to lift, nothing to record
+      FL_RETURN_IF_ERROR(Update(node, ChangeFor(plan)));
+    } else {
+      Result<Written> written = WriteReasons(work);
+      if (!written) return written.error();
+      if (*written == Written::kNothingToDo) return OkStatus();
+      if (*written == Written::kDecidedAgain) return Execute(work);  // never a kReasons again
     }
-    case DecisionOutcome::kUpdateReasons: {
-      if (d.write_reasons && !work.update_done && policy_.IsTainted(node)) {
-        NodeChange change;
-        // Reasons are written together with the taint they justify: if an
-        // operator lifted the taint by hand since our last resync, a new
-        // fault puts it back (the add is a no-op while the taint is there).
-        change.add_taint = options_.taint;
-        change.annotations[options_.annotation_key] =
-            EncodeReasons(policy_.ActiveReasons(node), options_.max_annotation_bytes);
-        FL_RETURN_IF_ERROR(Update(node, change, "reasons"));
-        policy_.MarkPersisted(node);
-      }
-      work.update_done = true;
-      if (d.emit_event && !d.reason.rule.empty()) {
-        return Event(node, "Warning", "FaultlineFault", EventMessage(d.reason, "also faulty: "));
-      }
-      return OkStatus();
+    work.update_done = true;
+    if (plan.write == NodePlan::Write::kTaint) {
+      m_.taints_added.Inc();
+      LogInfo("tainter", options_.dry_run ? "would taint node" : "tainted node",
+              {{"node", node}, {"rule", d.reason.rule}, {"event_id", d.event_id}});
+    } else if (plan.write == NodePlan::Write::kLift) {
+      m_.TaintsLifted("expired").Inc();
+      LogInfo("tainter", options_.dry_run ? "would lift taint" : "lifted taint",
+              {{"node", node}, {"why", "every reason expired"}});
     }
-    case DecisionOutcome::kRecordEvent:
-      if (!d.emit_event) return OkStatus();
-      return Event(node, "Warning", "FaultlineFault",
-                   EventMessage(d.reason, d.opted_out ? "not tainted (node opted out): " : ""));
-    case DecisionOutcome::kRefusedByValve:
-      if (!d.emit_event) return OkStatus();
-      return Event(node, "Warning", "FaultlineValveShut",
-                   TruncateUtf8("would taint, but the safety valve is shut (" + d.detail +
-                                    "): " + EventMessage(d.reason),
-                                kMaxEventMessageBytes));
-    case DecisionOutcome::kLift:
-      return ApplyLift(work);
-    default:
-      return OkStatus();
+  }
+  work.update_done = true;
+  for (; work.events_done < plan.events.size(); ++work.events_done) {
+    FL_RETURN_IF_ERROR(Event(node, plan.events[work.events_done]));
+  }
+  return OkStatus();
+}
+
+// The reasons to write: the plan's, plus live ones the plan does not know
+// (another writer's), the later copy of a rule seen on both sides. Expired
+// live reasons are left out: they lapse here as in memory.
+namespace {
+std::vector<Reason> MergeReasons(std::vector<Reason> planned, const std::vector<Reason>& live,
+                                 std::chrono::system_clock::time_point now) {
+  for (const Reason& r : live) {
+    if (r.expires_at && *r.expires_at <= now) continue;
+    auto it = std::find_if(planned.begin(), planned.end(),
+                           [&](const Reason& p) { return p.rule == r.rule; });
+    if (it == planned.end()) {
+      if (r.rule != Reason::kAdoptedRule) planned.push_back(r);
+    } else if (r.last_seen > it->last_seen) {
+      *it = r;
+    }
+  }
+  return planned;
+}
+}  // namespace
+
+Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
+  const std::string node = work.decision.node;
+  for (int attempt = 1;; ++attempt) {
+    // Re-read before writing: the plan was made from memory, and the node
+    // may have changed since (a by-hand untaint, another replica's reason).
+    const auto start = clock_.MonotonicNow();
+    Result<NodeInfo> live = api_.GetNode(node);
+    FL_RETURN_IF_ERROR(Track("get", live.status(), start));
+    node_uids_[node] = live->uid;
+    const NodePlan& plan = work.decision.plan;
+    if (plan.write == NodePlan::Write::kReasons && !HasOurTaint(*live)) {
+      // Our taint was lifted since the decision: the old reasons go with it.
+      AdoptNode(*live, /*merge_memory=*/false);
+      if (work.event.rule.empty()) return Written::kNothingToDo;  // an expiry's update
+      // A new fault on a node lifted by hand is a new taint: the valve decides.
+      work.decision = policy_.Redecide(work.event);
+      Count(work.decision);
+      return Written::kDecidedAgain;
+    }
+    std::vector<Reason> live_reasons;  // an annotation without our taint is a leftover: ignored
+    if (auto a = live->annotations.find(options_.annotation_key);
+        a != live->annotations.end() && HasOurTaint(*live)) {
+      if (auto rs = DecodeReasons(a->second); rs) live_reasons = std::move(*rs);
+    }
+    std::vector<Reason> merged = MergeReasons(plan.reasons, live_reasons, clock_.Now());
+    if (merged.size() != plan.reasons.size() || merged != plan.reasons) {
+      policy_.Adopt(node, true, merged);  // memory learns what the node said
+    }
+    NodePlan write = plan;
+    write.reasons = std::move(merged);
+    NodeChange change = ChangeFor(write);
+    change.expected_resource_version = live->resource_version;
+    Status s = Update(node, change);
+    if (s.ok()) return Written::kYes;
+    if (s.code() != StatusCode::kAborted || attempt >= 3) return s;
   }
 }
 
-Status Tainter::ApplyLift(Work& work) {
-  const std::string& node = work.decision.node;
-  if (!work.update_done) {
-    if (policy_.IsTainted(node)) return OkStatus();  // tainted again since: nothing to lift
-    // Re-read the node: another replica may have extended a reason since
-    // this one last looked. Its live reasons win over our lift.
-    const auto start = clock_.MonotonicNow();
-    Result<NodeInfo> info = api_.GetNode(node);
-    FL_RETURN_IF_ERROR(Track("get", info.status(), start));
-    if (!HasOurTaint(*info)) return OkStatus();
-    if (auto a = info->annotations.find(options_.annotation_key); a != info->annotations.end()) {
-      if (Result<std::vector<Reason>> rs = DecodeReasons(a->second); rs) {
-        const auto now = clock_.Now();
-        std::erase_if(*rs, [&](const Reason& r) { return r.expires_at && *r.expires_at <= now; });
-        if (!rs->empty()) {
-          policy_.Adopt(node, true, std::move(*rs));
-          return OkStatus();
-        }
-      }
-    }
-    NodeChange change;
-    change.remove_taint = options_.taint;
-    change.annotations[options_.annotation_key] = std::nullopt;
-    FL_RETURN_IF_ERROR(Update(node, change, "lift"));
-    work.update_done = true;
-    metrics_
-        .GetCounter("faultline_tainter_taints_lifted_total", "taints faultline lifted",
-                    {{"why", "expired"}})
-        .Inc();
-    LogInfo("tainter", options_.dry_run ? "would lift taint" : "lifted taint",
-            {{"node", node}, {"why", "every reason expired"}});
+bool Tainter::Queued(const std::string& node) const {
+  auto it = queues_.find(node);
+  return it != queues_.end() && !it->second.work.empty();
+}
+
+void Tainter::ApplyDeferred(const std::string& node) {
+  auto it = deferred_.find(node);
+  if (it == deferred_.end()) return;
+  std::optional<NodeInfo> info = std::move(it->second);
+  deferred_.erase(it);
+  if (info) {
+    ObserveNode(*info);
+  } else {
+    ObserveDeleted(node);
   }
-  return Event(node, "Normal", "FaultlineUntainted",
-               "faultline lifted its taint: every reason expired");
+}
+
+void Tainter::ObserveNode(const NodeInfo& node) {
+  if (Queued(node.name)) {
+    deferred_[node.name] = node;
+    return;
+  }
+  AdoptNode(node, /*merge_memory=*/true);
+}
+
+void Tainter::ObserveDeleted(const std::string& node) {
+  if (Queued(node)) {
+    deferred_[node] = std::nullopt;
+    return;
+  }
+  policy_.ForgetNode(node);
+  node_uids_.erase(node);
+}
+
+void Tainter::Observe(std::vector<NodeInformer::Change> changes) {
+  for (NodeInformer::Change& c : changes) {
+    switch (c.kind) {
+      case NodeInformer::Change::Kind::kList: {
+        std::set<std::string> listed;
+        for (const NodeInfo& n : c.nodes) {
+          listed.insert(n.name);
+          ObserveNode(n);
+        }
+        for (const std::string& name : policy_.Nodes()) {
+          if (listed.count(name) == 0) ObserveDeleted(name);
+        }
+        if (!adopted_) {
+          LogInfo("tainter", "adopted node state",
+                  {{"managed_nodes", policy_.managed_nodes()},
+                   {"tainted_nodes", policy_.tainted_nodes()},
+                   {"selector", selector_.text()}});
+        }
+        adopted_ = true;
+        break;
+      }
+      case NodeInformer::Change::Kind::kUpsert:
+        if (!c.nodes.empty()) ObserveNode(c.nodes[0]);
+        break;
+      case NodeInformer::Change::Kind::kDeleted:
+        if (!c.nodes.empty()) ObserveDeleted(c.nodes[0].name);
+        break;
+    }
+  }
+  UpdateGauges();
 }
 
 void Tainter::Tick() {
   const auto now = clock_.MonotonicNow();
-  if (!adopted_ || now >= next_resync_) {
+  if (!watched_ && (!adopted_ || now >= next_resync_)) {
     if (Status s = AdoptAll(); !s.ok()) {
       next_resync_ = now + std::chrono::seconds(5);
       LogWarning("tainter", "cannot list nodes", {{"error", s.ToString()}});
@@ -451,18 +502,15 @@ Status Tainter::Untaint(const std::string& node, const std::string& why) {
   NodeChange change;
   change.remove_taint = options_.taint;
   change.annotations[options_.annotation_key] = std::nullopt;
-  FL_RETURN_IF_ERROR(Update(node, change, "untaint"));
+  FL_RETURN_IF_ERROR(Update(node, change));
   policy_.Untaint(node);
-  metrics_
-      .GetCounter("faultline_tainter_taints_lifted_total", "taints faultline lifted",
-                  {{"why", "by_hand"}})
-      .Inc();
+  m_.TaintsLifted("by_hand").Inc();
   LogInfo("tainter", "taint lifted by hand", {{"node", node}, {"why", why}});
   UpdateGauges();
-  return Event(
-      node, "Normal", "FaultlineUntainted",
-      TruncateUtf8("faultline's taint lifted by hand: " + (why.empty() ? "no reason given" : why),
-                   kMaxEventMessageBytes));
+  return Event(node, {"Normal", "FaultlineUntainted",
+                      TruncateUtf8("faultline's taint lifted by hand: " +
+                                       (why.empty() ? "no reason given" : why),
+                                   kMaxEventMessageBytes)});
 }
 
 TaintedNodeReport Tainter::ReportFor(const NodeInfo& n) const {
@@ -507,6 +555,7 @@ void Tainter::DropPendingFor(const std::function<bool(const std::string& node)>&
   for (auto it = queues_.begin(); it != queues_.end();) {
     if (pred(it->first)) {
       pending_ -= it->second.work.size();
+      deferred_.erase(it->first);
       it = queues_.erase(it);
     } else {
       ++it;
@@ -518,12 +567,9 @@ void Tainter::DropPendingFor(const std::function<bool(const std::string& node)>&
 std::size_t Tainter::pending() const { return pending_; }
 
 void Tainter::UpdateGauges() {
-  metrics_.GetGauge("faultline_tainter_pending_work", "decisions waiting to be applied")
-      .Set(static_cast<double>(pending_));
-  metrics_.GetGauge("faultline_tainter_tainted_nodes", "managed nodes carrying faultline's taint")
-      .Set(policy_.tainted_nodes());
-  metrics_.GetGauge("faultline_tainter_managed_nodes", "nodes matching the node selector")
-      .Set(policy_.managed_nodes());
+  m_.pending_work.Set(static_cast<double>(pending_));
+  m_.tainted_nodes.Set(policy_.tainted_nodes());
+  m_.managed_nodes.Set(policy_.managed_nodes());
 }
 
 }  // namespace faultline

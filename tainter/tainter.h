@@ -16,10 +16,13 @@
 #include "base/fault_event.h"
 #include "base/metrics.h"
 #include "base/status.h"
+#include "tainter/dry_run_node_api.h"
 #include "tainter/kube/node_api.h"
 #include "tainter/label_selector.h"
+#include "tainter/node_informer.h"
 #include "tainter/policy.h"
 #include "tainter/reasons.h"
+#include "tainter/tainter_metrics.h"
 
 namespace faultline {
 
@@ -41,8 +44,10 @@ struct TaintedNodeReport {
 // (tainter/reasons.h), bounded in size. AdoptAll() reads both back at start,
 // so a restart never lifts a taint and never taints a node twice.
 //
-// Applying: every decision becomes at most one UpdateNode (taint and
-// annotation in one optimistic write) and at most one CreateEvent. A write
+// Applying: the Policy returns each decision with its complete plan
+// (NodePlan: the node write and the Events); the Tainter queues and executes
+// it: at most one UpdateNode (taint and annotation in one optimistic write),
+// then the planned CreateEvents. A write
 // that fails with kUnavailable (or any error but kNotFound) stays queued per
 // node, in order, and is retried by Tick() with exponential backoff; later
 // events for that node queue behind it so the node's history is applied in
@@ -55,8 +60,10 @@ struct TaintedNodeReport {
 // node gone, queue overflow), possibly from a later Tick(). The Kafka
 // consumer commits an offset only after its `done`.
 //
-// Dry run: UpdateNode/CreateEvent are never called; each write is logged and
-// counted (faultline_tainter_dry_run_writes_total) and treated as applied.
+// Dry run: the NodeApi is wrapped in a DryRunNodeApi (the same one the
+// standalone agent prints through): UpdateNode/CreateEvent never reach the
+// API server; each write is logged and counted
+// (faultline_tainter_dry_run_writes_total) and treated as applied.
 //
 // Thread-safety: none; one thread calls every method (the daemons' main loop).
 // `api`, `metrics` and `clock` must outlive the Tainter.
@@ -114,6 +121,14 @@ class Tainter {
   // whatever annotation is left. kNotFound: no such node.
   Result<TaintedNodeReport> Explain(const std::string& node);
 
+  // What the node watch (NodeInformer) saw, in order. A node with queued
+  // work takes it once its queue is empty (our own write in flight must not
+  // be undone by an older picture). With a watch, Tick() does not poll.
+  void Observe(std::vector<NodeInformer::Change> changes);
+  void ObserveNode(const NodeInfo& node);
+  void ObserveDeleted(const std::string& node);
+  void set_watched(bool watched) { watched_ = watched; }
+
   // Drops the queued work of these nodes (their partition went to another
   // replica); their `done` callbacks are not called.
   void DropPendingFor(const std::function<bool(const std::string& node)>& pred);
@@ -128,9 +143,10 @@ class Tainter {
  private:
   struct Work {
     bool decided = false;
-    FaultEvent event;   // !decided: the event to decide
-    Decision decision;  // decided: the decision to apply
+    FaultEvent event;   // the event to decide (kept: decided again if the node changed)
+    Decision decision;  // decided: the decision to apply, with its plan
     bool update_done = false;
+    std::size_t events_done = 0;  // planned Events already recorded
     Done done;
   };
   struct NodeQueue {
@@ -146,14 +162,23 @@ class Tainter {
   void Enqueue(const std::string& node, Work work);
   void Drain(const std::string& node);  // runs the node's queue until it must wait
   Step Process(Work& work);
-  Status Apply(Work& work);
-  Status ApplyLift(Work& work);
+  Status Execute(Work& work);
+  // kLift: re-reads the node first; false when the lift no longer applies
+  // (our taint is gone, or another replica extended a reason).
+  Result<bool> LiftStillDue(const std::string& node);
+  // kTaint, kReasons: re-read the node, merge its live reasons with the
+  // plan's, write with the version read (kAborted: moved, try again).
+  enum class Written { kYes, kNothingToDo, kDecidedAgain };
+  Result<Written> WriteReasons(Work& work);
+  bool Queued(const std::string& node) const;
+  void ApplyDeferred(const std::string& node);
   Status LearnNode(const std::string& node);
   void AdoptNode(const NodeInfo& node, bool merge_memory);
   bool HasOurTaint(const NodeInfo& node) const;
   TaintedNodeReport ReportFor(const NodeInfo& node) const;
-  Status Update(const std::string& node, const NodeChange& change, std::string_view why);
-  Status Event(const std::string& node, std::string type, std::string reason, std::string message);
+  NodeChange ChangeFor(const NodePlan& plan) const;
+  Status Update(const std::string& node, const NodeChange& change);
+  Status Event(const std::string& node, const PlannedEvent& planned);
   Status Track(std::string_view op, Status s, std::chrono::steady_clock::time_point start);
   void Count(const Decision& d);
   void UpdateGauges();
@@ -161,8 +186,9 @@ class Tainter {
   Options options_;
   LabelSelector selector_;
   LabelMatch opt_out_;
+  TainterMetrics m_;
+  std::unique_ptr<DryRunNodeApi> dry_api_;  // dry run: api_ points at it
   NodeApi& api_;
-  MetricsRegistry& metrics_;
   const Clock& clock_;
   Policy policy_;
   std::map<std::string, NodeQueue> queues_;
@@ -170,10 +196,10 @@ class Tainter {
   std::size_t pending_ = 0;
   bool adopted_ = false;
   bool api_reachable_ = true;
+  bool watched_ = false;
+  // Watch news for nodes with queued work; nullopt: deleted.
+  std::map<std::string, std::optional<NodeInfo>> deferred_;
   std::chrono::steady_clock::time_point next_resync_{};
 };
-
-// Message text for a Node Event: "rule: summary: log line", bounded.
-std::string EventMessage(const Reason& reason, std::string_view prefix = {});
 
 }  // namespace faultline

@@ -26,7 +26,10 @@
 #include "base/version.h"
 #include "endpoint/http_endpoint.h"
 #include "tainter/event_consumer.h"
+#include "tainter/kube/kube_config.h"
+#include "tainter/kube/kube_node_api.h"
 #include "tainter/node_commands.h"
+#include "tainter/node_informer.h"
 #include "tainter/tainter.h"
 #include "tainter/tainter_config.h"
 
@@ -104,11 +107,16 @@ int RunDaemon(const TainterConfig& config, const sigset_t& signals) {
   if (!stack) return 2;
   MetricsRegistry& metrics = stack->metrics;
   Tainter* tainter = stack->tainter.get();
-  if (Status s = tainter->AdoptAll(); !s.ok()) {
-    // Not fatal: Tick() keeps trying, and nothing is decided for a node
-    // before its state was read.
-    LogWarning("tainter", "cannot list nodes at start; will retry", {{"error", s.ToString()}});
+  // The nodes are listed and then watched (tainter/node_informer.h) on a
+  // thread of their own, through a client of their own.
+  auto watch_api = MakeApi(config, metrics);
+  if (!watch_api) {
+    std::cerr << "faultline-tainter: " << watch_api.error().message() << '\n';
+    return 2;
   }
+  NodeInformer informer(**watch_api, {.label_selector = config.tainter.node_selector}, metrics);
+  tainter->set_watched(true);
+  informer.Start();
   auto consumer = KafkaEventConsumer::Create(config.kafka, *tainter, metrics, RealClock());
   if (!consumer) {
     std::cerr << "faultline-tainter: " << consumer.error().message() << '\n';
@@ -129,10 +137,6 @@ int RunDaemon(const TainterConfig& config, const sigset_t& signals) {
               << endpoint.error().message() << '\n';
     return 2;
   }
-  if (Status s = (*consumer)->Start(); !s.ok()) {
-    LogError("tainter", "cannot subscribe", {{"error", s.ToString()}});
-    return 1;
-  }
   int sfd = signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
   if (sfd < 0) {
     LogError("tainter", "signalfd failed");
@@ -141,22 +145,38 @@ int RunDaemon(const TainterConfig& config, const sigset_t& signals) {
   LogInfo("tainter", "started",
           {{"metrics", config.metrics_address}, {"dry_run", config.tainter.dry_run}});
   auto next_tick = std::chrono::steady_clock::now();
+  bool subscribed = false;
   for (;;) {
     signalfd_siginfo info{};
     if (read(sfd, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
       LogInfo("tainter", "stopping", {{"signal", static_cast<int>(info.ssi_signo)}});
       break;
     }
-    (*consumer)->Poll(std::chrono::milliseconds(100));
+    tainter->Observe(informer.Take());
+    // Nothing is consumed before the nodes were read: the valve counts
+    // them, and a decision needs the node's state.
+    if (!subscribed && tainter->adopted()) {
+      if (Status s = (*consumer)->Start(); !s.ok()) {
+        LogError("tainter", "cannot subscribe", {{"error", s.ToString()}});
+        return 1;
+      }
+      subscribed = true;
+    }
+    if (subscribed) {
+      (*consumer)->Poll(std::chrono::milliseconds(100));
+    } else {
+      usleep(100'000);
+    }
     if (std::chrono::steady_clock::now() >= next_tick) {
       tainter->Tick();
       (*consumer)->Commit();
-      kube_ok = tainter->adopted() && tainter->api_reachable();
+      kube_ok = tainter->adopted() && tainter->api_reachable() && !informer.failing();
       next_tick = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     }
   }
   close(sfd);
   (*consumer)->Close();
+  informer.Stop();
   LogInfo("tainter", "stopped",
           {{"pending_decisions", tainter->pending()},
            {"events", metrics.CounterValue("faultline_tainter_events_consumed_total")},

@@ -104,6 +104,7 @@ Result<std::unique_ptr<KafkaSink>> KafkaSink::Create(const Options& options,
   FL_RETURN_IF_ERROR(set("linger.ms", std::to_string(options.linger.count())));
   FL_RETURN_IF_ERROR(
       set("queue.buffering.max.messages", std::to_string(options.queue_max_messages)));
+  FL_RETURN_IF_ERROR(set("queue.buffering.max.kbytes", std::to_string(options.queue_max_kbytes)));
   FL_RETURN_IF_ERROR(set("message.timeout.ms", std::to_string(options.message_timeout.count())));
   FL_RETURN_IF_ERROR(
       set("statistics.interval.ms", std::to_string(options.statistics_interval.count())));

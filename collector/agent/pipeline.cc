@@ -32,6 +32,16 @@ bool PowerOfTen(std::uint64_t n) {
   return n == 1;
 }
 
+// What a batch's records hold, roughly, for the queue's byte bound.
+std::size_t BatchBytes(const std::vector<LogRecord>& records) {
+  std::size_t bytes = 0;
+  for (const LogRecord& r : records) {
+    bytes += sizeof(LogRecord) + r.text.size() + r.cursor.size();
+    for (const auto& [key, value] : r.labels) bytes += 64 + key.size() + value.size();
+  }
+  return bytes;
+}
+
 // Cursors in read order, packed into one buffer: a record waiting for its
 // commit costs its cursor's bytes plus four, not a std::string (and an
 // allocation) each. That is most of the agent's memory during a flood,
@@ -146,13 +156,14 @@ Pipeline::Pipeline(std::vector<std::unique_ptr<Source>> sources, const RuleSetHo
       clock_(clock),
       metrics_(metrics),
       options_(std::move(options)),
-      queue_(options_.max_queued_batches),
+      queue_(options_.max_queued_batches, options_.max_queued_bytes),
       suppressor_(options_.suppression) {
   for (std::size_t i = 0; i < sources.size(); ++i) {
     auto reader = std::make_unique<Reader>();
     reader->name = std::string(sources[i]->name());
     reader->index = i;
     reader->source = std::move(sources[i]);
+    reader->source->set_max_batch_bytes(options_.max_batch_bytes);
     reader->lines = &metrics_.SourceLines(reader->name);
     reader->bytes = &metrics_.SourceBytes(reader->name);
     reader->parse_errors = &metrics_.SourceParseErrors(reader->name);
@@ -257,7 +268,8 @@ void Pipeline::ReadLoop(Reader& reader, std::stop_token stop) {
       reader.pushed.fetch_add(records.size());
       // Waits while the queue is full (backpressure). During shutdown the
       // match thread keeps draining, so this returns.
-      queue_.Push(Batch{reader.index, std::move(records)});
+      const std::size_t bytes = BatchBytes(records);
+      queue_.Push(Batch{reader.index, std::move(records)}, bytes);
       records = TakeSpareRecords();
     }
     if (status.ok()) continue;
@@ -381,6 +393,12 @@ void Pipeline::Process(Batch& batch) {
     }
   }
   suppressor_.Settle(build);
+  // Logged at the 1st, 10th, 100th, ... bypass: not once per batch.
+  if (const std::uint64_t bypassed = suppressor_.bypassed(); bypassed >= next_bypass_log_) {
+    next_bypass_log_ = bypassed * 10;
+    LogWarning("pipeline", "suppression memory bound reached; new keys are published unfolded",
+               {{"bypassed", bypassed}, {"bytes", suppressor_.bytes()}});
+  }
 }
 
 void Pipeline::PublishFollowUps(std::vector<Suppressor::FollowUp>& follow_ups) {

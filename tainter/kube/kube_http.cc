@@ -21,17 +21,33 @@ struct WriteState {
   std::string* body;
   std::size_t limit;
   bool truncated = false;
+  // Streaming: a 200's body goes here instead of into `body`.
+  CURL* curl = nullptr;
+  const std::function<bool(std::string_view)>* on_data = nullptr;
+  const std::atomic<bool>* stop = nullptr;
 };
 
 std::size_t OnBody(char* data, std::size_t size, std::size_t n, void* user) {
   auto* state = static_cast<WriteState*>(user);
   const std::size_t bytes = size * n;
+  if (state->on_data != nullptr) {
+    long status = 0;  // NOLINT(google-runtime-int): libcurl's type
+    curl_easy_getinfo(state->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status == 200) return (*state->on_data)(std::string_view(data, bytes)) ? bytes : 0;
+  }
   if (state->body->size() + bytes > state->limit) {
     state->truncated = true;
     return 0;  // makes libcurl fail the transfer with CURLE_WRITE_ERROR
   }
   state->body->append(data, bytes);
   return bytes;
+}
+
+// Ends a stream when asked to stop; libcurl calls it about once a second
+// even while no data flows.
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  const auto* state = static_cast<const WriteState*>(user);
+  return state->stop != nullptr && state->stop->load() ? 1 : 0;
 }
 
 std::size_t OnHeader(char* data, std::size_t size, std::size_t n, void* user) {
@@ -173,7 +189,8 @@ void KubeHttpClient::Sleep(std::chrono::nanoseconds d) {
 }
 
 Result<KubeResponse> KubeHttpClient::Perform(const KubeRequest& request, const std::string& token,
-                                             std::string* retry_after, bool* retryable) {
+                                             std::string* retry_after, bool* retryable,
+                                             const StreamSink* stream) {
   CURL* curl = static_cast<CURL*>(curl_);
   // Reset keeps the connection and TLS session caches, so requests reuse
   // one connection; every option is set again below.
@@ -181,7 +198,9 @@ Result<KubeResponse> KubeHttpClient::Perform(const KubeRequest& request, const s
   const std::string url = config_.server + request.path;
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // we are multi-threaded
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
+                   static_cast<long>(stream != nullptr ? stream->timeout.count()
+                                                       : options_.request_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https,http");
@@ -236,6 +255,14 @@ Result<KubeResponse> KubeHttpClient::Perform(const KubeRequest& request, const s
 
   KubeResponse response;
   WriteState state{&response.body, options_.max_response_bytes};
+  if (stream != nullptr) {
+    state.curl = curl;
+    state.on_data = stream->on_data;
+    state.stop = stream->stop;
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &OnProgress);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &state);
+  }
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &OnBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &OnHeader);
@@ -248,6 +275,13 @@ Result<KubeResponse> KubeHttpClient::Perform(const KubeRequest& request, const s
   // The header list held the token: wipe our copy before it is freed.
   std::fill(auth.begin(), auth.end(), '\0');
 
+  if (stream != nullptr && (code == CURLE_OPERATION_TIMEDOUT || code == CURLE_ABORTED_BY_CALLBACK ||
+                            (code == CURLE_WRITE_ERROR && !state.truncated))) {
+    // The stream ran its time, was stopped, or its reader had enough: the
+    // normal ends of a watch.
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+    if (response.status == 200) return response;
+  }
   if (code != CURLE_OK) {
     *retryable = !IsTlsError(code) && !state.truncated;
     std::string what = error[0] != '\0' ? error : curl_easy_strerror(code);
@@ -350,6 +384,31 @@ Result<KubeResponse> KubeHttpClient::Send(const KubeRequest& request) {
               {"delay_ms", duration_cast<milliseconds>(delay).count()}});
     Sleep(delay);
   }
+}
+
+Result<KubeResponse> KubeHttpClient::Stream(const KubeRequest& request,
+                                            std::chrono::milliseconds timeout,
+                                            const std::function<bool(std::string_view)>& on_data,
+                                            const std::atomic<bool>* stop) {
+  auto wait = limiter_.Reserve(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
+  if (!wait)
+    return UnavailableError("kube " + request.verb + ": rate-limit wait exceeds the timeout");
+  if (wait->count() > 0) Sleep(*wait);
+  auto token = tokens_.Token();
+  if (!token) return token.error();
+  std::string retry_after;
+  bool retryable = true;
+  const StreamSink sink{timeout, &on_data, stop};
+  Result<KubeResponse> result = Perform(request, *token, &retry_after, &retryable, &sink);
+  metrics_
+      .GetCounter(
+          "faultline_kube_requests_total", "Kubernetes API requests by verb and code",
+          {{"verb", request.verb}, {"code", result ? std::to_string(result->status) : "error"}})
+      .Inc();
+  if (result && result->status == 401 && tokens_.has_file()) {
+    tokens_.Token(/*force_reread=*/true).status().IgnoreError();  // the next watch uses it
+  }
+  return result;
 }
 
 }  // namespace faultline

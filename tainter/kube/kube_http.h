@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -86,6 +87,16 @@ class KubeHttpClient {
 
   Result<KubeResponse> Send(const KubeRequest& request);
 
+  // One long-lived streaming request (a watch). Rate-limited like Send but
+  // never retried (the caller resumes from what it has seen) and bounded by
+  // `timeout` instead of the call deadline. The body of a 200 goes to
+  // `on_data` as it arrives (return false to end the request); any other
+  // status comes back with its body. `stop`, checked about once a second
+  // even while the stream is idle, ends it early. Errors as Send.
+  Result<KubeResponse> Stream(const KubeRequest& request, std::chrono::milliseconds timeout,
+                              const std::function<bool(std::string_view)>& on_data,
+                              const std::atomic<bool>* stop);
+
   const KubeConfig& config() const { return config_; }
   KubeTokenSource& tokens() { return tokens_; }
 
@@ -94,8 +105,14 @@ class KubeHttpClient {
 
   // One exchange. A transport failure is a Status; `retryable` says whether
   // it is worth another attempt (TLS verification failures are not).
+  struct StreamSink {
+    std::chrono::milliseconds timeout;
+    const std::function<bool(std::string_view)>* on_data;
+    const std::atomic<bool>* stop;
+  };
   Result<KubeResponse> Perform(const KubeRequest& request, const std::string& token,
-                               std::string* retry_after, bool* retryable);
+                               std::string* retry_after, bool* retryable,
+                               const StreamSink* stream = nullptr);
   void Sleep(std::chrono::nanoseconds d);
 
   const KubeConfig config_;

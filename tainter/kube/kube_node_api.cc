@@ -81,7 +81,83 @@ Result<NodeInfo> KubeNodeApi::GetNode(std::string_view name) {
 }
 
 Result<std::vector<NodeInfo>> KubeNodeApi::ListNodes(std::string_view label_selector) {
-  std::vector<NodeInfo> nodes;
+  Result<NodeListing> listing = ListNodesAt(label_selector);
+  if (!listing) return listing.error();
+  return std::move(listing->nodes);
+}
+
+Status KubeNodeApi::WatchNodes(std::string_view label_selector, std::string_view resource_version,
+                               std::chrono::seconds timeout,
+                               const std::function<bool(const NodeWatchEvent&)>& on_event,
+                               const std::atomic<bool>* stop) {
+  std::string path = "/api/v1/nodes?watch=true&allowWatchBookmarks=true&timeoutSeconds=" +
+                     std::to_string(timeout.count());
+  if (!resource_version.empty()) path += "&resourceVersion=" + UrlEncode(resource_version);
+  if (!label_selector.empty()) path += "&labelSelector=" + UrlEncode(label_selector);
+  std::string buffer;
+  Status failure = OkStatus();
+  constexpr std::size_t kMaxLine = 16u << 20;  // one Node; a bound, not a limit in practice
+  std::function<bool(std::string_view)> on_data = [&](std::string_view data) {
+    buffer.append(data);
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
+      std::string_view line(buffer.data() + start, nl - start);
+      if (line.empty()) continue;
+      json event;
+      try {
+        event = json::parse(line);
+      } catch (const json::exception& e) {
+        failure = InternalError(std::string("watch nodes: a line is not JSON: ") + e.what());
+        return false;
+      }
+      const std::string type = event.value("type", "");
+      const json& object = event.contains("object") ? event["object"] : json();
+      if (type == "ERROR") {
+        const int code = object.is_object() ? object.value("code", 0) : 0;
+        const std::string message = object.is_object() ? object.value("message", "") : "";
+        failure =
+            code == 410
+                ? OutOfRangeError("watch nodes: 410 Gone: " + message)
+                : UnavailableError("watch nodes: error " + std::to_string(code) + ": " + message);
+        return false;
+      }
+      NodeWatchEvent e;
+      if (type == "BOOKMARK") {
+        e.type = NodeWatchEvent::Type::kBookmark;
+        e.node.resource_version = ResourceVersionOf(object);
+      } else {
+        auto info = NodeInfoFromJson(object);
+        if (!info) continue;
+        e.node = std::move(*info);
+        e.type = type == "ADDED"     ? NodeWatchEvent::Type::kAdded
+                 : type == "DELETED" ? NodeWatchEvent::Type::kDeleted
+                                     : NodeWatchEvent::Type::kModified;
+      }
+      if (!on_event(e)) return false;
+    }
+    buffer.erase(0, start);
+    if (buffer.size() > kMaxLine) {
+      failure = InternalError("watch nodes: a line longer than 16 MiB");
+      return false;
+    }
+    return true;
+  };
+  auto response = http_->Stream(
+      {.verb = "watch", .method = "GET", .path = path, .content_type = {}, .body = {}},
+      std::chrono::duration_cast<std::chrono::milliseconds>(timeout) + std::chrono::seconds(30),
+      on_data, stop);
+  if (!failure.ok()) return failure;
+  if (!response) return response.error();
+  if (response->status == 410) {
+    return OutOfRangeError("watch nodes: 410 Gone");
+  }
+  if (response->status != 200) return StatusFromResponse(*response, "watch nodes");
+  return OkStatus();
+}
+
+Result<NodeListing> KubeNodeApi::ListNodesAt(std::string_view label_selector) {
+  NodeListing listing;
+  std::vector<NodeInfo>& nodes = listing.nodes;
   std::string continue_token;
   // A bound on pages, so a server that keeps handing out continue tokens
   // cannot keep us here forever.
@@ -105,11 +181,15 @@ Result<std::vector<NodeInfo>> KubeNodeApi::ListNodes(std::string_view label_sele
     continue_token.clear();
     if (body->contains("metadata") && (*body)["metadata"].is_object()) {
       const json& meta = (*body)["metadata"];
+      // Every page is read at the first page's version; the last one names it.
+      if (meta.contains("resourceVersion") && meta["resourceVersion"].is_string()) {
+        listing.resource_version = meta["resourceVersion"].get<std::string>();
+      }
       if (meta.contains("continue") && meta["continue"].is_string()) {
         continue_token = meta["continue"].get<std::string>();
       }
     }
-    if (continue_token.empty()) return nodes;
+    if (continue_token.empty()) return listing;
   }
   return InternalError("list nodes: more than 10000 pages");
 }
@@ -118,7 +198,12 @@ Status KubeNodeApi::UpdateNode(std::string_view name, const NodeChange& change) 
   const std::string what = "patch node " + std::string(name);
   auto node = GetNodeJson(name);
   if (!node) return node.error();
+  const auto moved = [&] {
+    return !change.expected_resource_version.empty() &&
+           ResourceVersionOf(*node) != change.expected_resource_version;
+  };
   for (int attempt = 1;; ++attempt) {
+    if (moved()) return AbortedError(what + ": the node changed since it was read");
     const json patch = BuildNodePatch(*node, change);
     if (patch.empty()) return OkStatus();  // already in effect: nothing to send
     const std::string sent_version = ResourceVersionOf(*node);

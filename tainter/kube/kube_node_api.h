@@ -20,6 +20,7 @@ namespace faultline {
 // token, QPS/burst limit, retries with backoff on 429/5xx/connection errors).
 //
 //   GetNode     GET  /api/v1/nodes/{name}
+//   WatchNodes  GET  /api/v1/nodes?watch=true&resourceVersion=..  (a stream of JSON lines)
 //   ListNodes   GET  /api/v1/nodes?labelSelector=..&limit=..&continue=..  (all pages)
 //   UpdateNode  GET the node, then PATCH application/json-patch+json built by
 //               BuildNodePatch (first op: test /metadata/resourceVersion). On 409,
@@ -53,6 +54,13 @@ class KubeNodeApi final : public NodeApi {
   // NodeApi
   Result<NodeInfo> GetNode(std::string_view name) override;
   Result<std::vector<NodeInfo>> ListNodes(std::string_view label_selector) override;
+  Result<NodeListing> ListNodesAt(std::string_view label_selector) override;
+  // GET /api/v1/nodes?watch=true&resourceVersion=..&allowWatchBookmarks=true&timeoutSeconds=..
+  // JSON lines; an ERROR line with code 410 (or an HTTP 410) is kOutOfRange.
+  Status WatchNodes(std::string_view label_selector, std::string_view resource_version,
+                    std::chrono::seconds timeout,
+                    const std::function<bool(const NodeWatchEvent&)>& on_event,
+                    const std::atomic<bool>* stop) override;
   Status UpdateNode(std::string_view name, const NodeChange& change) override;
   Status CreateEvent(const NodeEvent& event) override;
 

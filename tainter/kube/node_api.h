@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -38,6 +42,11 @@ struct NodeChange {
   std::optional<NodeTaint> remove_taint;  // removed if a taint with its key+effect exists
   // Annotation key -> new value; nullopt removes the annotation.
   std::map<std::string, std::optional<std::string>> annotations;
+  // Non-empty: the change was computed from this version of the node (a
+  // read-merge-write). If the node has moved since, UpdateNode returns
+  // kAborted at once instead of re-applying the change to the newer node,
+  // so the caller re-reads and merges again.
+  std::string expected_resource_version;
 };
 
 // A core/v1 Event about a Node ("kubectl describe node" shows it).
@@ -48,6 +57,19 @@ struct NodeEvent {
   std::string reason;   // CamelCase: "FaultlineTainted", "FaultlineFault", "FaultlineValveShut"
   std::string message;  // rule, summary and the log line; bounded by the implementation
   std::string component = "faultline";
+};
+
+// A list with the resourceVersion it was read at: where a watch starts.
+struct NodeListing {
+  std::vector<NodeInfo> nodes;
+  std::string resource_version;
+};
+
+// One change seen by a watch.
+struct NodeWatchEvent {
+  enum class Type : std::uint8_t { kAdded, kModified, kDeleted, kBookmark };
+  Type type = Type::kModified;
+  NodeInfo node;  // kBookmark: only resource_version is set
 };
 
 // The Kubernetes operations faultline performs, behind one interface so that
@@ -80,6 +102,28 @@ class NodeApi {
   virtual Status UpdateNode(std::string_view name, const NodeChange& change) = 0;
 
   virtual Status CreateEvent(const NodeEvent& event) = 0;
+
+  // ListNodes with the list's resourceVersion (empty when the
+  // implementation has none: a watch must then start without one).
+  virtual Result<NodeListing> ListNodesAt(std::string_view label_selector) {
+    Result<std::vector<NodeInfo>> nodes = ListNodes(label_selector);
+    if (!nodes) return nodes.error();
+    return NodeListing{std::move(*nodes), {}};
+  }
+
+  // Watches the nodes matching `label_selector` from `resource_version`
+  // (the client-go informer convention: list, then watch from the list's
+  // version). Calls `on_event` for every change, in order, until the
+  // server ends the stream after `timeout` (OkStatus: watch again from the
+  // last version seen), `on_event` returns false, or `stop` is set.
+  // kOutOfRange: 410 Gone, the version is too old (re-list);
+  // kFailedPrecondition: this NodeApi cannot watch (the caller polls).
+  virtual Status WatchNodes(std::string_view /*label_selector*/,
+                            std::string_view /*resource_version*/, std::chrono::seconds /*timeout*/,
+                            const std::function<bool(const NodeWatchEvent&)>& /*on_event*/,
+                            const std::atomic<bool>* /*stop*/) {
+    return FailedPreconditionError("this NodeApi cannot watch");
+  }
 };
 
 }  // namespace faultline

@@ -52,9 +52,10 @@ TAINTS_TO_TOLERATE = [
 AGENT_ALLOWED_CAPS = {"SYSLOG", "DAC_READ_SEARCH"}
 AGENT_HOST_PATHS = {"/var/log", "/run/log", "/etc/machine-id", "/var/lib/faultline"}
 AGENT_STATE_DIR = "/var/lib/faultline"
-# What tainter/kube/kube_node_api.cc sends: nodes GET/list/PATCH (it polls, no
-# watch); Events POST, PATCH (count) and GET (after a 409), in one namespace.
-TAINTER_RULES = {("", "nodes"): {"get", "list", "patch"}}
+# What tainter/kube/kube_node_api.cc sends: nodes GET/list/watch/PATCH (list,
+# then watch from its resourceVersion: tainter/node_informer.h); Events POST,
+# PATCH (count) and GET (after a 409), in one namespace.
+TAINTER_RULES = {("", "nodes"): {"get", "list", "watch", "patch"}}
 STANDALONE_RULES = {("", "nodes"): {"get", "patch"}}
 EVENT_RULES = {("", "events"): {"create", "get", "patch"}}
 EVENT_NAMESPACE = "default"  # EventOptions::namespace_name

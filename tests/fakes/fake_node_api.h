@@ -136,6 +136,10 @@ class FakeNodeApi final : public NodeApi {
     auto it = nodes_.find(std::string(name));
     if (it == nodes_.end()) return NotFoundError("nodes \"" + std::string(name) + "\" not found");
     NodeInfo& node = it->second;
+    if (!change.expected_resource_version.empty() &&
+        change.expected_resource_version != node.resource_version) {
+      return AbortedError("node " + std::string(name) + " changed since it was read");
+    }
     bool changed = false;
     if (change.remove_taint) {
       const auto before = node.taints.size();

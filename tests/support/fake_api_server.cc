@@ -267,6 +267,11 @@ FakeApiServer::FakeApiServer(Options options, TestPki pki)
 FakeApiServer::~FakeApiServer() { Stop(); }
 
 void FakeApiServer::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
 }
@@ -328,7 +333,117 @@ void FakeApiServer::PutNodeJson(json node) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string name = node["metadata"]["name"].get<std::string>();
   BumpLocked(node);
+  std::optional<json> previous;
+  if (auto it = nodes_.find(name); it != nodes_.end()) previous = it->second;
+  RecordNodeChangeLocked(previous ? "MODIFIED" : "ADDED", node, previous);
   nodes_[name] = std::move(node);
+}
+
+void FakeApiServer::RecordNodeChangeLocked(const std::string& type, const json& object,
+                                           std::optional<json> previous) {
+  // Bounded like the API server's watch cache: older changes are forgotten
+  // and a watch from before them gets 410 Gone.
+  constexpr std::size_t kMaxHistory = 10'000;
+  node_history_.push_back({resource_version_, type, object, std::move(previous)});
+  while (node_history_.size() > kMaxHistory) {
+    history_floor_ = node_history_.front().rv;
+    node_history_.pop_front();
+  }
+  changed_.notify_all();
+}
+
+void FakeApiServer::Watch(const httplib::Request& req, httplib::Response& res) {
+  struct Stream {
+    std::int64_t cursor = 0;
+    std::string selector;
+    std::chrono::steady_clock::time_point deadline;
+    std::string pending;  // lines to send before waiting
+    bool ending = false;  // send `pending`, then end the stream
+  };
+  auto st = std::make_shared<Stream>();
+  st->selector = req.get_param_value("labelSelector");
+  int timeout_s = 300;
+  if (req.has_param("timeoutSeconds")) timeout_s = std::stoi(req.get_param_value("timeoutSeconds"));
+  st->deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  const std::string rv = req.get_param_value("resourceVersion");
+  if (rv.empty() || rv == "0") {
+    // "Start at most recent": the current state as ADDED, then the changes.
+    for (const auto& [name, node] : nodes_) {
+      if (!MatchesSelector(node, st->selector)) continue;
+      st->pending += json({{"type", "ADDED"}, {"object", node}}).dump() + "\n";
+    }
+    st->cursor = resource_version_;
+  } else {
+    st->cursor = std::stoll(rv);
+    if (st->cursor < history_floor_) {
+      // What kube-apiserver's watch cache answers to a compacted version:
+      // HTTP 200 and one ERROR event carrying a 410 Status.
+      json status = {{"kind", "Status"},
+                     {"apiVersion", "v1"},
+                     {"metadata", json::object()},
+                     {"status", "Failure"},
+                     {"message", "too old resource version: " + rv + " (" +
+                                     std::to_string(history_floor_) + ")"},
+                     {"reason", "Expired"},
+                     {"code", 410}};
+      st->pending = json({{"type", "ERROR"}, {"object", status}}).dump() + "\n";
+      st->ending = true;
+    }
+  }
+  res.status = 200;
+  ++open_watches_;
+  res.set_chunked_content_provider(
+      "application/json",
+      [this, st](std::size_t /*offset*/, httplib::DataSink& sink) {
+        std::string out;
+        out.swap(st->pending);
+        if (out.empty() && !st->ending) {
+          std::unique_lock<std::mutex> lock(mu_);
+          changed_.wait_for(lock, std::chrono::milliseconds(200), [&] {
+            return stopping_ || (!node_history_.empty() && node_history_.back().rv > st->cursor);
+          });
+          if (stopping_ || std::chrono::steady_clock::now() >= st->deadline) {
+            st->ending = true;
+          } else {
+            for (const NodeChangeRecord& c : node_history_) {
+              if (c.rv <= st->cursor) continue;
+              st->cursor = c.rv;
+              const bool now_matches =
+                  c.type != "DELETED" && MatchesSelector(c.object, st->selector);
+              const bool matched = c.previous && MatchesSelector(*c.previous, st->selector);
+              std::string type = c.type;
+              if (c.type == "DELETED") {
+                if (!matched) continue;
+              } else if (now_matches && !matched) {
+                type = "ADDED";
+              } else if (!now_matches && matched) {
+                type = "DELETED";
+              } else if (!now_matches) {
+                continue;
+              }
+              out += json({{"type", type}, {"object", c.object}}).dump() + "\n";
+            }
+          }
+        }
+        if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+        if (st->ending && st->pending.empty()) sink.done();
+        return true;
+      },
+      [this](bool /*success*/) {
+        std::lock_guard<std::mutex> lock(mu_);
+        --open_watches_;
+      });
+}
+
+void FakeApiServer::CompactWatchHistory() {
+  std::lock_guard<std::mutex> lock(mu_);
+  node_history_.clear();
+  history_floor_ = resource_version_;
+}
+
+int FakeApiServer::OpenWatches() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_watches_;
 }
 
 std::optional<json> FakeApiServer::GetNodeJson(const std::string& name) const {
@@ -342,8 +457,10 @@ bool FakeApiServer::MutateNode(const std::string& name, const std::function<void
   std::lock_guard<std::mutex> lock(mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return false;
+  json previous = it->second;
   mutate(it->second);
   BumpLocked(it->second);
+  RecordNodeChangeLocked("MODIFIED", it->second, std::move(previous));
   return true;
 }
 
@@ -361,7 +478,12 @@ bool FakeApiServer::AddForeignTaint(const std::string& node, const std::string& 
 
 void FakeApiServer::DeleteNode(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
-  nodes_.erase(name);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  json last = it->second;
+  BumpLocked(last);  // a DELETED event carries the object at the deletion's revision
+  RecordNodeChangeLocked("DELETED", last, it->second);
+  nodes_.erase(it);
 }
 
 std::vector<json> FakeApiServer::Events() const {
@@ -482,6 +604,8 @@ void FakeApiServer::Routes() {
 
   s.Get("/api/v1/nodes", api([this](const httplib::Request& req, httplib::Response& res) {
           const std::string selector = req.get_param_value("labelSelector");
+          const std::string watch = req.get_param_value("watch");
+          if (watch == "true" || watch == "1") return Watch(req, res);
           std::size_t limit = 0;
           if (req.has_param("limit")) limit = std::stoul(req.get_param_value("limit"));
           std::string after;
@@ -586,6 +710,7 @@ void FakeApiServer::Routes() {
     }
     updated["metadata"]["uid"] = it->second["metadata"]["uid"];
     BumpLocked(updated);
+    RecordNodeChangeLocked("MODIFIED", updated, it->second);
     it->second = updated;
     Reply(res, 200, updated);
   };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -19,7 +20,9 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace faultline {
 
@@ -30,7 +33,16 @@ namespace faultline {
 //
 //  Nodes   GET /api/v1/nodes/{name}, GET /api/v1/nodes (labelSelector with =, ==, !=,
 //          exists, !exists, in, notin; limit + continue), PATCH, PUT.
-//          Every write bumps the global resourceVersion. JSON Patch
+//          Every write bumps the global resourceVersion.
+//  Watch   GET /api/v1/nodes?watch=true&resourceVersion=RV[&labelSelector=][&timeoutSeconds=]
+//          streams (chunked) one JSON line per change after RV: {"type":"ADDED"|
+//          "MODIFIED"|"DELETED","object":Node}, as kube-apiserver's watch cache
+//          does. Without RV (or "0") it first sends ADDED for every node. With a
+//          selector, a node that stops matching is DELETED and one that starts
+//          matching is ADDED. An RV older than the kept history (see
+//          CompactWatchHistory) gets HTTP 200 and one {"type":"ERROR","object":
+//          Status 410 Expired} line, then the stream ends; so does any watch
+//          after timeoutSeconds (default 300) or at Stop(). JSON Patch
 //          (application/json-patch+json, RFC 6902 with JSON Pointer escaping)
 //          is applied atomically; a failed `test` -> 422; `add /spec/taints/-`
 //          on a node without spec.taints -> 422; a patch that changes
@@ -109,6 +121,11 @@ class FakeApiServer {
   bool AddForeignTaint(const std::string& node, const std::string& key, const std::string& value,
                        const std::string& effect);
   void DeleteNode(const std::string& name);
+  // Forgets the change history (etcd compaction): a watch from any
+  // resourceVersion before now gets 410 Gone and must re-list.
+  void CompactWatchHistory();
+  // Watch streams currently open.
+  int OpenWatches() const;
 
   std::vector<nlohmann::json> Events() const;
 
@@ -139,9 +156,21 @@ class FakeApiServer {
 
   explicit FakeApiServer(Options options, TestPki pki);
   void Routes();
+  // GET /api/v1/nodes?watch=true: called with mu_ held; streams from the
+  // server's thread after the handler returns.
+  void Watch(const httplib::Request& req, httplib::Response& res);
   nlohmann::json NewNode(const std::string& name, const std::map<std::string, std::string>& labels,
                          const std::vector<nlohmann::json>& taints) const;
   std::string BumpLocked(nlohmann::json& object);
+  // Records a node change for watchers (after BumpLocked) and wakes them.
+  void RecordNodeChangeLocked(const std::string& type, const nlohmann::json& object,
+                              std::optional<nlohmann::json> previous);
+  struct NodeChangeRecord {
+    std::int64_t rv;
+    std::string type;
+    nlohmann::json object;
+    std::optional<nlohmann::json> previous;
+  };
 
   const Options options_;
   const TestPki pki_;
@@ -158,6 +187,11 @@ class FakeApiServer {
   std::deque<Fault> faults_;
   std::function<void(FakeApiServer&)> before_node_write_;
   std::vector<RecordedRequest> requests_;
+  std::deque<NodeChangeRecord> node_history_;
+  std::int64_t history_floor_ = 0;  // a watch from an RV below this gets 410
+  std::condition_variable changed_;
+  bool stopping_ = false;
+  int open_watches_ = 0;
 };
 
 }  // namespace faultline

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+
+#include "base/metrics.h"
+
+namespace faultline {
+
+// faultline-tainter's metric families, looked up once so that the applier
+// and the consumer hold plain references instead of looking names up by
+// string. Every name is documented in tainter/README.md ("Metrics, health").
+// Labelled series are created on first use through the registry.
+// Thread-safe (the series are atomics).
+class TainterMetrics {
+ public:
+  explicit TainterMetrics(MetricsRegistry& registry);
+
+  MetricsRegistry& registry() { return registry_; }
+
+  // Per label value.
+  Counter& Decisions(const std::string& outcome);
+  Counter& TaintsRefused(const std::string& rule);
+  Counter& TaintsLifted(const std::string& why);  // expired | by_hand
+  Counter& DryRunWrites(const std::string& op);   // update | event
+  Counter& ApiErrors(const std::string& op, const std::string& code);
+  Histogram& ApiLatency(const std::string& op);
+  Counter& KafkaErrors(const std::string& code);
+  Counter& SetAside(const std::string& why);  // events the tainter does not trust as written
+
+  Counter& events;             // handed to the policy
+  Counter& replayed;           // re-read to rebuild windows, not decided again
+  Counter& taints_added;       // taints faultline added
+  Counter& dropped_work;       // decisions dropped because the retry queue was full
+  Counter& bad_annotations;    // reasons annotations that could not be read
+  Counter& events_consumed;    // Kafka messages consumed
+  Counter& dead_lettered;      // sent to the dead-letter topic
+  Counter& dead_letter_fails;  // dead-letter writes that failed
+  Gauge& pending_work;
+  Gauge& tainted_nodes;
+  Gauge& managed_nodes;
+  Gauge& consumer_lag;
+
+ private:
+  MetricsRegistry& registry_;
+};
+
+}  // namespace faultline

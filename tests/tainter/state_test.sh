@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The tainter's state model with real processes: fl-mockcluster (Kafka),
+# fl-fake-apiserver (Kubernetes, with watch), faultline-tainter replicas,
+# `faultline-tainter untaint` and kubectl-style PATCHes by hand.
+#
+# usage: state_test.sh BUILD_DIR SCENARIO
+#   hand_untaint   (issue 11.1) a taint lifted by hand stays lifted when another
+#                  reason of that node expires, and the valve stops counting it.
+#
+# API-double semantics relied on (as kube-apiserver): a list carries its
+# resourceVersion and a watch from it streams every later change (ADDED /
+# MODIFIED / DELETED JSON lines), so a PATCH by someone else reaches the
+# tainter's watch; a JSON Patch `remove /spec/taints/0` removes exactly that
+# taint and bumps the node's resourceVersion.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/../support/e2e_lib.sh"
+e2e_require kcat jq curl
+e2e_init "$1" faultline-state
+SCENARIO=$2
+RUN=$(od -An -tx4 -N4 /dev/urandom | tr -d ' ')$$
+TAINT_KEY=faultline.dev/faulty
+ANNOTATION=faultline.dev/reasons
+TOKEN=fl-test-token
+
+# ---- helpers ------------------------------------------------------------------
+has_taint() {
+  e2e_node "$1" | jq -e --arg k "$TAINT_KEY" '[.spec.taints[]? | select(.key == $k)] | length == 1' >/dev/null
+}
+lacks_taint() { ! has_taint "$1"; }
+reason_count() { e2e_node "$1" | jq --arg a "$ANNOTATION" '.metadata.annotations[$a] // "[]" | fromjson | length'; }
+has_reasons() { [[ $(reason_count "$1") == "$2" ]]; }
+# event NODE RULE EXPIRE [ID]: one taint event on the events topic, key = node.
+event() {
+  local now id=${4:-$RUN-$1-$2-$RANDOM}
+  now=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
+  jq -nc --arg id "$id" --arg n "$1" --arg r "$2" --arg e "$3" --arg t "$now" \
+    '{schema: 1, id: $id, node: $n, source: "kmsg", origin: "kernel", rule: $r, severity: "critical",
+      action: "taint", summary: ($r + " on " + $n), message: "test line", log_time: $t, detected_time: $t}
+     + (if $e == "" then {} else {expire: $e} end)' |
+    kcat -P -b "$BS" -t events -k "$1" 2>/dev/null || e2e_fail "kcat -P failed"
+}
+# tainter NAME [EXTRA_YAML]: a tainter replica with its config in $T/NAME.yaml.
+tainter() {
+  cat >"$T/$1.yaml" <<YAML
+kafka:
+  brokers: "$BS"
+  topic: events
+  group: faultline-state-$RUN
+  dead_letter_topic: events.dead-letter
+  properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500", log_level: "0"}
+kubernetes: {kubeconfig: $T/kubeconfig}
+valve: {event_interval: 1ms, max_fraction: 0.1, min_allowed: 1}
+metrics_address: 127.0.0.1:0
+${2:-}
+YAML
+  e2e_start "$1" "$TAINTER" --config "$T/$1.yaml"
+  e2e_wait_log 30 "$1" '"msg":"partitions assigned"'
+}
+# remove_taint_by_hand NODE: what `kubectl taint nodes NODE KEY-` sends: a JSON
+# Patch removing faultline's taint (it is the node's only taint here).
+remove_taint_by_hand() {
+  curl -sf --max-time 5 --cacert "$T/ca.pem" -H "Authorization: Bearer $TOKEN" \
+    -H 'Content-Type: application/json-patch+json' -X PATCH \
+    --data '[{"op":"remove","path":"/spec/taints/0"}]' "$API_URL/api/v1/nodes/$1" >/dev/null ||
+    e2e_fail "PATCH $1 failed"
+}
+
+NODES=()
+for i in $(seq 0 9); do NODES+=(--node "gpu-$i"); done
+e2e_start_mock -b 1 -t events:6:1 -t events.dead-letter:1:1
+e2e_start_api "${NODES[@]}"
+
+case "$SCENARIO" in
+hand_untaint)
+  # 10 nodes, max_fraction 0.1: one faultline taint at a time.
+  tainter tainter
+  event gpu-1 test.short 6s
+  event gpu-1 test.long 10m
+  e2e_wait 20 has_reasons gpu-1 2 || e2e_fail "gpu-1 was not tainted with two reasons"
+  has_taint gpu-1 || e2e_fail "gpu-1 has no taint"
+  SHORT_EXPIRES=$((SECONDS + 6))
+
+  # Lifted by hand with the CLI: taint and annotation go.
+  "$TAINTER" untaint gpu-1 --reason "state test" --config "$T/tainter.yaml" >>"$T/cli.log" 2>&1 ||
+    e2e_fail "untaint failed"
+  lacks_taint gpu-1 || e2e_fail "untaint left the taint"
+
+  # The valve no longer counts gpu-1: a fault on gpu-2 taints it.
+  event gpu-2 test.long 10m
+  e2e_wait 15 has_taint gpu-2 ||
+    e2e_fail "gpu-2 was not tainted: the valve still counts the node lifted by hand"
+  # Removed by hand the kubectl way (taint only, the annotation stays).
+  remove_taint_by_hand gpu-2
+  event gpu-3 test.long 10m
+  e2e_wait 15 has_taint gpu-3 ||
+    e2e_fail "gpu-3 was not tainted: the valve still counts gpu-2 after kubectl removed its taint"
+
+  # test.short expires: gpu-1's other reason must not bring the taint back.
+  while ((SECONDS < SHORT_EXPIRES + 4)); do
+    lacks_taint gpu-1 || e2e_fail "the taint lifted by hand came back when another reason expired"
+    lacks_taint gpu-2 || e2e_fail "gpu-2's taint removed by hand came back"
+    sleep 0.5
+  done
+  e2e_log_has tainter '"msg":"safety valve refused a taint"' && e2e_fail "the valve refused a taint"
+  ;;
+*)
+  e2e_fail "unknown scenario $SCENARIO"
+  ;;
+esac
+e2e_stop tainter || e2e_fail "tainter exited with $?"
+echo "PASS: $SCENARIO"
