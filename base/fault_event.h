@@ -45,7 +45,8 @@ struct EventThreshold {
 //    "expire":"1h"}                                                    (optional)
 struct FaultEvent {
   static constexpr int kSchemaVersion = 1;
-  // `message` is cut to this many bytes (on a UTF-8 boundary), so one huge
+  // `message` is cut to this many bytes (on a UTF-8 boundary, after each
+  // byte that is not valid UTF-8 is replaced by U+FFFD), so one huge
   // log line cannot make a huge Kafka message or node annotation.
   static constexpr std::size_t kMaxMessageBytes = 2048;
   // Each named capture is cut to this many bytes where the match is made

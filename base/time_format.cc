@@ -95,6 +95,14 @@ std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_vi
   if (pos != text.size()) return std::nullopt;
   const std::int64_t secs =
       DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
+  // system_clock counts nanoseconds in 64 bits: about 1677-09-21 to
+  // 2262-04-11. A year outside that (any of 0000-9999 reads) would overflow
+  // the conversion below and wrap to some other time; refuse it instead.
+  constexpr std::int64_t kMaxSeconds =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::duration::max())
+          .count() -
+      1;
+  if (secs > kMaxSeconds || secs < -kMaxSeconds) return std::nullopt;
   return std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(
           std::chrono::seconds(secs) + std::chrono::nanoseconds(nanos)));

@@ -14,7 +14,8 @@ std::string FormatRfc3339(std::chrono::system_clock::time_point t);
 // Parses RFC 3339 as Go's time.RFC3339Nano writes it and kubelet reads it:
 // "2026-11-22T07:02:53Z", "2026-11-22T07:02:53.17905Z" (trailing zeros
 // trimmed, as containerd writes) and "2026-11-22T07:02:53.178710000+02:00"
-// (CRI-O). Fractions beyond nanoseconds are cut. nullopt if malformed.
+// (CRI-O). Fractions beyond nanoseconds are cut. nullopt if malformed, or
+// outside what system_clock holds (about 1677-09-21 to 2262-04-11).
 std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_view text);
 
 // Durations as written in rule packs and configs: a sequence of

@@ -21,6 +21,13 @@ std::string_view StripCr(std::string_view s) {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
+// system_clock counts nanoseconds in 64 bits: times within this many seconds
+// of 1970 (about 292 years) convert without overflow.
+constexpr std::int64_t kMaxClockSeconds =
+    std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::duration::max())
+        .count() -
+    1;
+
 constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                    "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
@@ -125,7 +132,12 @@ std::optional<InputLine> ParseDmesgLine(std::string_view line) {
     const char* end = strptime(copy.c_str(), "%a %b %d %H:%M:%S %Y", &tm);
     if (!end || *end != '\0') return std::nullopt;
     out.format = LineFormat::kDmesgTime;
-    out.time = std::chrono::system_clock::from_time_t(timegm(&tm));
+    // from_time_t overflows past what system_clock holds (year 2262); such a
+    // year (strptime reads any number) leaves the line without a time.
+    const std::time_t t = timegm(&tm);
+    if (t != -1 && t < kMaxClockSeconds && t > -kMaxClockSeconds) {
+      out.time = std::chrono::system_clock::from_time_t(t);
+    }
   }
   std::string_view msg = line.substr(close + 1);
   if (!msg.empty() && msg[0] == ' ') msg.remove_prefix(1);
@@ -214,7 +226,9 @@ std::optional<InputLine> ParseJournalJsonLine(std::string_view line) {
   if (auto usec = string_field("__REALTIME_TIMESTAMP")) {
     char* end = nullptr;
     unsigned long long v = std::strtoull(usec->c_str(), &end, 10);
-    if (end && *end == '\0' && !usec->empty()) {
+    // Beyond kMaxClockSeconds the conversion to nanoseconds would overflow.
+    if (end && *end == '\0' && !usec->empty() &&
+        v < static_cast<unsigned long long>(kMaxClockSeconds) * 1'000'000ULL) {
       out.time = std::chrono::system_clock::time_point(
           std::chrono::duration_cast<std::chrono::system_clock::duration>(
               std::chrono::microseconds(v)));

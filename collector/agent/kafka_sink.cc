@@ -93,7 +93,10 @@ Result<std::unique_ptr<KafkaSink>> KafkaSink::Create(const Options& options,
   std::string error;
   auto set = [&](const std::string& name, const std::string& value) -> Status {
     if (conf->set(name, value, error) != RdKafka::Conf::CONF_OK) {
-      return InvalidArgumentError("kafka property " + name + "=" + value + ": " + error);
+      // The name only: the value may be a secret (sasl.password under a
+      // misspelt name is "no such property"), and librdkafka's own message
+      // already quotes a value it finds invalid for a known property.
+      return InvalidArgumentError("kafka property " + name + ": " + error);
     }
     return OkStatus();
   };
