@@ -250,7 +250,7 @@ int RunExplain(std::string_view program, Tainter& tainter, const std::string& no
 }  // namespace
 
 // Credentials in the one documented order (LoadKubeConfigAuto), the same
-// for the daemon and the operator's commands.
+// for the daemon, its node watch and the operator's commands.
 Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config,
                                              MetricsRegistry& metrics) {
   Result<KubeConfig> kube =

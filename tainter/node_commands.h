@@ -37,8 +37,8 @@ std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config,
 
 // A Kubernetes client for the tainter's config: the credentials looked up
 // in the one documented order (LoadKubeConfigAuto), its QPS, burst and
-// timeout. The daemon makes a second one for its node watch, so a long watch
-// never waits behind a write.
+// timeout. The daemon makes a second one for its node watch, so a long
+// watch never waits behind a write.
 Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, MetricsRegistry& metrics);
 
 // True for the subcommands RunNodeCommand() runs: nodes, untaint, explain.
