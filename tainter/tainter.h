@@ -83,6 +83,9 @@ class Tainter {
     // How often Tick() re-reads every node (catches taints lifted by hand
     // and other replicas' taints, which the valve counts).
     std::chrono::seconds resync_interval{std::chrono::minutes(5)};
+    // Refused taints waiting for capacity; past it the lowest severity,
+    // then the oldest, is let go (done, counted).
+    std::size_t max_parked = 1000;
   };
 
   // kInvalidArgument: a bad node_selector, opt_out_label or taint.
@@ -138,6 +141,7 @@ class Tainter {
   void DropPendingFor(const std::function<bool(const std::string& node)>& pred);
 
   std::size_t pending() const;
+  std::size_t parked() const { return parked_.size(); }
   bool adopted() const { return adopted_; }
   // The last NodeApi call's outcome: false after kUnavailable/kUnauthenticated.
   bool api_reachable() const { return api_reachable_; }
@@ -151,6 +155,7 @@ class Tainter {
     Decision decision;  // decided: the decision to apply, with its plan
     bool update_done = false;
     bool reserved = false;        // kTaint: the valve record has its place
+    bool again = false;           // a parked refusal: decided again (no dedupe, no second count)
     std::size_t events_done = 0;  // planned Events already recorded
     Done done;
   };
@@ -180,6 +185,10 @@ class Tainter {
   enum class Written { kYes, kNothingToDo, kDecidedAgain };
   Result<Written> WriteReasons(Work& work);
   bool Queued(const std::string& node) const;
+  // A taint the valve refused is parked, its `done` held (its offset is not
+  // committed), and decided again when capacity returns (RetryParked).
+  bool Parkable(const Work& work) const;
+  void RetryParked();
   void ApplyDeferred(const std::string& node);
   Status LearnNode(const std::string& node);
   void AdoptNode(const NodeInfo& node, bool merge_memory);
@@ -210,6 +219,7 @@ class Tainter {
   // When each node's state was last read or watched (wall clock): a valve
   // reservation newer than that is a taint our cache has not seen yet.
   std::map<std::string, std::chrono::system_clock::time_point> observed_at_;
+  std::deque<Work> parked_;
   std::function<bool(const std::string&)> owns_;
   // Watch news for nodes with queued work; nullopt: deleted.
   std::map<std::string, std::optional<NodeInfo>> deferred_;
