@@ -177,6 +177,12 @@ Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, bool c
   o.http.qps = config.kubernetes.qps;
   o.http.burst = config.kubernetes.burst;
   o.http.request_timeout = config.kubernetes.request_timeout;
+  if (!cli) {
+    // The daemon's one thread calls the API between Kafka polls: one call,
+    // retries included, must end well within max.poll.interval.ms.
+    o.http.call_deadline = std::min<std::chrono::milliseconds>(
+        o.http.call_deadline, MaxPollInterval(config.kafka.properties) / 3);
+  }
   LogInfo("tainter", "kubernetes", {{"api", kube->Describe()}});
   return KubeNodeApi::Create(std::move(*kube), o, RealClock(), metrics);
 }

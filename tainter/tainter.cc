@@ -190,6 +190,9 @@ void Tainter::Drain(const std::string& node) {
   NodeQueue& q = it->second;
   while (!q.work.empty()) {
     if (q.attempts > 0 && clock_.MonotonicNow() < q.next_try) return;
+    // Out of this round's time: the queue waits for the next Tick, and the
+    // main loop gets back to Kafka (one thread; max.poll.interval.ms).
+    if (options_.round_budget.count() > 0 && clock_.MonotonicNow() >= round_deadline_) return;
     if (Process(q.work.front()) == Step::kRetry) {
       ++q.attempts;
       auto backoff = options_.initial_backoff * (1LL << std::min(q.attempts - 1, 16));

@@ -86,6 +86,10 @@ class Tainter {
     // Refused taints waiting for capacity; past it the lowest severity,
     // then the oldest, is let go (done, counted).
     std::size_t max_parked = 1000;
+    // API work per round (BeginRound(), once per main-loop iteration): past
+    // it, queued work waits for the next round, so the loop returns to
+    // Kafka's poll in time (max.poll.interval.ms). 0: no bound.
+    std::chrono::milliseconds round_budget{0};
   };
 
   // kInvalidArgument: a bad node_selector, opt_out_label or taint.
@@ -108,6 +112,8 @@ class Tainter {
   // backoff is over, and resyncs nodes every resync_interval. Call about
   // once a second.
   void Tick();
+  // Starts a round of API work (see Options::round_budget).
+  void BeginRound() { round_deadline_ = clock_.MonotonicNow() + options_.round_budget; }
 
   // `faultline-tainter untaint`: removes faultline's taint and its reasons
   // annotation (never other taints), records a Normal Event with `why`.
@@ -220,6 +226,7 @@ class Tainter {
   // reservation newer than that is a taint our cache has not seen yet.
   std::map<std::string, std::chrono::system_clock::time_point> observed_at_;
   std::deque<Work> parked_;
+  std::chrono::steady_clock::time_point round_deadline_{};
   std::function<bool(const std::string&)> owns_;
   // Watch news for nodes with queued work; nullopt: deleted.
   std::map<std::string, std::optional<NodeInfo>> deferred_;
