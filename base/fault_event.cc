@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/fault_event.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "base/time_format.h"
@@ -27,6 +28,53 @@ std::uint64_t Fnv1a(std::uint64_t seed, std::initializer_list<std::string_view> 
 Status Missing(std::string_view key, std::string_view want) {
   return InvalidArgumentError("event key '" + std::string(key) + "' is missing or not " +
                               std::string(want));
+}
+
+// Length of the valid UTF-8 sequence (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF) at the start of `text`, or 0.
+std::size_t ValidUtf8Length(std::string_view text) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char c = byte(0);
+  if (c < 0x80) return 1;
+  std::size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (text.size() < n || byte(1) < lo || byte(1) > hi) return 0;
+  for (std::size_t i = 2; i < n; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+  }
+  return n;
+}
+
+// The message as it goes on the wire: every byte that is not valid UTF-8
+// replaced by U+FFFD (as the JSON serializer would), then cut to `max_bytes`
+// on a character boundary. Replacing first keeps the bound: each replaced
+// byte grows to three, so cutting first could triple the message.
+std::string WireMessage(std::string_view text, std::size_t max_bytes) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+  std::string out;
+  out.reserve(std::min(text.size(), max_bytes));
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t n = ValidUtf8Length(text.substr(i));
+    const std::string_view piece = n ? text.substr(i, n) : kReplacement;
+    if (out.size() + piece.size() > max_bytes) break;
+    out.append(piece);
+    i += n ? n : 1;
+  }
+  return out;
 }
 
 }  // namespace
@@ -64,7 +112,7 @@ nlohmann::json ToJson(const FaultEvent& e) {
       {"action", ActionName(e.action)},
       {"summary", e.summary},
       {"fields", e.fields},
-      {"message", TruncateUtf8(e.message, FaultEvent::kMaxMessageBytes)},
+      {"message", WireMessage(e.message, FaultEvent::kMaxMessageBytes)},
       {"log_time", FormatRfc3339(e.log_time)},
       {"detected_time", FormatRfc3339(e.detected_time)},
       {"labels", e.labels},
@@ -87,8 +135,11 @@ Result<FaultEvent> FaultEventFromJson(const nlohmann::json& j) {
   if (!j.is_object()) return InvalidArgumentError("event is not a JSON object");
   auto schema = j.find("schema");
   if (schema == j.end() || !schema->is_number_integer()) return Missing("schema", "an integer");
-  if (schema->get<int>() < 1 || schema->get<int>() > FaultEvent::kSchemaVersion) {
-    return FailedPreconditionError("event schema " + std::to_string(schema->get<int>()) +
+  // Read as 64 bits: get<int>() would wrap 4294967297 to 1 and accept an
+  // event of an unknown future schema as ours.
+  const std::int64_t schema_version = schema->get<std::int64_t>();
+  if (schema_version < 1 || schema_version > FaultEvent::kSchemaVersion) {
+    return FailedPreconditionError("event schema " + schema->dump() +
                                    " is not understood (this build reads 1.." +
                                    std::to_string(FaultEvent::kSchemaVersion) + ")");
   }

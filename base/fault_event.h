@@ -45,9 +45,16 @@ struct EventThreshold {
 //    "expire":"1h"}                                                    (optional)
 struct FaultEvent {
   static constexpr int kSchemaVersion = 1;
-  // `message` is cut to this many bytes (on a UTF-8 boundary), so one huge
+  // `message` is cut to this many bytes (on a UTF-8 boundary, after each
+  // byte that is not valid UTF-8 is replaced by U+FFFD), so one huge
   // log line cannot make a huge Kafka message or node annotation.
   static constexpr std::size_t kMaxMessageBytes = 2048;
+  // Each named capture is cut to this many bytes where the match is made
+  // (RuleSet), and the summary to kMaxSummaryBytes: a capture such as
+  // NCCL WARN's `(?P<message>.+)` of a 250 KiB line would otherwise be held
+  // whole in the event, its summary and the agent's suppression key.
+  static constexpr std::size_t kMaxFieldBytes = 512;
+  static constexpr std::size_t kMaxSummaryBytes = 1024;
 
   std::string id;       // MakeEventId(node, source, cursor, rule): a re-sent event has the same id
   std::string node;     // spec.nodeName; also the Kafka key
@@ -59,8 +66,8 @@ struct FaultEvent {
   std::string category;
   Severity severity = Severity::kWarning;
   Action action = Action::kEvent;
-  std::string summary;
-  std::map<std::string, std::string> fields;  // the named captures
+  std::string summary;                        // at most kMaxSummaryBytes
+  std::map<std::string, std::string> fields;  // the named captures, each at most kMaxFieldBytes
   std::string message;                        // the log line, at most kMaxMessageBytes
   std::chrono::system_clock::time_point log_time;
   std::chrono::system_clock::time_point detected_time;

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "base/log_testing.h"
 #include "base/time_format.h"
 
 namespace faultline {

@@ -42,8 +42,4 @@ bool LogEnabled(LogLevel level);
 // "debug" | "info" | "warn" | "error" -> level; false if the name is unknown.
 bool ParseLogLevel(std::string_view name, LogLevel* level);
 
-// Replaces stderr, for tests that must see a log line (prefer a counter).
-// Pass nullptr to restore stderr.
-void SetLogSinkForTest(std::function<void(std::string_view line)> sink);
-
 }  // namespace faultline

@@ -11,7 +11,7 @@ namespace faultline {
 
 // What a record's source knew about it, for the event's `labels`:
 //   kmsg:       priority, facility, sequence
-//   journal:    unit, identifier, pid, transport, priority
+//   journal:    unit, identifier, pid, transport, priority, uid (_UID)
 //   podlog:     namespace, pod, uid, container, stream
 //   ibcounters: device, port, counter
 //   file:       file, line

@@ -95,13 +95,25 @@ std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_vi
   if (pos != text.size()) return std::nullopt;
   const std::int64_t secs =
       DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
+  // system_clock counts nanoseconds in 64 bits: about 1677-09-21 to
+  // 2262-04-11. A year outside that (any of 0000-9999 reads) would overflow
+  // the conversion below and wrap to some other time; refuse it instead.
+  constexpr std::int64_t kMaxSeconds =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::duration::max())
+          .count() -
+      1;
+  if (secs > kMaxSeconds || secs < -kMaxSeconds) return std::nullopt;
   return std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(
           std::chrono::seconds(secs) + std::chrono::nanoseconds(nanos)));
 }
 
-std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
-  if (text.empty()) return std::nullopt;
+Result<std::chrono::milliseconds> ParseDurationOrError(std::string_view text) {
+  if (text.empty()) return InvalidArgumentError("empty duration");
+  const std::string quoted = "'" + std::string(text) + "'";
+  const auto too_long = [&quoted] {
+    return InvalidArgumentError(quoted + " is longer than the maximum, 3650d (10 years)");
+  };
   std::int64_t total_ms = 0;
   std::size_t pos = 0;
   while (pos < text.size()) {
@@ -109,10 +121,14 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     std::size_t start = pos;
     while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
       value = value * 10 + (text[pos] - '0');
-      if (value > 1'000'000'000) return std::nullopt;
+      // 10^12 of any unit is past the maximum already; stops before overflow.
+      if (value > 1'000'000'000'000) return too_long();
       ++pos;
     }
-    if (pos == start) return std::nullopt;
+    if (pos == start) {
+      return InvalidArgumentError(quoted + ": expected a number at '" +
+                                  std::string(text.substr(pos)) + "'");
+    }
     std::int64_t unit_ms;
     if (text.substr(pos, 2) == "ms") {
       unit_ms = 1;
@@ -132,15 +148,25 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
           unit_ms = 86'400'000;
           break;
         default:
-          return std::nullopt;
+          return InvalidArgumentError(quoted + ": unknown unit '" + std::string(1, text[pos]) +
+                                      "' (use ms, s, m, h, d)");
       }
       ++pos;
     } else {
-      return std::nullopt;  // a bare number: the unit is required
+      return InvalidArgumentError(quoted + ": a number needs a unit (ms, s, m, h, d), e.g. 90s");
     }
+    // value <= 10^12 and unit <= 8.64e7: the product and the running total
+    // (kept <= kMaxDuration) stay far from INT64_MAX.
     total_ms += value * unit_ms;
+    if (total_ms > kMaxDuration.count()) return too_long();
   }
   return std::chrono::milliseconds(total_ms);
+}
+
+std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
+  Result<std::chrono::milliseconds> d = ParseDurationOrError(text);
+  if (!d.ok()) return std::nullopt;
+  return *d;
 }
 
 std::string FormatDuration(std::chrono::milliseconds d) {

@@ -8,26 +8,21 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <fstream>
 #include <iostream>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <librdkafka/rdkafka.h>
 
-#include "base/clock.h"
+#include "base/config_reader.h"
 #include "base/log.h"
 #include "base/version.h"
 #include "collector/agent/agent_config.h"
-#include "collector/agent/agent_metrics.h"
-#include "collector/agent/agent_sources.h"
+#include "collector/agent/agent_stack.h"
 #include "collector/agent/kafka_sink.h"
-#include "collector/agent/pipeline.h"
-#include "collector/agent/rules_watcher.h"
-#include "collector/agent/wait_for_stop.h"
 #include "collector/standalone/standalone.h"
-#include "endpoint/http_endpoint.h"
+#include "collector/standalone/standalone_config.h"
 #include "matcher/matcher_versions.h"
 
 namespace faultline {
@@ -65,13 +60,6 @@ std::string VersionInfo() {
   return VersionText("faultline-agent", components);
 }
 
-std::string ReadBootId() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  std::getline(in, id);
-  return id;
-}
-
 int Run(int argc, char** argv, const sigset_t& signals) {
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--version") {
@@ -86,7 +74,7 @@ int Run(int argc, char** argv, const sigset_t& signals) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--print-default-config") {
-      std::cout << DefaultAgentConfigYaml();
+      std::cout << DefaultAgentConfigYaml() << DefaultStandaloneConfigYaml();
       return 0;
     }
     if (arg == "--config" && i + 1 < argc) {
@@ -107,108 +95,54 @@ int Run(int argc, char** argv, const sigset_t& signals) {
   }
 
   // 1. Config and rules: every problem is reported before anything starts.
-  std::ifstream file(config_path, std::ios::binary);
-  if (!file) {
+  std::string text;
+  if (Status s = ReadConfigText(config_path, text); !s.ok()) {
     std::cerr << config_path << ": error: cannot read the config file\n";
     return 2;
   }
-  std::stringstream text;
-  text << file.rdbuf();
   Diagnostics config_diags;
-  std::optional<AgentConfig> config = ParseAgentConfig(text.str(), config_path, config_diags);
+  std::optional<StandaloneAgentConfig> config =
+      ParseStandaloneAgentConfig(text, config_path, config_diags, AgentMode::kKafka);
   if (!config) {
-    config_diags.Print(std::cerr, {{config_path, text.str()}});
+    config_diags.Print(std::cerr, {{config_path, text}});
     return 2;
   }
   SetLogLevel(config->log_level);
-  Diagnostics rule_diags;
-  SourceTexts rule_texts;
-  std::shared_ptr<const RuleSet> rules = LoadRules(config->rules, {}, rule_diags, rule_texts);
-  rule_diags.Print(std::cerr, rule_texts);  // warnings too
-  if (!rules) return 2;
+  std::unique_ptr<AgentStack> stack = AgentStack::Create(*config, std::cerr);
+  if (!stack) return 2;
 
-  // 2. Components, in dependency order; destroyed in reverse.
-  MetricsRegistry registry;
-  AgentMetrics metrics(registry);
-  RuleSetHolder holder(rules);
-  metrics.rules_loaded.Set(static_cast<double>(rules->size()));
-
+  // 2. The sink (it counts in the stack's metrics), then the stack's sources,
+  // pipeline and endpoint over it.
   KafkaSink::Options kafka = config->kafka;
   std::atomic<bool> fatal{false};
   kafka.on_fatal = [&fatal](const Status&) {
     fatal = true;
     ::kill(::getpid(), SIGTERM);  // to the process, so the main thread's sigwait takes it
   };
-  Result<std::unique_ptr<KafkaSink>> sink = KafkaSink::Create(kafka, &metrics);
+  Result<std::unique_ptr<KafkaSink>> sink = KafkaSink::Create(kafka, &stack->metrics());
   if (!sink) {
     std::cerr << config_path << ": error: " << sink.error().message() << '\n';
     return 2;
   }
-
-  Result<std::vector<std::unique_ptr<Source>>> sources = OpenSources(*config, RealClock());
-  if (!sources) {
-    LogError("agent", "cannot open a source", {{"error", sources.error().ToString()}});
-    return sources.error().code() == StatusCode::kFailedPrecondition ? 2 : 1;
-  }
-  if (sources->empty()) {
-    std::cerr << config_path << ": error: no source is enabled\n";
-    return 2;
-  }
-
-  Pipeline::Options options;
-  options.node_name = config->node_name;
-  options.boot_id = ReadBootId();
-  options.max_batch_records = config->max_batch_records;
-  options.max_queued_batches = config->max_queued_batches;
-  options.max_uncommitted_records = config->max_uncommitted_records;
-  options.checkpoint_interval = config->checkpoint_interval;
-  options.suppression.window = config->suppression_window;
-  options.suppression.max_folded = config->suppression_max_folded;
-  Pipeline pipeline(std::move(*sources), holder, **sink, RealClock(), metrics, options);
-
-  RulesWatcher watcher({config->rules, {}, config->rules_reload_debounce}, holder, metrics);
-  if (Status s = watcher.Start(); !s.ok()) {
-    LogWarning("agent", "rules directories are not watched", {{"error", s.ToString()}});
+  KafkaSink* kafka_sink = sink->get();
+  AgentStack::SinkChecks checks;
+  checks.not_ready = [kafka_sink]() -> std::optional<std::string> {
+    if (!kafka_sink->reachable()) return "kafka unreachable";
+    return std::nullopt;
+  };
+  checks.not_healthy = [kafka_sink]() -> std::optional<std::string> {
+    if (kafka_sink->fatal()) return "kafka producer failed fatally";
+    return std::nullopt;
+  };
+  if (Status s = stack->Assemble(**sink, checks, {}); !s.ok()) {
+    std::cerr << config_path << ": error: " << s.message() << '\n';
+    return AgentStack::ExitCode(s);
   }
 
-  std::unique_ptr<HttpEndpoint> http;
-  if (!config->metrics_address.empty()) {
-    KafkaSink* kafka_sink = sink->get();
-    Result<std::unique_ptr<HttpEndpoint>> endpoint = HttpEndpoint::Start(
-        {config->metrics_address}, registry,
-        [&holder, kafka_sink] {
-          Readiness r;
-          if (!holder.Get()) r = {false, "no rules loaded"};
-          if (!kafka_sink->reachable()) r = {false, "kafka unreachable"};
-          return r;
-        },
-        [&pipeline, kafka_sink] {
-          if (kafka_sink->fatal()) return Readiness{false, "kafka producer failed fatally"};
-          if (!pipeline.healthy()) return Readiness{false, "a pipeline thread stopped"};
-          return Readiness{};
-        });
-    if (!endpoint) {
-      std::cerr << config_path << ": error: metrics_address " << config->metrics_address << ": "
-                << endpoint.error().message() << '\n';
-      return 2;
-    }
-    http = std::move(*endpoint);
-  }
-
-  // 3. Run until told to stop.
-  pipeline.Start();
-  LogInfo("agent", "started",
-          {{"node", config->node_name},
-           {"rules", rules->size()},
-           {"metrics_port", http ? http->port() : 0}});
-  WaitForStopSignal(signals, &watcher, metrics);
-
-  // 4. Stop in dependency order: sources, drain, flush with a deadline, commit.
-  const std::size_t undelivered =
-      pipeline.Stop(std::chrono::steady_clock::now() + config->shutdown_grace);
-  nlohmann::json summary = metrics.Summary();
-  summary["undelivered"] = undelivered;
-  LogInfo("agent", "stopped", summary);
+  // 3. Run until told to stop; 4. stop in dependency order.
+  stack->Start();
+  stack->WaitForStop(signals);
+  const std::size_t undelivered = stack->Stop();
   return (fatal || undelivered > 0) ? 1 : 0;
 }
 

@@ -108,7 +108,7 @@ void ResolveOutcome(const Rule& rule, RuleMatch& m) {
     if (o->classify) Apply(*ClassifyFields(*o->classify, m.fields), m);
   }
   if (m.summary.empty()) m.summary = rule.description.empty() ? rule.id : rule.description;
-  m.summary = InterpolateSummary(m.summary, m.fields);
+  m.summary = TruncateUtf8(InterpolateSummary(m.summary, m.fields), FaultEvent::kMaxSummaryBytes);
 }
 
 std::string InterpolateSummary(std::string_view summary,

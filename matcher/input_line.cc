@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/cri_line.h"
 #include "base/time_format.h"
 
 namespace faultline {
@@ -19,6 +20,13 @@ std::string_view StripCr(std::string_view s) {
 }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// system_clock counts nanoseconds in 64 bits: times within this many seconds
+// of 1970 (about 292 years) convert without overflow.
+constexpr std::int64_t kMaxClockSeconds =
+    std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::duration::max())
+        .count() -
+    1;
 
 constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                    "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
@@ -124,7 +132,12 @@ std::optional<InputLine> ParseDmesgLine(std::string_view line) {
     const char* end = strptime(copy.c_str(), "%a %b %d %H:%M:%S %Y", &tm);
     if (!end || *end != '\0') return std::nullopt;
     out.format = LineFormat::kDmesgTime;
-    out.time = std::chrono::system_clock::from_time_t(timegm(&tm));
+    // from_time_t overflows past what system_clock holds (year 2262); such a
+    // year (strptime reads any number) leaves the line without a time.
+    const std::time_t t = timegm(&tm);
+    if (t != -1 && t < kMaxClockSeconds && t > -kMaxClockSeconds) {
+      out.time = std::chrono::system_clock::from_time_t(t);
+    }
   }
   std::string_view msg = line.substr(close + 1);
   if (!msg.empty() && msg[0] == ' ') msg.remove_prefix(1);
@@ -213,7 +226,9 @@ std::optional<InputLine> ParseJournalJsonLine(std::string_view line) {
   if (auto usec = string_field("__REALTIME_TIMESTAMP")) {
     char* end = nullptr;
     unsigned long long v = std::strtoull(usec->c_str(), &end, 10);
-    if (end && *end == '\0' && !usec->empty()) {
+    // Beyond kMaxClockSeconds the conversion to nanoseconds would overflow.
+    if (end && *end == '\0' && !usec->empty() &&
+        v < static_cast<unsigned long long>(kMaxClockSeconds) * 1'000'000ULL) {
       out.time = std::chrono::system_clock::time_point(
           std::chrono::duration_cast<std::chrono::system_clock::duration>(
               std::chrono::microseconds(v)));
@@ -222,29 +237,16 @@ std::optional<InputLine> ParseJournalJsonLine(std::string_view line) {
   return out;
 }
 
-std::optional<InputLine> ParseCriLine(std::string_view line) {
-  line = StripCr(line);
-  std::size_t s1 = line.find(' ');
-  if (s1 == std::string_view::npos || s1 < 20) return std::nullopt;
-  std::size_t s2 = line.find(' ', s1 + 1);
-  if (s2 == std::string_view::npos) return std::nullopt;
-  std::string_view stream = line.substr(s1 + 1, s2 - s1 - 1);
-  if (stream != "stdout" && stream != "stderr") return std::nullopt;
-  std::size_t s3 = line.find(' ', s2 + 1);
-  std::string_view tag =
-      line.substr(s2 + 1, s3 == std::string_view::npos ? line.npos : s3 - s2 - 1);
-  if (tag.empty() || (tag[0] != 'F' && tag[0] != 'P') || (tag.size() > 1 && tag[1] != ':')) {
-    return std::nullopt;
-  }
-  auto time = ParseRfc3339(line.substr(0, s1));
-  if (!time) return std::nullopt;
+std::optional<InputLine> ParseCriInputLine(std::string_view line) {
+  std::optional<CriLine> cri = ParseCriLine(StripCr(line));
+  if (!cri) return std::nullopt;
   InputLine out;
   out.format = LineFormat::kCri;
   out.origin = Origin::kPod;
-  out.time = time;
-  out.partial = tag[0] == 'P';
-  out.stream = std::string(stream);
-  out.text = s3 == std::string_view::npos ? std::string() : std::string(line.substr(s3 + 1));
+  out.time = cri->time;
+  out.partial = cri->partial;
+  out.stream = std::string(CriStreamName(cri->stream));
+  out.text = std::string(cri->content);
   return out;
 }
 
@@ -257,7 +259,7 @@ InputLine ParseInputLine(std::string_view line) {
     } else if (c == '[') {
       parsed = ParseDmesgLine(line);
     } else if (IsDigit(c)) {
-      parsed = ParseCriLine(line);
+      parsed = ParseCriInputLine(line);
       if (!parsed) parsed = ParseJournalShortLine(line);
     } else if (c >= 'A' && c <= 'S') {
       parsed = ParseJournalShortLine(line);

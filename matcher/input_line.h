@@ -39,7 +39,8 @@ struct InputLine {
 std::optional<InputLine> ParseDmesgLine(std::string_view line);
 std::optional<InputLine> ParseJournalShortLine(std::string_view line);
 std::optional<InputLine> ParseJournalJsonLine(std::string_view line);
-std::optional<InputLine> ParseCriLine(std::string_view line);
+// A CRI pod-log line (base/cri_line.h's ParseCriLine) as an InputLine.
+std::optional<InputLine> ParseCriInputLine(std::string_view line);
 
 // Tries the formats above, cheapest test first; kPlain when none fits.
 InputLine ParseInputLine(std::string_view line);

@@ -39,12 +39,25 @@ struct Classification {
   SourceLocation at;
 };
 
+// `journal:` in a rule: which writers of a journal record the rule trusts.
+// journald adds _SYSTEMD_UNIT and _UID itself (a client cannot set them), so
+// they tell a record of nvidia-fabricmanager.service, or of root, from the
+// same text sent with `logger` by any local user. Applies to records of
+// origin journal (labels `unit`, `uid`); records of other origins are not
+// concerned. A record without the label does not pass.
+struct JournalConstraint {
+  std::vector<std::string> units;  // _SYSTEMD_UNIT values; empty: any unit
+  std::vector<std::string> uids;   // _UID values, decimal; empty: any user
+  bool Allows(const Labels& labels) const;
+};
+
 // One embedded rule test: a line that must (or must not) match, and for
 // `match:` tests the captures expected.
 struct RuleTest {
   std::string line;
   std::map<std::string, std::string> fields;  // expected captures (match tests only)
   std::optional<Origin> origin;               // default: the rule's first source
+  Labels labels;                              // the record's labels (journal: unit, uid)
   // Expected resolved outcome, optional: `action: taint` in a test checks
   // the classification too.
   std::optional<Action> action;
@@ -66,6 +79,7 @@ struct Rule {
   std::optional<EventThreshold> threshold;
   std::optional<std::chrono::seconds> expire;
   std::optional<Classification> classify;
+  std::optional<JournalConstraint> journal;  // absent: any journal record
   std::vector<RuleTest> match_tests;
   std::vector<RuleTest> no_match_tests;
   bool disabled = false;      // `disabled: true` in an override: loaded, never matched

@@ -79,6 +79,7 @@ void ApplyOverride(const Rule& over, Rule& base) {
   if (given("summary")) base.summary = over.summary;
   if (given("threshold")) base.threshold = over.threshold;
   if (given("expire")) base.expire = over.expire;
+  if (given("journal")) base.journal = over.journal;
   if (given("classify") && over.classify) {
     if (base.classify) {
       MergeClassification(*over.classify, *base.classify);

@@ -22,13 +22,14 @@ const Keys kPackKeys = {"pack", "version", "description", "defaults", "rules"};
 const Keys kDefaultKeys = {"sources", "category", "severity", "action", "threshold", "expire"};
 const Keys kRuleKeys = {"id",       "description", "sources",  "pattern",   "category",
                         "severity", "action",      "summary",  "threshold", "expire",
-                        "classify", "tests",       "override", "disabled"};
+                        "classify", "tests",       "override", "disabled",  "journal"};
 const Keys kOutcomeKeys = {"category",  "severity", "action",  "summary",
                            "threshold", "expire",   "classify"};
 const Keys kClassifyKeys = {"capture", "values", "default"};
 const Keys kThresholdKeys = {"count", "window", "key"};
 const Keys kTestsKeys = {"match", "no_match"};
-const Keys kTestKeys = {"line", "fields", "action", "severity", "origin"};
+const Keys kTestKeys = {"line", "fields", "action", "severity", "origin", "labels"};
+const Keys kJournalKeys = {"units", "uids"};
 const Keys kSourceNames = {"kernel", "journal", "pod", "ibcounters"};
 const Keys kActionNames = {"taint", "event", "ignore"};
 const Keys kSeverityNames = {"info", "warning", "error", "critical"};
@@ -122,14 +123,18 @@ class PackReader {
   std::optional<std::chrono::seconds> Duration(const YAML::Node& node, std::string_view key) {
     auto text = String(node, key);
     if (!text) return std::nullopt;
-    auto d = ParseDuration(*text);
-    if (!d || d->count() <= 0) {
+    Result<std::chrono::milliseconds> d = ParseDurationOrError(*text);
+    if (d.ok() && d->count() > 0) return std::chrono::duration_cast<std::chrono::seconds>(*d);
+    if (!d.ok() && d.error().message().find("longer than the maximum") != std::string::npos) {
+      diags_.Error(
+          "E106", At(node),
+          "bad duration for " + std::string(key) + ": " + std::string(d.error().message()));
+    } else {
       diags_.Error("E106", At(node),
                    "bad duration '" + *text + "' for " + std::string(key) +
                        " (use e.g. 90s, 10m, 24h, 1h30m, 7d)");
-      return std::nullopt;
     }
-    return std::chrono::duration_cast<std::chrono::seconds>(*d);
+    return std::nullopt;
   }
 
   template <typename T>
@@ -144,6 +149,61 @@ class PackReader {
       return std::nullopt;
     }
     return value;
+  }
+
+  // `journal: {units: [nvidia-fabricmanager.service], uids: [0]}`.
+  std::optional<JournalConstraint> Journal(const YAML::Node& node) {
+    if (!node.IsMap()) {
+      diags_.Error("E003", At(node),
+                   "journal must be a map with units and/or uids, e.g. "
+                   "{units: [nvidia-fabricmanager.service], uids: [0]}");
+      return std::nullopt;
+    }
+    CheckKeys(node, kJournalKeys, "journal");
+    JournalConstraint c;
+    bool ok = true;
+    if (YAML::Node units = node["units"]) {
+      if (!units.IsSequence()) {
+        diags_.Error("E003", At(units), "journal.units must be a list of systemd unit names");
+        ok = false;
+      } else {
+        for (const YAML::Node& u : units) {
+          auto name = String(u, "journal.units[]");
+          if (name && name->empty()) diags_.Error("E003", At(u), "journal.units: empty unit name");
+          if (!name || name->empty()) {
+            ok = false;
+            continue;
+          }
+          c.units.push_back(*name);
+        }
+      }
+    }
+    if (YAML::Node uids = node["uids"]) {
+      if (!uids.IsSequence()) {
+        diags_.Error("E003", At(uids), "journal.uids must be a list of numeric user ids");
+        ok = false;
+      } else {
+        for (const YAML::Node& u : uids) {
+          auto uid = Integer(u, "journal.uids[]");
+          if (uid && (*uid < 0 || *uid > 4294967294)) {
+            diags_.Error(
+                "E003", At(u),
+                "journal.uids: " + std::to_string(*uid) + " is not a user id (0 to 4294967294)");
+            uid.reset();
+          }
+          if (!uid) {
+            ok = false;
+            continue;
+          }
+          c.uids.push_back(std::to_string(*uid));
+        }
+      }
+    }
+    if (ok && c.units.empty() && c.uids.empty()) {
+      diags_.Error("E003", At(node), "journal must list units, uids or both");
+      return std::nullopt;
+    }
+    return ok ? std::optional(c) : std::nullopt;
   }
 
   std::optional<std::vector<Origin>> Sources(const YAML::Node& node) {
@@ -342,6 +402,17 @@ class PackReader {
       origins.push_back("any");
       t.origin = Enum<Origin>(n, "origin", "E109", origins, &ParseOrigin);
     }
+    if (YAML::Node l = node["labels"]) {
+      if (!l.IsMap()) {
+        diags_.Error("E003", At(l), "labels must be a map, e.g. {unit: x.service, uid: '0'}");
+      } else {
+        for (auto it = l.begin(); it != l.end(); ++it) {
+          auto k = String(it->first, "label name");
+          auto v = String(it->second, "label value");
+          if (k && v) t.labels[*k] = *v;
+        }
+      }
+    }
     return t;
   }
 
@@ -469,6 +540,16 @@ class PackReader {
       r.expire = defaults.expire;
     }
     if (YAML::Node n = node["classify"]) r.classify = ReadClassify(n, 1);
+    if (YAML::Node n = node["journal"]) {
+      r.journal = Journal(n);
+      const bool trusts_journal =
+          std::find(r.sources.begin(), r.sources.end(), Origin::kJournal) != r.sources.end();
+      if (r.journal && !r.sources.empty() && !trusts_journal) {
+        diags_.Error("E003", At(n),
+                     "journal constrains journal records, but rule '" + r.id +
+                         "' does not list journal in its sources");
+      }
+    }
     if (YAML::Node n = node["tests"]) ReadTests(n, r);
     return r;
   }

@@ -7,6 +7,7 @@
 
 #include "matcher/classify.h"
 #include "matcher/rule_set_impl.h"
+#include "matcher/rule_set_testing.h"
 
 namespace faultline {
 namespace {
@@ -145,7 +146,11 @@ void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMa
   m.rule = c.rule;
   for (const auto& [group, name] : c.named) {
     const re2::StringPiece& g = groups[static_cast<std::size_t>(group)];
-    if (g.data() != nullptr) m.fields[name] = std::string(g.data(), g.size());
+    // Bounded: one huge line must not make huge fields, summary or keys.
+    if (g.data() != nullptr) {
+      m.fields[name] =
+          TruncateUtf8(std::string_view(g.data(), g.size()), FaultEvent::kMaxFieldBytes);
+    }
   }
   ResolveOutcome(*c.rule, m);
   out.push_back(std::move(m));
@@ -155,7 +160,7 @@ void RuleSet::Impl::RunSet(const RE2::Set& set, const std::vector<int>& map, std
                            std::vector<int>& hits) const {
   std::vector<int> found;
   RE2::Set::ErrorInfo info{};
-  if (options.simulate_dfa_out_of_memory) {
+  if (simulate_dfa_out_of_memory.load(std::memory_order_relaxed)) {
     info.kind = RE2::Set::kOutOfMemory;
   } else if (set.Match(re2::StringPiece(text.data(), text.size()), &found, &info)) {
     for (int i : found) hits.push_back(map[static_cast<std::size_t>(i)]);
@@ -220,6 +225,26 @@ std::shared_ptr<const RuleSet> RuleSet::Compile(std::vector<Rule> rules,
 RuleSet::RuleSet(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RuleSet::~RuleSet() = default;
 
+bool JournalConstraint::Allows(const Labels& labels) const {
+  const auto in = [&labels](const char* label, const std::vector<std::string>& allowed) {
+    if (allowed.empty()) return true;
+    auto it = labels.find(label);
+    return it != labels.end() &&
+           std::find(allowed.begin(), allowed.end(), it->second) != allowed.end();
+  };
+  return in("unit", units) && in("uid", uids);
+}
+
+void DropUnverifiedJournalMatches(Origin origin, const Labels& labels, std::size_t first,
+                                  std::vector<RuleMatch>& out) {
+  if (origin != Origin::kJournal) return;
+  out.erase(std::remove_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                           [&labels](const RuleMatch& m) {
+                             return m.rule && m.rule->journal && !m.rule->journal->Allows(labels);
+                           }),
+            out.end());
+}
+
 void RuleSet::Match(std::string_view text, Origin origin, std::vector<RuleMatch>& out) const {
   const OriginSet& s = impl_->by_origin[OriginIndex(origin)];
   if (!s.set) return;
@@ -229,10 +254,25 @@ void RuleSet::Match(std::string_view text, Origin origin, std::vector<RuleMatch>
   for (int index : hits) impl_->Capture(index, text, out);
 }
 
+void RuleSet::Match(const LogRecord& record, std::vector<RuleMatch>& out) const {
+  const OriginSet& s = impl_->by_origin[OriginIndex(record.origin)];
+  if (!s.set) return;
+  const std::size_t first = out.size();
+  std::vector<int> hits;
+  impl_->RunSet(*s.set, s.rules, record.text, hits);
+  std::sort(hits.begin(), hits.end());
+  for (int index : hits) impl_->Capture(index, record.text, out);
+  DropUnverifiedJournalMatches(record.origin, record.labels, first, out);
+}
+
 const std::vector<Rule>& RuleSet::rules() const { return impl_->rules; }
 std::size_t RuleSet::size() const { return impl_->compiled.size(); }
 std::uint64_t RuleSet::dfa_fallbacks() const {
   return impl_->dfa_fallbacks.load(std::memory_order_relaxed);
+}
+
+void RuleSetTesting::SimulateDfaOutOfMemory(const RuleSet& set) {
+  set.impl_->simulate_dfa_out_of_memory.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace faultline

@@ -47,10 +47,6 @@ struct CompileOptions {
   std::int64_t max_memory_bytes = std::int64_t{64} << 20;
   // Off only for tests proving that results are identical without it.
   bool use_prefilter = true;
-  // Tests only: treat every RE2::Set match as out of memory, to prove the
-  // one-by-one fallback (Debian's RE2 rarely runs out in a real Set match,
-  // because Set::Compile already refuses a DFA that cannot start).
-  bool simulate_dfa_out_of_memory = false;
 };
 
 class RuleSet;
@@ -82,10 +78,14 @@ class RuleSet {
   // action `ignore` are returned too; callers drop them. If an RE2::Set runs
   // out of memory, falls back to trying the rules one by one and counts it
   // in dfa_fallbacks(): never silently "no match".
+  // Text alone: `journal:` constraints (rule.h) cannot be checked and are
+  // not applied; for `faultline scan`, which reads logs offline and taints
+  // nothing.
   void Match(std::string_view text, Origin origin, std::vector<RuleMatch>& out) const;
-  void Match(const LogRecord& record, std::vector<RuleMatch>& out) const {
-    Match(record.text, record.origin, out);
-  }
+  // A record, as the agent matches it: a rule with a `journal:` constraint
+  // matches a journal record only when the record's labels satisfy it (a
+  // journal record without them, e.g. from a file source, does not).
+  void Match(const LogRecord& record, std::vector<RuleMatch>& out) const;
 
   // Whole-buffer matching, for `faultline scan`. `buffer` holds lines
   // separated by '\n' (a last line without one counts; a '\r' before the
@@ -135,6 +135,7 @@ class RuleSet {
   std::uint64_t dfa_fallbacks() const;
 
   struct Impl;  // the RE2 and Vectorscan objects; keeps their headers out of this one
+  friend struct RuleSetTesting;  // matcher/rule_set_testing.h
 
  private:
   explicit RuleSet(std::unique_ptr<Impl> impl);

@@ -44,6 +44,8 @@ struct RuleSet::Impl {
   std::vector<CompiledRule> compiled;  // enabled rules only, in load order
   std::array<OriginSet, kOriginCount> by_origin;
   CompileOptions options;
+  // Set by RuleSetTesting only (matcher/rule_set_testing.h).
+  std::atomic<bool> simulate_dfa_out_of_memory{false};
   std::unique_ptr<LiteralPrefilter> prefilter;  // null when off or unavailable
   // Per prefilter literal id: the origins (bit per Origin) of the rules that
   // required it.
@@ -69,5 +71,10 @@ struct RuleSet::Impl {
 // impl.options.use_prefilter is set; warns W202 for rules without one (they
 // run on every line). Defined in rule_scan.cc.
 void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags);
+
+// Drops, from out[first...], matches of rules whose `journal:` constraint
+// the labels of a journal record do not satisfy (rule_set.cc).
+void DropUnverifiedJournalMatches(Origin origin, const Labels& labels, std::size_t first,
+                                  std::vector<RuleMatch>& out);
 
 }  // namespace faultline

@@ -19,6 +19,14 @@ Origin TestOrigin(const Rule& rule, const RuleTest& t) {
   return rule.sources.empty() ? Origin::kAny : rule.sources.front();
 }
 
+LogRecord TestRecord(const RuleTest& t, Origin origin) {
+  LogRecord r;
+  r.text = t.line;
+  r.origin = origin;
+  r.labels = t.labels;
+  return r;
+}
+
 }  // namespace
 
 RuleTestCounts RunRuleTests(const RuleSet& set, Diagnostics& diags) {
@@ -30,7 +38,7 @@ RuleTestCounts RunRuleTests(const RuleSet& set, Diagnostics& diags) {
       ++counts.run;
       matches.clear();
       const Origin origin = TestOrigin(rule, t);
-      set.Match(t.line, origin, matches);
+      set.Match(TestRecord(t, origin), matches);
       const RuleMatch* m = FindMatch(matches, rule);
       if (!m) {
         diags.Error("T001", t.at,
@@ -73,7 +81,7 @@ RuleTestCounts RunRuleTests(const RuleSet& set, Diagnostics& diags) {
       ++counts.run;
       matches.clear();
       const Origin origin = TestOrigin(rule, t);
-      set.Match(t.line, origin, matches);
+      set.Match(TestRecord(t, origin), matches);
       if (FindMatch(matches, rule)) {
         diags.Error("T003", t.at,
                     "rule '" + rule.id + "' matched a no_match line (as origin " +

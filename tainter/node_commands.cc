@@ -39,8 +39,8 @@ std::string Overview(std::string_view program) {
          "  untaint NODE   lift faultline's taint by hand (never another taint)\n"
          "\n"
          "FLAGS:\n"
-         "  --kubeconfig PATH  the kubeconfig (default: the first file in $KUBECONFIG,\n"
-         "                     else ~/.kube/config, else the in-cluster service account)\n"
+         "  --kubeconfig PATH  the kubeconfig (default: the first readable file in $KUBECONFIG,\n"
+         "                     else the in-cluster service account, else ~/.kube/config)\n"
          "  --context NAME     a context of the kubeconfig (default: its current-context)\n"
          "  --config FILE      a faultline-tainter config, for a taint key or annotation\n"
          "                     other than faultline.dev/faulty and faultline.dev/reasons\n"
@@ -136,55 +136,6 @@ Result<NodeFlags> ParseNodeFlags(const std::vector<std::string>& args) {
   }
   if (takes_node && f.node.empty()) return InvalidArgumentError(f.command + " needs a NODE");
   return f;
-}
-
-// The first readable file of a kubectl-style $KUBECONFIG list ("a:b:c").
-std::string FirstKubeconfig(std::string_view list) {
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    std::size_t colon = list.find(':', start);
-    if (colon == std::string_view::npos) colon = list.size();
-    std::string path(list.substr(start, colon - start));
-    if (!path.empty() && access(path.c_str(), R_OK) == 0) return path;
-    start = colon + 1;
-  }
-  return std::string(list.substr(0, list.find(':')));  // none readable: report the first
-}
-
-Result<KubeConfig> LoadKube(const TainterConfig& config, bool cli) {
-  std::string path = config.kubernetes.kubeconfig;
-  if (path.empty() && cli) {
-    // The operator's commands run where kubectl runs: honour $KUBECONFIG,
-    // then ~/.kube/config, then the in-cluster service account.
-    if (const char* env = std::getenv("KUBECONFIG");
-        env && *env) {  // NOLINT(concurrency-mt-unsafe)
-      path = FirstKubeconfig(env);
-    } else if (const char* home = std::getenv("HOME");
-               home && *home) {  // NOLINT(concurrency-mt-unsafe)
-      std::string candidate = std::string(home) + "/.kube/config";
-      if (access(candidate.c_str(), R_OK) == 0) path = candidate;
-    }
-  }
-  if (path.empty()) return LoadInClusterConfig();
-  return LoadKubeconfig(path, config.kubernetes.context);
-}
-
-Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, bool cli,
-                                             MetricsRegistry& metrics) {
-  Result<KubeConfig> kube = LoadKube(config, cli);
-  if (!kube) return kube.error();
-  KubeNodeApi::Options o;
-  o.http.qps = config.kubernetes.qps;
-  o.http.burst = config.kubernetes.burst;
-  o.http.request_timeout = config.kubernetes.request_timeout;
-  if (!cli) {
-    // The daemon's one thread calls the API between Kafka polls: one call,
-    // retries included, must end well within max.poll.interval.ms.
-    o.http.call_deadline = std::min<std::chrono::milliseconds>(
-        o.http.call_deadline, MaxPollInterval(config.kafka.properties) / 3);
-  }
-  LogInfo("tainter", "kubernetes", {{"api", kube->Describe()}});
-  return KubeNodeApi::Create(std::move(*kube), o, RealClock(), metrics);
 }
 
 std::string Time(std::chrono::system_clock::time_point t) {
@@ -298,23 +249,35 @@ int RunExplain(std::string_view program, Tainter& tainter, const std::string& no
 
 }  // namespace
 
-std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config, bool cli,
+// Credentials in the one documented order (LoadKubeConfigAuto), the same
+// for the daemon, its node watch and the operator's commands.
+Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config,
+                                             MetricsRegistry& metrics) {
+  Result<KubeConfig> kube =
+      LoadKubeConfigAuto(config.kubernetes.kubeconfig, config.kubernetes.context);
+  if (!kube) return kube.error();
+  KubeNodeApi::Options o;
+  o.http.qps = config.kubernetes.qps;
+  o.http.burst = config.kubernetes.burst;
+  o.http.request_timeout = config.kubernetes.request_timeout;
+  // The daemon's one thread calls the API between Kafka polls: one call,
+  // retries included, must end well within max.poll.interval.ms (with the
+  // default 300 s this leaves the 30 s deadline as it is).
+  o.http.call_deadline = std::min<std::chrono::milliseconds>(
+      o.http.call_deadline, MaxPollInterval(config.kafka.properties) / 3);
+  LogInfo("tainter", "kubernetes", {{"api", kube->Describe()}});
+  return KubeNodeApi::Create(std::move(*kube), o, RealClock(), metrics);
+}
+
+std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config,
                                                std::string_view program, std::ostream& err) {
   auto stack = std::make_unique<TainterStack>();
-  auto api = MakeApi(config, cli, stack->metrics);
+  auto api = MakeApi(config, stack->metrics);
   if (!api) {
     err << program << ": " << api.error().message() << '\n';
     return nullptr;
   }
   stack->api = std::move(*api);
-  if (!cli) {
-    auto watch_api = MakeApi(config, cli, stack->metrics);
-    if (!watch_api) {
-      err << program << ": " << watch_api.error().message() << '\n';
-      return nullptr;
-    }
-    stack->watch_api = std::move(*watch_api);
-  }
   auto tainter = Tainter::Create(config.tainter, *stack->api, stack->metrics, RealClock());
   if (!tainter) {
     err << program << ": " << tainter.error().message() << '\n';
@@ -350,11 +313,8 @@ int RunNodeCommand(std::string_view program, const std::vector<std::string>& arg
   }
   TainterConfig config;
   if (!flags->config.empty()) {
-    Result<TainterConfig> loaded = LoadTainterConfig(flags->config);
-    if (!loaded) {
-      err << loaded.error().message() << '\n';
-      return 2;
-    }
+    std::optional<TainterConfig> loaded = LoadTainterConfig(flags->config, err);
+    if (!loaded) return 2;
     config = std::move(*loaded);
   }
   if (!flags->kubeconfig.empty()) config.kubernetes.kubeconfig = flags->kubeconfig;
@@ -362,7 +322,7 @@ int RunNodeCommand(std::string_view program, const std::vector<std::string>& arg
   if (flags->dry_run) config.tainter.dry_run = true;
   // A command prints its answer; the client's info lines would be noise.
   SetLogLevel(std::max(config.log_level, LogLevel::kWarning));
-  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, /*cli=*/true, program, err);
+  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, program, err);
   if (!stack) return 2;
   if (flags->command == "nodes") return RunNodes(program, *stack->tainter, out, err);
   if (flags->command == "explain") {

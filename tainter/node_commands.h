@@ -24,18 +24,22 @@ namespace faultline {
 struct TainterStack {
   MetricsRegistry metrics;
   std::unique_ptr<KubeNodeApi> api;
-  // The daemon's node watch (tainter/node_informer.h) runs on its own
-  // thread, so it has a client of its own; nullptr for the commands.
-  std::unique_ptr<KubeNodeApi> watch_api;
   std::unique_ptr<Tainter> tainter;
 };
 
-// Credentials: the config's kubernetes.kubeconfig; else, for the operator's
-// commands (`cli`), the first file in $KUBECONFIG, then ~/.kube/config, as
-// kubectl does; else the in-cluster service account. nullptr, with the
-// reason on `err` prefixed by `program`, when either part cannot be made.
-std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config, bool cli,
+// Credentials in the one order of LoadKubeConfigAuto (tainter/kube/kube_config.h):
+// the config's kubernetes.kubeconfig (or --kubeconfig), $KUBECONFIG's first
+// readable file, the in-cluster service account, ~/.kube/config. nullptr,
+// with the reason on `err` prefixed by `program`, when either part cannot be
+// made.
+std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config,
                                                std::string_view program, std::ostream& err);
+
+// A Kubernetes client for the tainter's config: the credentials looked up
+// in the one documented order (LoadKubeConfigAuto), its QPS, burst and
+// timeout. The daemon makes a second one for its node watch, so a long
+// watch never waits behind a write.
+Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, MetricsRegistry& metrics);
 
 // True for the subcommands RunNodeCommand() runs: nodes, untaint, explain.
 bool IsNodeCommand(std::string_view arg);

@@ -2,9 +2,12 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "base/config_reader.h"
+#include "base/diagnostics.h"
 #include "base/log.h"
 #include "base/status.h"
 #include "tainter/event_consumer.h"
@@ -12,28 +15,53 @@
 
 namespace faultline {
 
+// The `kubernetes:` section both faultline-tainter and
+// `faultline-agent --standalone` read: which credentials, and how hard to
+// press the API server.
+struct KubernetesSettings {
+  std::string kubeconfig;  // empty: the lookup order of tainter/kube/kube_config.h
+  std::string context;     // empty: the kubeconfig's current-context
+  double qps = 5;
+  int burst = 10;
+  std::chrono::milliseconds request_timeout{10'000};
+};
+
 // faultline-tainter's configuration file (YAML). Every key is optional
 // except kafka.brokers for the daemon; tainter/README.md lists each with its
 // default. Unknown keys are errors, so a typo never silently means "default".
 struct TainterConfig {
   KafkaEventConsumer::Options kafka;
-  struct Kubernetes {
-    std::string kubeconfig;  // empty: in-cluster service account ($KUBECONFIG for the CLI)
-    std::string context;     // empty: the kubeconfig's current-context
-    double qps = 5;
-    int burst = 10;
-    std::chrono::milliseconds request_timeout{10'000};
-  } kubernetes;
+  KubernetesSettings kubernetes;
   Tainter::Options tainter;
   std::string metrics_address = "0.0.0.0:9401";
   LogLevel log_level = LogLevel::kInfo;
 };
 
-// Parses the YAML text. Errors are kInvalidArgument with a message of the
-// form "FILE:LINE:COL: error: what is wrong and how to fix it" (1-based);
-// all problems found are reported, one per line.
+// Parses the YAML text through the shared ConfigReader: every problem goes
+// to `diags` as "FILE:LINE:COL: error: message [Cxxx]" (1-based; the codes
+// of base/config_reader.h), all of them in one run. nullopt on any error.
+// With `require_brokers` (the daemon), an empty kafka.brokers is C004.
+std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
+                                                std::string_view file_name, Diagnostics& diags,
+                                                bool require_brokers = false);
+// The same as a Result: kInvalidArgument with one diagnostic per line.
 Result<TainterConfig> ParseTainterConfig(std::string_view yaml_text, std::string_view file_name);
 // Reads and parses `path`. kNotFound: the file cannot be read.
 Result<TainterConfig> LoadTainterConfig(const std::string& path);
+// Reads and parses `path`, printing every problem to `err` with its source
+// line and a caret. nullopt on any problem.
+std::optional<TainterConfig> LoadTainterConfig(const std::string& path, std::ostream& err,
+                                               bool require_brokers = false);
+
+// The sections faultline-tainter and `faultline-agent --standalone` share,
+// read from the mapping that holds them (the root here, `standalone:` in the
+// agent's file), so the defaults and checks are those of Tainter::Options:
+//   kubernetes: {kubeconfig, context, qps, burst, request_timeout}
+void ReadKubernetesSection(const ConfigMap& parent, KubernetesSettings& out);
+//   taint: {key, value, effect}; annotation; max_annotation_bytes; opt_out_label;
+//   valve: {max_new_taints, window, event_interval} and, where `valve_keys`
+//   lists them, the fractions of a fleet.
+void ReadNodeStateSections(const ConfigMap& parent, Tainter::Options& out,
+                           const std::vector<std::string_view>& valve_keys);
 
 }  // namespace faultline

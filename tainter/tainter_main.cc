@@ -102,19 +102,22 @@ Result<Flags> ParseFlags(int argc, char** argv) {
 
 int RunDaemon(const TainterConfig& given, const sigset_t& signals) {
   // API work per loop iteration: a third of max.poll.interval.ms (and each
-  // call at most another third), so an API outage never keeps the one
-  // thread from Kafka's poll long enough to be dropped from the group.
+  // call at most another third, see MakeApi), so an API outage never keeps
+  // the one thread from Kafka's poll long enough to be dropped from the group.
   TainterConfig config = given;
   config.tainter.round_budget = MaxPollInterval(config.kafka.properties) / 3;
-  std::unique_ptr<TainterStack> stack =
-      MakeTainterStack(config, /*cli=*/false, "faultline-tainter", std::cerr);
+  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, "faultline-tainter", std::cerr);
   if (!stack) return 2;
   MetricsRegistry& metrics = stack->metrics;
   Tainter* tainter = stack->tainter.get();
   // The nodes are listed and then watched (tainter/node_informer.h) on a
   // thread of their own, through a client of their own.
-  NodeInformer informer(*stack->watch_api, {.label_selector = config.tainter.node_selector},
-                        metrics);
+  auto watch_api = MakeApi(config, metrics);
+  if (!watch_api) {
+    std::cerr << "faultline-tainter: " << watch_api.error().message() << '\n';
+    return 2;
+  }
+  NodeInformer informer(**watch_api, {.label_selector = config.tainter.node_selector}, metrics);
   tainter->set_watched(true);
   informer.Start();
   auto consumer = KafkaEventConsumer::Create(config.kafka, *tainter, metrics, RealClock());
@@ -221,23 +224,21 @@ int main(int argc, char** argv) {
     std::cout << kUsage << kDaemonHelp;
     return 0;
   }
-  Result<TainterConfig> config = LoadTainterConfig(flags->config);
-  if (!config) {
-    std::cerr << config.error().message() << '\n';
-    return 2;
+  TainterConfig config;
+  if (!flags->config.empty()) {
+    std::optional<TainterConfig> loaded =
+        LoadTainterConfig(flags->config, std::cerr, /*require_brokers=*/true);
+    if (!loaded) return 2;
+    config = std::move(*loaded);
   }
-  if (flags->dry_run) config->tainter.dry_run = true;
-  if (!flags->log_level.empty() && !ParseLogLevel(flags->log_level, &config->log_level)) {
+  if (flags->dry_run) config.tainter.dry_run = true;
+  if (!flags->log_level.empty() && !ParseLogLevel(flags->log_level, &config.log_level)) {
     std::cerr << "faultline-tainter: --log-level must be debug, info, warn or error\n" << kUsage;
     return 2;
   }
-  SetLogLevel(config->log_level);
-  if (config->kafka.brokers.empty()) {
-    std::cerr << flags->config << ":1:1: error: 'kafka.brokers' is required\n";
-    return 2;
-  }
+  SetLogLevel(config.log_level);
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  const int rc = RunDaemon(*config, signals);
+  const int rc = RunDaemon(config, signals);
   curl_global_cleanup();
   return rc;
 }

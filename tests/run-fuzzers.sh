@@ -14,6 +14,11 @@ fuzzers=$(sed -n 's/^faultline_add_fuzzer(\([a-z_]*\).*/\1/p' tests/fuzz/CMakeLi
 # shellcheck disable=SC2086
 cmake --build "$build_dir" -j "$(nproc)" --target $fuzzers
 
+# UBSan only prints by default and the run goes on; make its reports fail
+# the run like ASan's (that is how the time overflow in fault_event_fuzz
+# would have been missed).
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+
 status=0
 for f in $fuzzers; do
   # A scratch copy of the seed corpus: new inputs stay out of the repository.

@@ -3,12 +3,14 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/config_reader.h"
 #include "base/diagnostics.h"
 #include "base/log.h"
 #include "base/vocabulary.h"
@@ -25,32 +27,10 @@ namespace faultline {
 // One `sources.file` entry: a plain text file read line by line.
 struct FileSourceConfig {
   std::string path;
-  bool follow = true;            // keep reading as it grows (tail -F); false: read once
-  Origin origin = Origin::kAny;  // what rules' `sources:` see these lines as
-};
-
-// `faultline-agent --standalone`: the tainter's policy runs in the agent and
-// acts on its own node (collector/README.md, "Standalone"). Plain values, so
-// this library does not depend on the tainter; the standalone runner maps
-// them onto Tainter::Options. Read in both modes, used only in standalone.
-struct StandaloneConfig {
-  // Kubernetes credentials: kubeconfig (or in-cluster, $KUBECONFIG,
-  // ~/.kube/config, in that order when empty); none found means dry run.
-  std::string kubeconfig;
-  std::string context;
-  double qps = 5;
-  int burst = 10;
-  std::chrono::milliseconds request_timeout{10'000};
-  bool dry_run = false;  // print the patches instead of sending them (also --dry-run)
-  std::string taint_key = "faultline.dev/faulty";
-  std::string taint_value = "true";
-  std::string taint_effect = "NoSchedule";
-  std::string annotation = "faultline.dev/reasons";
-  std::size_t max_annotation_bytes = 16'384;
-  std::string opt_out_label = "faultline.dev/opt-out=true";
-  int max_new_taints = 5;  // per valve_window; 0: no limit
-  std::chrono::milliseconds valve_window{600'000};
-  std::chrono::milliseconds event_interval{600'000};
+  bool follow = true;  // keep reading as it grows (tail -F); false: read once
+  // What rules' `sources:` see these lines as; by default pod, the least
+  // trusted (FileSource::Options::origin says why).
+  Origin origin = Origin::kPod;
 };
 
 // Which daemon the config is for: the Kafka agent requires kafka.brokers;
@@ -90,22 +70,31 @@ struct AgentConfig {
   std::vector<FileSourceConfig> files;
 
   KafkaSink::Options kafka;  // brokers is required (not in standalone mode)
-  StandaloneConfig standalone;
 };
 
-// Parses a config file's text. Every problem goes to `diags` as
+// Top-level sections another layer reads from the same file
+// (collector/standalone: `kubernetes` and `standalone`, into the tainter's
+// own options): their keys are allowed at the root, and `read` is called
+// with the root once it is a mapping.
+struct ConfigSections {
+  std::vector<std::string_view> keys;
+  std::function<void(const ConfigMap& root)> read;
+};
+
+// Parses a config file's text through the shared ConfigReader
+// (base/config_reader.h). Every problem goes to `diags` as
 // "file:line:column: error: message [Cxxx]" (C001 YAML syntax, C002 unknown
 // key, C003 invalid value, C004 missing value), all of them in one run.
 // nullopt if there was any error. Never throws. Reads $NODE_NAME and the
-// hostname only when node_name is not set.
+// hostname only when node_name is not set. An empty text in kStandalone mode
+// gives the embedded defaults.
 std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::string_view file,
-                                            Diagnostics& diags);
-// The same for either mode; the three-argument form is kKafka. An empty text
-// in kStandalone mode gives the embedded defaults.
-std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::string_view file,
-                                            Diagnostics& diags, AgentMode mode);
+                                            Diagnostics& diags, AgentMode mode = AgentMode::kKafka,
+                                            const ConfigSections& more = {});
 
-// A complete config file with every key at its default, commented.
+// A complete config file with every key the agent itself reads at its
+// default, commented (the standalone sections are printed by
+// collector/standalone/standalone_config.h).
 std::string DefaultAgentConfigYaml();
 
 }  // namespace faultline

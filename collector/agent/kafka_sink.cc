@@ -93,7 +93,10 @@ Result<std::unique_ptr<KafkaSink>> KafkaSink::Create(const Options& options,
   std::string error;
   auto set = [&](const std::string& name, const std::string& value) -> Status {
     if (conf->set(name, value, error) != RdKafka::Conf::CONF_OK) {
-      return InvalidArgumentError("kafka property " + name + "=" + value + ": " + error);
+      // The name only: the value may be a secret (sasl.password under a
+      // misspelt name is "no such property"), and librdkafka's own message
+      // already quotes a value it finds invalid for a known property.
+      return InvalidArgumentError("kafka property " + name + ": " + error);
     }
     return OkStatus();
   };
@@ -104,6 +107,7 @@ Result<std::unique_ptr<KafkaSink>> KafkaSink::Create(const Options& options,
   FL_RETURN_IF_ERROR(set("linger.ms", std::to_string(options.linger.count())));
   FL_RETURN_IF_ERROR(
       set("queue.buffering.max.messages", std::to_string(options.queue_max_messages)));
+  FL_RETURN_IF_ERROR(set("queue.buffering.max.kbytes", std::to_string(options.queue_max_kbytes)));
   FL_RETURN_IF_ERROR(set("message.timeout.ms", std::to_string(options.message_timeout.count())));
   FL_RETURN_IF_ERROR(
       set("statistics.interval.ms", std::to_string(options.statistics_interval.count())));

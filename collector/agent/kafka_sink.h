@@ -44,7 +44,12 @@ class KafkaSink final : public EventSink {
     std::map<std::string, std::string> properties;
     std::chrono::milliseconds message_timeout{0};  // 0: retry until delivered
     int queue_max_messages = 100'000;              // queue.buffering.max.messages
-    std::string compression = "lz4";               // none, gzip, snappy, lz4, zstd
+    // queue.buffering.max.kbytes: librdkafka's default (1 GiB) is four times
+    // the agent's memory limit; events are at most a few KiB (bounded
+    // message, captures and summary), so 32 MiB still buffers thousands
+    // during an outage before backpressure. kafka.properties overrides it.
+    int queue_max_kbytes = 32 * 1024;
+    std::string compression = "lz4";  // none, gzip, snappy, lz4, zstd
     std::chrono::milliseconds linger{5};
     std::chrono::milliseconds statistics_interval{1000};  // for reachable(); 0: off
     // Runs (once, on the Poll thread) after a fatal producer error: the

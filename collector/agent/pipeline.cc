@@ -15,6 +15,10 @@
 namespace faultline {
 namespace {
 
+// Time: the heartbeat, suppression windows and latencies read the injected
+// Clock. The shutdown deadline and the checkpoint cadence stay on the real
+// steady clock: they bound real waits (Poll, Flush, a blocked Read) that a
+// fake clock cannot end, and Stop()'s deadline is given in those terms.
 using SteadyTime = std::chrono::steady_clock::time_point;
 
 std::int64_t ToNs(SteadyTime t) {
@@ -26,6 +30,16 @@ std::int64_t ToNs(SteadyTime t) {
 bool PowerOfTen(std::uint64_t n) {
   while (n >= 10 && n % 10 == 0) n /= 10;
   return n == 1;
+}
+
+// What a batch's records hold, roughly, for the queue's byte bound.
+std::size_t BatchBytes(const std::vector<LogRecord>& records) {
+  std::size_t bytes = 0;
+  for (const LogRecord& r : records) {
+    bytes += sizeof(LogRecord) + r.text.size() + r.cursor.size();
+    for (const auto& [key, value] : r.labels) bytes += 64 + key.size() + value.size();
+  }
+  return bytes;
 }
 
 // Cursors in read order, packed into one buffer: a record waiting for its
@@ -142,13 +156,14 @@ Pipeline::Pipeline(std::vector<std::unique_ptr<Source>> sources, const RuleSetHo
       clock_(clock),
       metrics_(metrics),
       options_(std::move(options)),
-      queue_(options_.max_queued_batches),
+      queue_(options_.max_queued_batches, options_.max_queued_bytes),
       suppressor_(options_.suppression) {
   for (std::size_t i = 0; i < sources.size(); ++i) {
     auto reader = std::make_unique<Reader>();
     reader->name = std::string(sources[i]->name());
     reader->index = i;
     reader->source = std::move(sources[i]);
+    reader->source->set_max_batch_bytes(options_.max_batch_bytes);
     reader->lines = &metrics_.SourceLines(reader->name);
     reader->bytes = &metrics_.SourceBytes(reader->name);
     reader->parse_errors = &metrics_.SourceParseErrors(reader->name);
@@ -165,7 +180,7 @@ Pipeline::~Pipeline() { Stop(std::chrono::steady_clock::now()); }
 void Pipeline::Start() {
   if (started_) return;
   started_ = true;
-  heartbeat_ns_ = ToNs(std::chrono::steady_clock::now());
+  heartbeat_ns_ = ToNs(clock_.MonotonicNow());
   matcher_ = std::jthread([this](std::stop_token stop) { MatchLoop(stop); });
   for (auto& reader : readers_) {
     Reader* r = reader.get();
@@ -253,7 +268,8 @@ void Pipeline::ReadLoop(Reader& reader, std::stop_token stop) {
       reader.pushed.fetch_add(records.size());
       // Waits while the queue is full (backpressure). During shutdown the
       // match thread keeps draining, so this returns.
-      queue_.Push(Batch{reader.index, std::move(records)});
+      const std::size_t bytes = BatchBytes(records);
+      queue_.Push(Batch{reader.index, std::move(records)}, bytes);
       records = TakeSpareRecords();
     }
     if (status.ok()) continue;
@@ -310,7 +326,7 @@ void Pipeline::GiveBackRecords(std::vector<LogRecord> records) {
 void Pipeline::MatchLoop(std::stop_token /*stop: the loop ends when the queue closes*/) {
   std::vector<Suppressor::FollowUp> follow_ups;
   for (;;) {
-    heartbeat_ns_.store(ToNs(std::chrono::steady_clock::now()), std::memory_order_relaxed);
+    heartbeat_ns_.store(ToNs(clock_.MonotonicNow()), std::memory_order_relaxed);
     std::optional<Batch> batch = queue_.Pop(options_.poll_interval);
     if (batch) {
       Process(*batch);
@@ -377,6 +393,12 @@ void Pipeline::Process(Batch& batch) {
     }
   }
   suppressor_.Settle(build);
+  // Logged at the 1st, 10th, 100th, ... bypass: not once per batch.
+  if (const std::uint64_t bypassed = suppressor_.bypassed(); bypassed >= next_bypass_log_) {
+    next_bypass_log_ = bypassed * 10;
+    LogWarning("pipeline", "suppression memory bound reached; new keys are published unfolded",
+               {{"bypassed", bypassed}, {"bytes", suppressor_.bytes()}});
+  }
 }
 
 void Pipeline::PublishFollowUps(std::vector<Suppressor::FollowUp>& follow_ups) {
@@ -404,7 +426,7 @@ bool Pipeline::PublishWithRetry(const FaultEvent& event, std::vector<Suppressor:
           publish_deadline_ns_.load(std::memory_order_relaxed)) {
         break;
       }
-      heartbeat_ns_.store(ToNs(std::chrono::steady_clock::now()), std::memory_order_relaxed);
+      heartbeat_ns_.store(ToNs(clock_.MonotonicNow()), std::memory_order_relaxed);
       sink_.Poll(options_.poll_interval);
       AdvanceCommits();
       continue;
@@ -544,7 +566,7 @@ bool Pipeline::healthy() const {
   for (const auto& reader : readers_) {
     if (reader->failed) return false;
   }
-  const auto since = std::chrono::steady_clock::now().time_since_epoch() -
+  const auto since = clock_.MonotonicNow().time_since_epoch() -
                      std::chrono::nanoseconds(heartbeat_ns_.load(std::memory_order_relaxed));
   return since < std::chrono::seconds(30);
 }

@@ -57,6 +57,11 @@ class Pipeline {
     std::string boot_id;
     std::size_t max_batch_records = 256;
     std::size_t max_queued_batches = 64;  // when full, sources wait: backpressure
+    // Memory bounds for long lines: a Read() stops at max_batch_bytes of
+    // text (Source::set_max_batch_bytes), and readers wait while the queued
+    // batches hold max_queued_bytes (text, cursors and labels).
+    std::size_t max_batch_bytes = std::size_t{4} << 20;
+    std::size_t max_queued_bytes = std::size_t{16} << 20;
     // Records read but not yet committable, per source, before its reader
     // waits (bounds the memory of held cursors during an outage or flood).
     std::size_t max_uncommitted_records = 250'000;
@@ -149,6 +154,7 @@ class Pipeline {
   std::uint64_t in_flight_ = 0;    // published, no callback yet
   std::uint64_t undelivered_ = 0;  // failed retriably, or never published
   std::uint64_t rejected_logged_ = 0;
+  std::uint64_t next_bypass_log_ = 1;  // suppressor_.bypassed() that is logged next
 
   std::atomic<std::int64_t> publish_deadline_ns_{INT64_MAX};  // steady clock, for shutdown
   std::atomic<std::int64_t> heartbeat_ns_{0};

@@ -5,6 +5,28 @@
 #include <charconv>
 
 namespace faultline {
+namespace {
+
+// What an entry's event holds, roughly: its strings plus node overhead.
+std::size_t EventBytes(const FaultEvent& e) {
+  std::size_t bytes = sizeof(FaultEvent) + e.id.size() + e.node.size() + e.boot_id.size() +
+                      e.source.size() + e.rule.size() + e.pack.size() + e.category.size() +
+                      e.summary.size() + e.message.size();
+  for (const auto& [k, v] : e.fields) bytes += 64 + k.size() + v.size();
+  for (const auto& [k, v] : e.labels) bytes += 64 + k.size() + v.size();
+  return bytes;
+}
+
+constexpr std::size_t kEntryOverhead = sizeof(void*) * 8;
+
+}  // namespace
+
+void Suppressor::SetLast(Entry& entry, FaultEvent event) {
+  bytes_ -= entry.event_bytes;
+  entry.last = std::move(event);
+  entry.event_bytes = EventBytes(entry.last);
+  bytes_ += entry.event_bytes;
+}
 
 void Suppressor::KeyOf(std::string_view rule, const std::map<std::string, std::string>& fields) {
   // Rule ids and capture names cannot contain NUL; values are length-prefixed
@@ -28,6 +50,12 @@ Suppressor::Entry* Suppressor::Fold(Hold hold, std::chrono::steady_clock::time_p
   if (it == entries_.end()) {
     Entry entry;
     entry.window_end = now + options_.window;
+    entry.key_bytes = sizeof(Entry) + kEntryOverhead + key_.size();
+    if (options_.max_bytes != 0 && bytes_ + entry.key_bytes > options_.max_bytes) {
+      ++bypassed_;  // published, not entered: only its repeats go unfolded
+      return nullptr;
+    }
+    bytes_ += entry.key_bytes;
     entries_.emplace(key_, std::move(entry));
     return nullptr;
   }
@@ -47,7 +75,7 @@ Suppressor::Verdict Suppressor::Admit(FaultEvent& event, Hold hold,
   bool held = false;
   Entry* entry = Fold(hold, now, held);
   if (entry == nullptr) return Verdict::kPublish;
-  entry->last = std::move(event);
+  SetLast(*entry, std::move(event));
   entry->pending = false;
   // The caller takes the hold before it publishes the follow-up.
   const Verdict verdict = held ? Verdict::kFolded : Verdict::kFoldedAndHeld;
@@ -66,7 +94,7 @@ Suppressor::Verdict Suppressor::AdmitMatch(const RuleMatch& match, Hold hold,
   if (entry == nullptr) return Verdict::kPublish;
   const Verdict verdict = held ? Verdict::kFolded : Verdict::kFoldedAndHeld;
   if (entry->folded >= options_.max_folded) {
-    entry->last = build(token);
+    SetLast(*entry, build(token));
     entry->pending = false;
     Emit(*entry, now, due);
     return verdict;
@@ -81,7 +109,7 @@ Suppressor::Verdict Suppressor::AdmitMatch(const RuleMatch& match, Hold hold,
 void Suppressor::Settle(const EventBuilder& build) {
   for (Entry* entry : pending_) {
     if (!entry->pending) continue;  // emitted at max_folded since
-    entry->last = build(entry->token);
+    SetLast(*entry, build(entry->token));
     entry->pending = false;
   }
   pending_.clear();
@@ -93,6 +121,8 @@ void Suppressor::Emit(Entry& entry, std::chrono::steady_clock::time_point now,
   follow_up.event.suppressed = entry.folded - 1;  // the event itself is one of the repeats
   out.push_back(std::move(follow_up));
   entry.folded = 0;
+  bytes_ -= entry.event_bytes;
+  entry.event_bytes = 0;
   entry.last = FaultEvent();
   entry.pending = false;
   entry.holds.clear();
@@ -107,6 +137,7 @@ void Suppressor::TakeDue(std::chrono::steady_clock::time_point now, std::vector<
     } else if (now >= entry.window_end) {
       if (entry.folded == 0) {
         std::erase(pending_, &entry);  // normally empty: Settle() came first
+        bytes_ -= entry.key_bytes + entry.event_bytes;
         it = entries_.erase(it);
         continue;
       }
@@ -122,6 +153,7 @@ void Suppressor::TakeAll(std::vector<FollowUp>& out) {
   }
   entries_.clear();
   pending_.clear();
+  bytes_ = 0;
 }
 
 }  // namespace faultline

@@ -47,6 +47,12 @@ class Suppressor {
   struct Options {
     std::chrono::milliseconds window{60'000};  // 0 disables suppression
     std::uint64_t max_folded = 100'000;
+    // Bound of the entries' memory (keys and held events, estimated). When
+    // a new key would pass it, that occurrence is published and not entered
+    // (nothing is lost; only its repeats are not folded) and counted in
+    // bypassed(). Captures are bounded (FaultEvent::kMaxFieldBytes), so an
+    // entry costs a few KiB. 0: no bound.
+    std::size_t max_bytes = std::size_t{16} << 20;
   };
 
   struct Hold {
@@ -103,6 +109,10 @@ class Suppressor {
   void TakeAll(std::vector<FollowUp>& out);
 
   std::size_t entries() const { return entries_.size(); }
+  // Estimated bytes held by the entries; first occurrences not entered
+  // because of Options::max_bytes.
+  std::size_t bytes() const { return bytes_; }
+  std::uint64_t bypassed() const { return bypassed_; }
 
  private:
   struct Entry {
@@ -112,7 +122,11 @@ class Suppressor {
     bool pending = false;  // `last` is stale: build it from `token`
     std::uint64_t token = 0;
     std::vector<Hold> holds;
+    std::size_t key_bytes = 0;    // what the key costs in bytes_
+    std::size_t event_bytes = 0;  // what `last` costs in bytes_
   };
+  // Sets entry.last (and bytes_).
+  void SetLast(Entry& entry, FaultEvent event);
 
   // Builds the key into key_ (reused: no allocation per line once warm).
   void KeyOf(std::string_view rule, const std::map<std::string, std::string>& fields);
@@ -125,6 +139,8 @@ class Suppressor {
   std::unordered_map<std::string, Entry> entries_;  // nodes: Entry* stay valid until erased
   std::vector<Entry*> pending_;                     // entries AdmitMatch() left pending
   std::string key_;
+  std::size_t bytes_ = 0;
+  std::uint64_t bypassed_ = 0;
 };
 
 }  // namespace faultline

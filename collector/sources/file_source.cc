@@ -241,13 +241,17 @@ Result<bool> FileSource::CheckRotation() {
 Status FileSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
                         std::stop_token stop) {
   std::size_t appended = 0;
+  std::size_t appended_bytes = 0;
   for (;;) {
-    while (!ready_.empty() && appended < max_records) {
+    while (!ready_.empty() && appended < max_records && !BatchBytesReached(appended_bytes)) {
+      appended_bytes += ready_.front().text.size();
       out.push_back(std::move(ready_.front()));
       ready_.pop_front();
       ++appended;
     }
-    if (!ready_.empty() || appended >= max_records) return OkStatus();
+    if (!ready_.empty() || appended >= max_records || BatchBytesReached(appended_bytes)) {
+      return OkStatus();
+    }
     if (at_eof_) return OutOfRangeError("end of " + options_.path);
     if (appended > 0 || stop.stop_requested()) return OkStatus();
 

@@ -51,7 +51,10 @@ class FileSource final : public Source {
   struct Options {
     std::string path;  // "-": standard input
     bool follow = false;
-    Origin origin = Origin::kAny;
+    // What rules' `sources:` see the lines as. kPod, the least trusted:
+    // anyone may be able to write to a file, and `any` would let its lines
+    // trigger kernel and journal taint rules. Say kKernel etc. explicitly.
+    Origin origin = Origin::kPod;
     std::string state_dir;                 // empty: no checkpoint
     std::string checkpoint_name = "file";  // distinct per FileSource sharing a state_dir
     std::size_t max_line_bytes = 64 * 1024;

@@ -6,12 +6,37 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "base/log.h"
 
 namespace faultline {
 namespace {
 
 constexpr std::string_view kComponent = "ibcounters";
+
+// 16 hex digits of FNV-1a over the change's text (port, counter, values).
+std::string TextFingerprint(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<std::size_t>(i)] = kHex[h & 0xf];
+  return out;
+}
+
+// The checkpoint: the snapshot (IbSnapshotToJson) plus "sequence", the
+// number of the newest poll whose records were all committed.
+std::uint64_t SequenceFromJson(std::string_view json) {
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_object() && j.contains("sequence") && j["sequence"].is_number_unsigned()) {
+    return j["sequence"].get<std::uint64_t>();
+  }
+  return 0;  // a checkpoint from before the sequence was kept
+}
 
 std::optional<std::string> ReadSmallFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -22,8 +47,9 @@ std::optional<std::string> ReadSmallFile(const std::filesystem::path& path) {
   return content;
 }
 
-}  // namespace
-
+// Reads every port under <root>/class/infiniband. Values that do not parse
+// are left out and counted in `*parse_errors`. A missing tree is an empty
+// snapshot.
 IbSnapshot ReadIbSnapshot(const std::string& sysfs_root, std::uint64_t* parse_errors) {
   namespace fs = std::filesystem;
   IbSnapshot snapshot;
@@ -60,6 +86,8 @@ IbSnapshot ReadIbSnapshot(const std::string& sysfs_root, std::uint64_t* parse_er
   return snapshot;
 }
 
+}  // namespace
+
 IbCountersSource::IbCountersSource(const Options& options, const Clock& clock)
     : options_(options), clock_(clock), store_(options.state_dir, "ibcounters") {}
 
@@ -81,6 +109,7 @@ Result<std::unique_ptr<IbCountersSource>> IbCountersSource::Open(const Options& 
     Result<IbSnapshot> parsed = IbSnapshotFromJson(**loaded);
     if (parsed.ok()) {
       saved = std::move(*parsed);
+      source->sequence_ = source->committed_sequence_ = SequenceFromJson(**loaded);
     } else {
       SourceCounters::Add(source->counters_.parse_errors);
       LogWarning(kComponent, "ignoring checkpoint that is not an ibcounters checkpoint",
@@ -122,7 +151,11 @@ void IbCountersSource::Poll() {
 }
 
 void IbCountersSource::Publish(const IbSnapshot& snapshot, const std::vector<IbChange>& changes) {
-  ++generation_;
+  // Only polls that found changes are numbered: after a restart the first
+  // poll with changes gets the number the lost one had, so a record re-sent
+  // from the same checkpoint keeps its cursor (and its event id) however
+  // many empty polls the previous process made.
+  if (!changes.empty()) ++sequence_;
   last_ = snapshot;
   const auto now = clock_.Now();
   for (std::size_t i = 0; i < changes.size(); ++i) {
@@ -132,13 +165,16 @@ void IbCountersSource::Publish(const IbSnapshot& snapshot, const std::vector<IbC
     r.origin = Origin::kIbCounters;
     r.text = c.text;
     r.time = now;
-    r.cursor = std::to_string(generation_) + ":" + std::to_string(i);
+    // The fingerprint tells apart records that reuse a number: after a
+    // restart the diff against the checkpoint may differ from what the
+    // lost process sent under that number (a counter grew again).
+    r.cursor = std::to_string(sequence_) + ":" + std::to_string(i) + ":" + TextFingerprint(c.text);
     r.labels = {{"device", c.port.device}, {"port", c.port.port}, {"counter", c.counter}};
     SourceCounters::Add(counters_.records);
     SourceCounters::Add(counters_.bytes, r.text.size());
     ready_.push_back(std::move(r));
   }
-  in_flight_.push_back({generation_, snapshot, changes.size()});
+  in_flight_.push_back({sequence_, snapshot, changes.size()});
   Advance();
 }
 
@@ -146,8 +182,10 @@ void IbCountersSource::Advance() {
   // Commits arrive in order, so a generation is done once it and every
   // older one have no uncommitted records left.
   while (!in_flight_.empty() && in_flight_.front().uncommitted == 0) {
-    if (committed_ != in_flight_.front().snapshot) {
+    if (committed_ != in_flight_.front().snapshot ||
+        committed_sequence_ != in_flight_.front().number) {
       committed_ = std::move(in_flight_.front().snapshot);
+      committed_sequence_ = in_flight_.front().number;
       dirty_ = true;
     }
     in_flight_.pop_front();
@@ -189,7 +227,9 @@ void IbCountersSource::Commit(std::string_view cursor) {
 
 Status IbCountersSource::SaveCheckpoint() {
   if (!dirty_ || !committed_) return OkStatus();
-  FL_RETURN_IF_ERROR(store_.Save(IbSnapshotToJson(*committed_)));
+  nlohmann::json doc = nlohmann::json::parse(IbSnapshotToJson(*committed_));
+  doc["sequence"] = committed_sequence_;
+  FL_RETURN_IF_ERROR(store_.Save(doc.dump()));
   dirty_ = false;
   return OkStatus();
 }

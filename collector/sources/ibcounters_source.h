@@ -34,7 +34,10 @@ namespace faultline {
 // appear or disappear are reported. No InfiniBand devices is not an error:
 // the source polls an empty tree.
 //
-// Cursor: "<poll number>:<index>" of this process; opaque.
+// Cursor: "<sequence>:<index>:<fingerprint of the text>". The sequence
+// numbers the polls that found changes and is kept in the checkpoint, so a
+// record re-sent after a restart has the same cursor (and event id) and a
+// new one never reuses an old one's.
 // Thread-safety: as Source. Counted in stats(): records, bytes, parse_errors
 // (a sysfs value that could not be parsed; the port keeps its old value).
 class IbCountersSource final : public Source {
@@ -79,18 +82,14 @@ class IbCountersSource final : public Source {
   StopWakeup wakeup_;
   SourceCounters counters_;
 
-  IbSnapshot last_;               // the newest poll
-  std::uint64_t generation_ = 0;  // number of the newest poll
-  bool poll_now_ = true;          // the first Read polls without waiting
-  std::deque<LogRecord> ready_;   // made by a poll, not yet returned by Read()
+  IbSnapshot last_;                       // the newest poll
+  std::uint64_t sequence_ = 0;            // number of the newest poll that found changes
+  std::uint64_t committed_sequence_ = 0;  // saved with committed_
+  bool poll_now_ = true;                  // the first Read polls without waiting
+  std::deque<LogRecord> ready_;           // made by a poll, not yet returned by Read()
   std::deque<Generation> in_flight_;
   std::optional<IbSnapshot> committed_;  // newest snapshot with all records committed
   bool dirty_ = false;                   // committed_ not yet saved
 };
-
-// Reads every port under <root>/class/infiniband. Values that do not parse
-// are left out and counted in `*parse_errors`. A missing tree is an empty
-// snapshot. Exposed for tests.
-IbSnapshot ReadIbSnapshot(const std::string& sysfs_root, std::uint64_t* parse_errors);
 
 }  // namespace faultline

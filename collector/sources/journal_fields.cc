@@ -92,7 +92,9 @@ LogRecord AssembleJournalRecord(const JournalEntry& entry) {
                                                          {"SYSLOG_IDENTIFIER", "identifier"},
                                                          {"_PID", "pid"},
                                                          {"_TRANSPORT", "transport"},
-                                                         {"PRIORITY", "priority"}};
+                                                         {"PRIORITY", "priority"},
+                                                         // trusted: journald sets it
+                                                         {"_UID", "uid"}};
   for (const auto& [field, label] : kLabels) {
     auto it = entry.fields.find(field);
     if (it != entry.fields.end() && !it->second.empty()) {

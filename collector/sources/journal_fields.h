@@ -32,7 +32,9 @@ bool AddJournalField(std::string_view datum, JournalEntry& entry);
 //           valid UTF-8 are written as \xNN (see EscapeInvalidUtf8).
 //   origin: kKernel when _TRANSPORT=kernel, else kJournal.
 //   labels: unit (_SYSTEMD_UNIT), identifier, pid (_PID), transport,
-//           priority (PRIORITY); each only when present.
+//           priority (PRIORITY), uid (_UID); each only when present. unit
+//           and uid are fields journald adds itself (a client cannot forge
+//           them): rules' `journal:` constraints check them.
 //   time:   __REALTIME_TIMESTAMP.
 //   source: "journal". The cursor is left empty for the caller to fill in.
 LogRecord AssembleJournalRecord(const JournalEntry& entry);

@@ -21,7 +21,7 @@ constexpr std::string_view kComponent = "journal";
 // The fields AssembleJournalRecord() reads. Fetching these alone is cheaper
 // than enumerating the thirty-odd fields of a typical entry.
 constexpr const char* kFields[] = {"MESSAGE", "SYSLOG_IDENTIFIER", "_TRANSPORT", "_SYSTEMD_UNIT",
-                                   "_PID",    "PRIORITY"};
+                                   "_PID",    "PRIORITY",          "_UID"};
 
 std::string Errno(int negative_errno) { return std::strerror(-negative_errno); }
 
@@ -226,7 +226,8 @@ Status JournalSource::Wait(std::stop_token stop) {
 Status JournalSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
                            std::stop_token stop) {
   std::size_t added = 0;
-  while (added < max_records) {
+  std::size_t added_bytes = 0;
+  while (added < max_records && !BatchBytesReached(added_bytes)) {
     if (stop.stop_requested()) return OkStatus();
     const int r = Next();
     if (r < 0) {
@@ -272,6 +273,7 @@ Status JournalSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
     record.cursor = std::move(cursor);
     ++counters_.records;
     counters_.bytes += record.text.size();
+    added_bytes += record.text.size();
     out.push_back(std::move(record));
     ++added;
   }

@@ -2,29 +2,17 @@
 #include "collector/sources/kmsg_source.h"
 
 #include <charconv>
-#include <fstream>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "base/log.h"
+#include "collector/sources/boot_id.h"
 
 namespace faultline {
 namespace {
 
 constexpr std::string_view kComponent = "kmsg";
-
-Result<std::string> ReadBootId(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return UnavailableError("cannot read boot id from " + path);
-  std::string id;
-  std::getline(in, id);
-  while (!id.empty() && (id.back() == ' ' || id.back() == '\r')) id.pop_back();
-  if (id.empty() || id.find(':') != std::string::npos) {
-    return UnavailableError("no usable boot id in " + path);
-  }
-  return id;
-}
 
 struct Checkpoint {
   std::string boot_id;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/clock.h"
+#include "collector/sources/boot_id.h"
 #include "collector/sources/checkpoint_store.h"
 #include "collector/sources/kmsg_device.h"
 #include "collector/sources/kmsg_record.h"
@@ -56,7 +57,7 @@ class KmsgSource final : public Source {
   struct Options {
     std::string device_path = "/dev/kmsg";
     std::string state_dir;  // empty: no checkpoint is loaded or saved
-    std::string boot_id_path = "/proc/sys/kernel/random/boot_id";
+    std::string boot_id_path = kBootIdPath;
     StartPolicy start_policy = StartPolicy::kWholeRing;  // used only without a checkpoint
   };
 

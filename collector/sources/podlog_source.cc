@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <charconv>
@@ -31,6 +32,15 @@ bool AllDigits(std::string_view s) {
 
 constexpr std::size_t kHeadBytes = 256;
 
+std::string Fingerprint(const char* data, std::size_t got) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (std::size_t i = 0; i < got; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= 0x100000001b3ULL;
+  }
+  return std::to_string(got) + ":" + std::to_string(h);
+}
+
 // "<length>:<FNV-1a of the first min(offset, 256) bytes>": identifies the file
 // an inode held when the checkpoint was written. "" if it cannot be read.
 std::string HeadFingerprint(int fd, std::uint64_t offset) {
@@ -43,12 +53,20 @@ std::string HeadFingerprint(int fd, std::uint64_t offset) {
     if (n <= 0) return "";
     got += static_cast<std::size_t>(n);
   }
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (std::size_t i = 0; i < got; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= 0x100000001b3ULL;
-  }
-  return std::to_string(got) + ":" + std::to_string(h);
+  return Fingerprint(data, got);
+}
+
+// The same of a gzip file's decompressed content: a rotated file and its .gz
+// have the same fingerprint.
+std::string GzHeadFingerprint(const std::string& path, std::uint64_t offset) {
+  char data[kHeadBytes];
+  const std::size_t want = offset < kHeadBytes ? static_cast<std::size_t>(offset) : kHeadBytes;
+  gzFile gz = gzopen(path.c_str(), "rb");
+  if (gz == nullptr) return "";
+  const int n = want == 0 ? 0 : gzread(gz, data, static_cast<unsigned>(want));
+  gzclose(gz);
+  if (n < 0 || static_cast<std::size_t>(n) != want) return "";
+  return Fingerprint(data, want);
 }
 
 using LogFn = void (*)(std::string_view, std::string_view, const nlohmann::json&);
@@ -102,16 +120,17 @@ PodLogFileKind ClassifyPodLogFile(std::string_view name) {
   std::string_view rest = name.substr(dot + 4);
   if (rest.empty()) return PodLogFileKind::kCurrent;
   // ".YYYYMMDD-hhmmss" exactly; ".gz" and ".tmp" suffixes make it longer.
-  if (rest.size() == 16 && rest[0] == '.' && AllDigits(rest.substr(1, 8)) && rest[9] == '-' &&
-      AllDigits(rest.substr(10, 6))) {
-    return PodLogFileKind::kRotated;
-  }
+  const bool stamped = rest.size() >= 16 && rest[0] == '.' && AllDigits(rest.substr(1, 8)) &&
+                       rest[9] == '-' && AllDigits(rest.substr(10, 6));
+  if (stamped && rest.size() == 16) return PodLogFileKind::kRotated;
+  if (stamped && rest.substr(16) == ".gz") return PodLogFileKind::kCompressed;
   return PodLogFileKind::kIgnored;
 }
 
 struct PodLogSource::TrackedFile {
   explicit TrackedFile(std::size_t max_line_bytes) : joiner(max_line_bytes) {}
   ~TrackedFile() {
+    if (gz != nullptr) gzclose(gz);
     if (fd >= 0) ::close(fd);
   }
   TrackedFile(const TrackedFile&) = delete;
@@ -123,10 +142,13 @@ struct PodLogSource::TrackedFile {
   PodDir pod;
   std::string container;
   int fd = -1;
+  gzFile gz = nullptr;             // a .gz: read through zlib (offsets are decompressed)
   std::uint64_t offset = 0;        // file offset of buf[0]
   std::uint64_t start_offset = 0;  // where this run began reading: the checkpoint until a commit
   std::string buf;                 // read, not yet parsed
-  bool skip_to_newline = false;    // dropping the rest of an overlong non-CRI line
+  bool skip_to_newline = false;    // dropping the rest of an overlong line
+  std::string overlong;            // that line's head, parsed once its newline is found
+  std::uint64_t overlong_start = 0;
   PartialLineJoiner joiner;
   std::uint64_t pending_start[2] = {kNone, kNone};  // offset of each stream's first pending P
   bool present = true;                              // seen by the last scan
@@ -179,6 +201,10 @@ void PodLogSource::LoadCheckpoint() {
     SavedFile& saved = saved_offsets_[key];
     saved.offset = f["offset"].get<std::uint64_t>();
     if (f.contains("head") && f["head"].is_string()) saved.head = f["head"].get<std::string>();
+    if (f.contains("path") && f["path"].is_string()) saved.path = f["path"].get<std::string>();
+    if (f.contains("size") && f["size"].is_number_unsigned()) {
+      saved.size = f["size"].get<std::uint64_t>();
+    }
   }
   saved_content_ = **loaded;
   had_checkpoint_ = true;
@@ -209,6 +235,15 @@ void PodLogSource::Scan() {
       }
     }
   }
+  if (!first_scan_done_) {
+    std::vector<FileKey> missing;
+    for (const auto& [key, saved] : saved_offsets_) {
+      if (files_.count(key) == 0) missing.push_back(key);
+    }
+    missing.insert(missing.end(), recycled_.begin(), recycled_.end());
+    recycled_.clear();
+    for (const FileKey& key : missing) RecoverMissing(key);
+  }
   // The checkpoint only places files that exist at start; later files with
   // a recycled inode must not inherit an old offset.
   saved_offsets_.clear();
@@ -232,6 +267,10 @@ void PodLogSource::Track(const std::string& path, const PodDir& pod, const std::
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
   auto it = files_.find(FileKey{st.st_dev, st.st_ino});
+  // A .gz was read (before kubelet compressed it) unless the checkpoint
+  // says we were still reading it, or RecoverMissing() found it.
+  const bool gz = kind == PodLogFileKind::kCompressed;
+  if (gz && it == files_.end() && saved_offsets_.count(FileKey{st.st_dev, st.st_ino}) == 0) return;
   if (it == files_.end()) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -251,6 +290,15 @@ void PodLogSource::Track(const std::string& path, const PodDir& pod, const std::
       auto f = std::make_unique<TrackedFile>(options_.max_line_bytes);
       f->key = key;
       f->fd = fd;
+      if (gz) {
+        const int gz_fd = ::dup(fd);
+        f->gz = gz_fd < 0 ? nullptr : gzdopen(gz_fd, "rb");
+        if (f->gz == nullptr) {
+          if (gz_fd >= 0) ::close(gz_fd);
+          LogWarning(kComponent, "cannot read compressed log file", {{"path", path}});
+          return;
+        }
+      }
       f->pod = pod;
       f->container = container;
       const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
@@ -259,14 +307,22 @@ void PodLogSource::Track(const std::string& path, const PodDir& pod, const std::
         // Shorter than the saved offset, or different first bytes: not the
         // file we read (a recycled inode), or truncated; read it whole.
         const SavedFile& s = saved->second;
-        if (s.offset <= size && HeadFingerprint(fd, s.offset) == s.head) {
+        if (gz ? GzHeadFingerprint(path, s.offset) == s.head
+               : s.offset <= size && HeadFingerprint(fd, s.offset) == s.head) {
           start = s.offset;
         } else {
           LogInfo(kComponent, "checkpointed inode holds another file; reading it whole",
                   {{"path", path}});
+          recycled_.push_back(key);  // the file it held is gone: RecoverMissing()
         }
       } else if (!first_scan_done_ && !had_checkpoint_ && kind == PodLogFileKind::kRotated) {
         start = size;  // history from before the first start
+      }
+      if (gz && start > 0 && gzseek(f->gz, static_cast<z_off_t>(start), SEEK_SET) < 0) {
+        LogWarning(kComponent, "cannot seek in compressed log file; reading it whole",
+                   {{"path", path}});
+        gzrewind(f->gz);
+        start = 0;
       }
       f->offset = f->start_offset = start;
       it = files_.emplace(key, std::move(f)).first;
@@ -278,11 +334,67 @@ void PodLogSource::Track(const std::string& path, const PodDir& pod, const std::
   f.sort_key = sort_key;
 }
 
+void PodLogSource::RecoverMissing(const FileKey& key) {
+  const SavedFile saved = saved_offsets_.at(key);
+  const std::size_t slash = saved.path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : saved.path.substr(0, slash);
+  const std::string name = saved.path.substr(slash + 1);
+  const std::size_t dir_slash = dir.rfind('/');
+  const std::string container = dir.substr(dir_slash + 1);
+  const std::string pod_path = dir_slash == std::string::npos ? "" : dir.substr(0, dir_slash);
+  std::optional<PodDir> pod = ParsePodDirName(pod_path.substr(pod_path.rfind('/') + 1));
+  if (pod && !IncludeNamespace(pod->namespace_name)) return;  // not ours any more
+
+  // Rotated (renamed "<n>.log.<stamp>") and then compressed while we were
+  // down: its .gz has another inode and the same content. Which .gz is
+  // told by the decompressed head; with nothing read (offset 0) there is
+  // no head to tell it by.
+  const std::string base = name.substr(0, name.find(".log") + 4);  // "0.log"
+  if (pod && saved.offset > 0 && name.find(".log") != std::string::npos) {
+    for (const DirEntry& e : ListDir(dir)) {
+      if (ClassifyPodLogFile(e.name) != PodLogFileKind::kCompressed ||
+          e.name.compare(0, base.size() + 1, base + ".") != 0) {
+        continue;
+      }
+      const std::string gz_path = dir + "/" + e.name;
+      struct stat st {};
+      if (::stat(gz_path.c_str(), &st) != 0) continue;
+      const FileKey gz_key{st.st_dev, st.st_ino};
+      if (files_.count(gz_key) != 0 || GzHeadFingerprint(gz_path, saved.offset) != saved.head) {
+        continue;
+      }
+      LogInfo(kComponent,
+              "checkpointed log file was compressed while the agent was down; "
+              "reading the rest from the .gz",
+              {{"path", saved.path}, {"gz", gz_path}, {"offset", saved.offset}});
+      saved_offsets_[gz_key] = saved;
+      Track(gz_path, *pod, container, PodLogFileKind::kCompressed);
+      if (files_.count(gz_key) != 0) return;
+    }
+  }
+  if (saved.size && saved.offset >= *saved.size) {
+    LogDebug(kComponent, "checkpointed log file is gone, read to its end", {{"path", saved.path}});
+    return;
+  }
+  // Gone with data not yet delivered (a pod deleted, or a .gz kubelet has
+  // pruned too): counted, one per file (how many lines is unknown).
+  ++counters_.lost;
+  LogWarning(kComponent,
+             "checkpointed log file is gone before it was read to its end; counted as lost",
+             {{"path", saved.path},
+              {"offset", saved.offset},
+              {"size", saved.size ? nlohmann::json(*saved.size) : nlohmann::json()}});
+}
+
 void PodLogSource::Emit(TrackedFile& f, JoinedLine line, std::uint64_t end_offset,
                         std::vector<LogRecord>& out) {
   // A pending P chunk of the other stream lies before this line's end:
-  // resuming after this line would lose it, so the cursor stays before it
-  // (at worst this line is read again after a restart, never lost).
+  // resuming after this line would lose it, so the resume offset stays
+  // before it (at worst this line is read again after a restart, never
+  // lost). Several records can share that resume offset, and the event id
+  // derives from the cursor, so the line's own end is added to tell them
+  // apart: "<dev>:<ino>:<resume>:<end>". Re-read after a restart from
+  // <resume>, the same chunk is pending again and the cursor is the same.
   std::uint64_t resume = end_offset;
   for (std::uint64_t p : f.pending_start) resume = std::min(resume, p);
 
@@ -293,6 +405,7 @@ void PodLogSource::Emit(TrackedFile& f, JoinedLine line, std::uint64_t end_offse
   r.time = line.time;
   r.cursor =
       std::to_string(f.key.dev) + ":" + std::to_string(f.key.ino) + ":" + std::to_string(resume);
+  if (resume != end_offset) r.cursor += ":" + std::to_string(end_offset);
   r.labels["namespace"] = f.pod.namespace_name;
   r.labels["pod"] = f.pod.pod;
   r.labels["uid"] = f.pod.uid;
@@ -304,13 +417,34 @@ void PodLogSource::Emit(TrackedFile& f, JoinedLine line, std::uint64_t end_offse
   }
   ++counters_.records;
   counters_.bytes += r.text.size();
+  batch_bytes_ += r.text.size();
   out.push_back(std::move(r));
+}
+
+bool PodLogSource::BatchFull(const std::vector<LogRecord>& out, std::size_t limit) const {
+  return out.size() >= limit || BatchBytesReached(batch_bytes_);
+}
+
+void PodLogSource::ParseLine(TrackedFile& f, std::string_view line, std::uint64_t line_start,
+                             std::uint64_t line_end, std::vector<LogRecord>& out) {
+  std::optional<CriLine> cri = ParseCriLine(line);
+  if (!cri) {
+    ++counters_.parse_errors;
+    return;
+  }
+  const std::size_t s = StreamIndex(cri->stream);
+  if (cri->partial && f.pending_start[s] == kNone) f.pending_start[s] = line_start;
+  std::optional<JoinedLine> joined = f.joiner.Add(*cri);
+  if (joined) {
+    f.pending_start[s] = kNone;
+    Emit(f, std::move(*joined), line_end, out);
+  }
 }
 
 bool PodLogSource::ReadFile(TrackedFile& f, std::vector<LogRecord>& out, std::size_t limit) {
   for (;;) {
     std::size_t pos = 0;
-    while (out.size() < limit) {
+    while (!BatchFull(out, limit)) {
       const std::size_t nl = f.buf.find('\n', pos);
       if (nl == std::string::npos) break;
       const std::uint64_t line_start = f.offset + pos;
@@ -318,37 +452,53 @@ bool PodLogSource::ReadFile(TrackedFile& f, std::vector<LogRecord>& out, std::si
       const std::string_view line(f.buf.data() + pos, nl - pos);
       pos = nl + 1;
       if (f.skip_to_newline) {
+        // The end of an overlong line: its head stands for it, cut.
         f.skip_to_newline = false;
+        const std::string head = std::move(f.overlong);
+        f.overlong.clear();
+        ParseLine(f, head, f.overlong_start, line_end, out);
         continue;
       }
-      std::optional<CriLine> cri = ParseCriLine(line);
-      if (!cri) {
-        ++counters_.parse_errors;
-        continue;
-      }
-      const std::size_t s = StreamIndex(cri->stream);
-      if (cri->partial && f.pending_start[s] == kNone) f.pending_start[s] = line_start;
-      std::optional<JoinedLine> joined = f.joiner.Add(*cri);
-      if (joined) {
-        f.pending_start[s] = kNone;
-        Emit(f, std::move(*joined), line_end, out);
-      }
+      ParseLine(f, line, line_start, line_end, out);
     }
     f.buf.erase(0, pos);
     f.offset += pos;
-    if (out.size() >= limit) return false;
+    if (BatchFull(out, limit)) return false;
 
     if (f.buf.size() > options_.max_line_bytes + kChunk) {
-      // No runtime writes a CRI line this long (containerd splits at 16 KiB,
-      // conmon at 8 KiB): it is not CRI output. Drop it up to its newline.
-      ++counters_.parse_errors;
+      // One line longer than the cap (no runtime writes such a CRI line:
+      // containerd splits at 16 KiB, conmon at 8 KiB; a P...F line is cut
+      // by the joiner): keep its head, which the joiner cuts at the cap and
+      // labels truncated, and skip the rest up to its newline without
+      // buffering it, so one huge line costs max_line_bytes, not its size.
+      if (!f.skip_to_newline) {
+        f.overlong_start = f.offset;
+        f.overlong.assign(f.buf, 0, options_.max_line_bytes + kChunk);
+        f.skip_to_newline = true;
+      }
       f.offset += f.buf.size();
       f.buf.clear();
-      f.skip_to_newline = true;
     }
     const std::size_t old = f.buf.size();
     f.buf.resize(old + kChunk);
     ssize_t n = 0;
+    if (f.gz != nullptr) {
+      // Sequential: the stream stands just after what buf holds. A .gz is
+      // written whole (kubelet renames it from .tmp): no truncation check.
+      n = gzread(f.gz, f.buf.data() + old, static_cast<unsigned>(kChunk));
+      if (n <= 0) {
+        f.buf.resize(old);
+        if (n < 0 && !f.read_error_logged) {
+          LogWarning(kComponent, "compressed log file is corrupt; the rest is lost",
+                     {{"path", f.path}, {"offset", f.offset + old}});
+          ++counters_.lost;
+          f.read_error_logged = true;
+        }
+        return true;
+      }
+      f.buf.resize(old + static_cast<std::size_t>(n));
+      continue;
+    }
     do {
       n = ::pread(f.fd, f.buf.data() + old, kChunk, static_cast<off_t>(f.offset + old));
     } while (n < 0 && errno == EINTR);
@@ -369,6 +519,7 @@ bool PodLogSource::ReadFile(TrackedFile& f, std::vector<LogRecord>& out, std::si
         f.offset = 0;
         f.buf.clear();
         f.skip_to_newline = false;
+        f.overlong.clear();
         f.joiner = PartialLineJoiner(options_.max_line_bytes);
         f.pending_start[0] = f.pending_start[1] = kNone;
         continue;
@@ -383,6 +534,7 @@ Status PodLogSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
                           std::stop_token stop) {
   const std::size_t first = out.size();
   const std::size_t limit = first + max_records;
+  batch_bytes_ = 0;
   for (;;) {
     if (stop.stop_requested()) return OkStatus();
     auto now = std::chrono::steady_clock::now();
@@ -398,7 +550,7 @@ Status PodLogSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
       TrackedFile& f = *order_[index];
       const bool eof = ReadFile(f, out, limit);
       f.drained = eof && !f.present;
-      if (out.size() >= limit) {
+      if (BatchFull(out, limit)) {
         // Continue with the next container; stay on this file only when its
         // successor is a newer file of the same container (a rotated file is
         // drained before the current one).
@@ -454,15 +606,20 @@ Status PodLogSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
 }
 
 void PodLogSource::Commit(std::string_view cursor) {
-  std::uint64_t parts[3] = {0, 0, 0};
-  for (int i = 0; i < 3; ++i) {
-    const std::size_t colon = i < 2 ? cursor.find(':') : cursor.size();
-    if (colon == std::string_view::npos) return;
+  // "<dev>:<ino>:<resume>[:<end>]": the checkpoint keeps <resume>.
+  std::uint64_t parts[4] = {0, 0, 0, 0};
+  std::size_t n = 0;
+  for (;;) {
+    if (n == 4) return;
+    const std::size_t colon = std::min(cursor.find(':'), cursor.size());
     const std::string_view field = cursor.substr(0, colon);
-    auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), parts[i]);
-    if (ec != std::errc() || end != field.data() + field.size()) return;
-    cursor.remove_prefix(i < 2 ? colon + 1 : colon);
+    auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), parts[n]);
+    if (field.empty() || ec != std::errc() || end != field.data() + field.size()) return;
+    ++n;
+    if (colon == cursor.size()) break;
+    cursor.remove_prefix(colon + 1);
   }
+  if (n < 3) return;
   const FileKey key{static_cast<dev_t>(parts[0]), static_cast<ino_t>(parts[1])};
   if (files_.count(key) != 0) committed_[key] = parts[2];
 }
@@ -472,11 +629,17 @@ Status PodLogSource::SaveCheckpoint() {
   for (const auto& [key, f] : files_) {
     auto c = committed_.find(key);
     const std::uint64_t offset = c != committed_.end() ? c->second : f->start_offset;
+    struct stat st {};
+    const std::uint64_t size =
+        ::fstat(f->fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
     files.push_back({{"dev", static_cast<std::uint64_t>(key.dev)},
                      {"ino", static_cast<std::uint64_t>(key.ino)},
                      {"offset", offset},
-                     {"head", HeadFingerprint(f->fd, offset)},
+                     {"head", f->gz != nullptr ? GzHeadFingerprint(f->path, offset)
+                                               : HeadFingerprint(f->fd, offset)},
                      {"path", EscapeInvalidUtf8(f->path)}});
+    // A .gz's size on disk says nothing about its decompressed offsets.
+    if (f->gz == nullptr) files.back()["size"] = size;
   }
   for (auto it = committed_.begin(); it != committed_.end();) {
     it = files_.count(it->first) != 0 ? std::next(it) : committed_.erase(it);

@@ -36,9 +36,11 @@ std::optional<PodDir> ParsePodDirName(std::string_view name);
 
 // What a file in a container's log directory is to the tailer. Pure.
 enum class PodLogFileKind {
-  kCurrent,  // "<n>.log": the runtime writes here
-  kRotated,  // "<n>.log.<YYYYMMDD-hhmmss>": renamed by kubelet; may still be written briefly
-  kIgnored,  // "*.gz" (read before compression), "*.tmp", anything else
+  kCurrent,     // "<n>.log": the runtime writes here
+  kRotated,     // "<n>.log.<YYYYMMDD-hhmmss>": renamed by kubelet; may still be written briefly
+  kCompressed,  // "<n>.log.<YYYYMMDD-hhmmss>.gz": compressed by kubelet at the next rotation;
+                // read only to finish a file the checkpoint says was not finished
+  kIgnored,     // "*.tmp", anything else
 };
 PodLogFileKind ClassifyPodLogFile(std::string_view name);
 
@@ -50,8 +52,9 @@ PodLogFileKind ClassifyPodLogFile(std::string_view name);
 // timestamp of its first chunk, origin pod, labels namespace, pod, uid,
 // container, stream (and truncated=true when the cap cut it).
 // Cursor: "<dev>:<inode>:<offset>" of the file the record came from, offset
-// just after its F line (see the README for the one interleaving case where
-// it is earlier).
+// just after its F line; while a P chunk of the other stream is pending,
+// "<dev>:<inode>:<offset of that chunk>:<offset after the F line>" (resume
+// before the chunk, and still one distinct cursor per record; README).
 //
 // Files are tracked by (device, inode), not by name. Discovery rescans the
 // root every `rescan_interval`: new pods and containers are picked up without
@@ -114,9 +117,17 @@ class PodLogSource final : public Source {
   void Scan();
   void Track(const std::string& path, const PodDir& pod, const std::string& container,
              PodLogFileKind kind);
+  // First scan: a checkpointed inode no longer on disk. Its rest is read
+  // from the .gz kubelet made of it, else counted in stats().lost.
+  void RecoverMissing(const FileKey& key);
   // Reads and parses `f` until EOF or `out` holds `limit` records.
   // True at EOF.
   bool ReadFile(TrackedFile& f, std::vector<LogRecord>& out, std::size_t limit);
+  // One CRI line of `f` ending (newline included) at `line_end`.
+  void ParseLine(TrackedFile& f, std::string_view line, std::uint64_t line_start,
+                 std::uint64_t line_end, std::vector<LogRecord>& out);
+  // `limit` records, or the batch byte bound (Source::set_max_batch_bytes).
+  bool BatchFull(const std::vector<LogRecord>& out, std::size_t limit) const;
   void Emit(TrackedFile& f, JoinedLine line, std::uint64_t end_offset, std::vector<LogRecord>& out);
   bool IncludeNamespace(std::string_view ns) const;
 
@@ -130,13 +141,17 @@ class PodLogSource final : public Source {
   struct SavedFile {
     std::uint64_t offset = 0;
     std::string head;  // fingerprint of the first bytes: tells a recycled inode apart
+    std::string path;  // where it was at the save
+    std::optional<std::uint64_t> size;  // its size at the save (absent in older checkpoints)
   };
   std::map<FileKey, SavedFile> saved_offsets_;  // from the checkpoint, until the first scan
+  std::vector<FileKey> recycled_;  // first scan: checkpointed inodes now holding another file
   bool had_checkpoint_ = false;
   bool first_scan_done_ = false;
   std::chrono::steady_clock::time_point next_scan_{};
   std::map<FileKey, std::uint64_t> committed_;
   std::string saved_content_;
+  std::size_t batch_bytes_ = 0;  // text appended by the current Read()
 
   SourceCounters counters_;  // stats(); added on the source's thread
   std::atomic<std::uint64_t> truncated_{0};

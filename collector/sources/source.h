@@ -60,6 +60,22 @@ class Source {
   virtual Status SaveCheckpoint() = 0;
 
   virtual SourceStats stats() const = 0;
+
+  // Read() stops appending once the text of the records it appended in one
+  // call reaches this many bytes (it appends at least one record): with long
+  // lines, a batch of max_records would otherwise hold max_records times the
+  // line cap. 0: no bound. Set by the pipeline before the first Read();
+  // sources whose records are small (kmsg, ibcounters) may ignore it.
+  void set_max_batch_bytes(std::size_t bytes) { max_batch_bytes_ = bytes; }
+
+ protected:
+  // True once `appended_bytes` of text in this Read() call reach the bound.
+  bool BatchBytesReached(std::size_t appended_bytes) const {
+    return max_batch_bytes_ != 0 && appended_bytes >= max_batch_bytes_;
+  }
+
+ private:
+  std::size_t max_batch_bytes_ = 0;
 };
 
 }  // namespace faultline

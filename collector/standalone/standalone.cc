@@ -17,16 +17,13 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/config_reader.h"
 #include "base/log.h"
 #include "collector/agent/agent_config.h"
-#include "collector/agent/agent_metrics.h"
-#include "collector/agent/agent_sources.h"
-#include "collector/agent/pipeline.h"
-#include "collector/agent/rules_watcher.h"
-#include "collector/agent/wait_for_stop.h"
+#include "collector/agent/agent_stack.h"
 #include "collector/standalone/own_node_api.h"
+#include "collector/standalone/standalone_config.h"
 #include "collector/standalone/standalone_sink.h"
-#include "endpoint/http_endpoint.h"
 #include "tainter/dry_run_node_api.h"
 #include "tainter/kube/kube_config.h"
 #include "tainter/kube/kube_node_api.h"
@@ -61,13 +58,6 @@ struct Flags {
   bool dry_run = false;
   bool demo = false;
 };
-
-std::string ReadBootId() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  std::getline(in, id);
-  return id;
-}
 
 bool Writable(const std::string& dir) {
   std::error_code ec;
@@ -144,35 +134,18 @@ bool KmsgUsable(const std::string& path) {
 
 // Mode and credentials: returns the KubeConfig to write with, nullopt for a
 // dry run (with `why` for the one line that says so), or an error.
-Result<std::optional<KubeConfig>> DiscoverKube(const StandaloneConfig& s, std::string& why) {
+Result<std::optional<KubeConfig>> DiscoverKube(const KubernetesSettings& s, std::string& why) {
   Result<KubeConfig> kube = LoadKubeConfigAuto(s.kubeconfig, s.context);
   if (kube) return std::optional<KubeConfig>(std::move(*kube));
   const StatusCode code = kube.error().code();
   if (s.kubeconfig.empty() &&
       (code == StatusCode::kFailedPrecondition || code == StatusCode::kNotFound)) {
     why =
-        "no Kubernetes credentials found (no kubernetes.kubeconfig, not in a cluster, no "
-        "$KUBECONFIG or ~/.kube/config)";
+        "no Kubernetes credentials found (no kubernetes.kubeconfig, no $KUBECONFIG, not in a "
+        "cluster, no ~/.kube/config)";
     return std::optional<KubeConfig>();
   }
   return kube.error();  // a kubeconfig that exists but is unusable: say so, do not guess
-}
-
-Tainter::Options TainterOptions(const StandaloneConfig& s) {
-  Tainter::Options o;
-  o.taint = {s.taint_key, s.taint_value, s.taint_effect, ""};
-  o.annotation_key = s.annotation;
-  o.max_annotation_bytes = s.max_annotation_bytes;
-  o.opt_out_label = s.opt_out_label;
-  o.node_selector = "";  // the own node is managed unless it opted out
-  // One node: a fraction of one is either the node or nothing, and
-  // min_allowed (1) lets that one node be tainted. The count of new taints
-  // per window still applies (a node that flaps between tainted and not).
-  o.policy.max_new_taints = s.max_new_taints;
-  o.policy.new_taint_window = std::chrono::duration_cast<std::chrono::seconds>(s.valve_window);
-  o.policy.event_interval = std::chrono::duration_cast<std::chrono::seconds>(s.event_interval);
-  o.dry_run = false;  // a dry run swaps the NodeApi (DryRunNodeApi) instead
-  return o;
 }
 
 int ParseFlags(int argc, char** argv, Flags& flags) {
@@ -198,22 +171,19 @@ int ParseFlags(int argc, char** argv, Flags& flags) {
   return -1;
 }
 
-std::optional<AgentConfig> LoadConfig(const Flags& flags) {
+std::optional<StandaloneAgentConfig> LoadConfig(const Flags& flags) {
   std::string text;
   std::string name = "<embedded standalone defaults>";
   if (!flags.config_path.empty()) {
-    std::ifstream file(flags.config_path, std::ios::binary);
-    if (!file) {
+    if (Status s = ReadConfigText(flags.config_path, text); !s.ok()) {
       std::cerr << flags.config_path << ": error: cannot read the config file\n";
       return std::nullopt;
     }
-    std::stringstream buffer;
-    buffer << file.rdbuf();
-    text = buffer.str();
     name = flags.config_path;
   }
   Diagnostics diags;
-  std::optional<AgentConfig> config = ParseAgentConfig(text, name, diags, AgentMode::kStandalone);
+  std::optional<StandaloneAgentConfig> config =
+      ParseStandaloneAgentConfig(text, name, diags, AgentMode::kStandalone);
   if (!config) diags.Print(std::cerr, {{name, text}});
   return config;
 }
@@ -222,7 +192,7 @@ std::optional<AgentConfig> LoadConfig(const Flags& flags) {
 // checkpoints to resume), /dev/kmsg from its end (old ring contents are not
 // reported), or, where /dev/kmsg cannot be written, a file it writes itself.
 // Returns the temporary directory (removed at the end), empty on failure.
-std::string MakeDemoConfig(AgentConfig& c, std::string& demo_file) {
+std::string MakeDemoConfig(StandaloneAgentConfig& c, std::string& demo_file) {
   char dir[] = "/tmp/faultline-demo-XXXXXX";
   if (::mkdtemp(dir) == nullptr) return "";
   SetStateDir(c, dir);
@@ -243,6 +213,47 @@ std::string MakeDemoConfig(AgentConfig& c, std::string& demo_file) {
   return dir;
 }
 
+// Writes the demo's lines where the agent reads them, waits up to 10 s for
+// their decisions, and says what happened. 0 when every line was decided
+// and a patch printed.
+int RunDemo(const AgentConfig& config, const std::string& demo_file, const std::string& marker,
+            const std::atomic<int>& demo_handled, const DryRunNodeApi& dry_api,
+            const sigset_t& signals) {
+  const std::vector<std::string> lines = DemoLines(marker);
+  std::cout << "demo: writing a fake Xid 13 (application fault) and Xid 79 (GPU fell off the "
+               "bus) to "
+            << (demo_file.empty() ? config.kmsg.device_path
+                                  : demo_file + " (" + config.kmsg.device_path +
+                                        " cannot be opened for reading and writing here)")
+            << ", marker " << marker << '\n';
+  std::cout.flush();
+  for (const std::string& line : lines) {
+    Status s = OkStatus();
+    if (demo_file.empty()) {
+      s = WriteKmsg(config.kmsg.device_path, line);
+    } else {
+      std::ofstream out(demo_file, std::ios::app);
+      out << line << '\n';
+      if (!out.flush()) s = UnavailableError("cannot write " + demo_file);
+    }
+    if (!s.ok()) std::cerr << "faultline-agent: demo: " << s.ToString() << '\n';
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (demo_handled.load() < static_cast<int>(lines.size()) &&
+         std::chrono::steady_clock::now() < deadline) {
+    const timespec tick{0, 50'000'000};
+    const int sig = sigtimedwait(&signals, nullptr, &tick);
+    if (sig == SIGTERM || sig == SIGINT) break;
+  }
+  const int handled = demo_handled.load();
+  std::cout << "\ndemo: " << handled << " of " << lines.size() << " fake faults detected and "
+            << "decided; " << dry_api.patches() << " node patch(es) and " << dry_api.events()
+            << " Event(s) printed above, nothing sent.\n";
+  const int demo_rc = handled == static_cast<int>(lines.size()) && dry_api.patches() > 0 ? 0 : 1;
+  if (demo_rc != 0) std::cout << "demo: FAILED: not everything was detected within 10 s\n";
+  return demo_rc;
+}
+
 }  // namespace
 
 int RunStandalone(int argc, char** argv, const sigset_t& signals) {
@@ -254,7 +265,7 @@ int RunStandalone(int argc, char** argv, const sigset_t& signals) {
   }
 
   // 1. Config, rules and Kubernetes credentials: every problem before anything starts.
-  std::optional<AgentConfig> config = LoadConfig(flags);
+  std::optional<StandaloneAgentConfig> config = LoadConfig(flags);
   if (!config) return 2;
   std::string demo_file;
   std::string demo_dir;
@@ -279,18 +290,15 @@ int RunStandalone(int argc, char** argv, const sigset_t& signals) {
       }
     }
   }
-  Diagnostics rule_diags;
-  SourceTexts rule_texts;
-  std::shared_ptr<const RuleSet> rules = LoadRules(config->rules, {}, rule_diags, rule_texts);
-  rule_diags.Print(std::cerr, rule_texts);
-  if (!rules) return 2;
+  std::unique_ptr<AgentStack> stack = AgentStack::Create(*config, std::cerr);
+  if (!stack) return 2;
 
-  const StandaloneConfig& sc = config->standalone;
+  const StandaloneSettings& sc = config->standalone;
   const bool dry_run = flags.dry_run || sc.dry_run || flags.demo;
   std::optional<KubeConfig> kube;
   std::string no_kube_why;
   if (!flags.demo) {
-    Result<std::optional<KubeConfig>> found = DiscoverKube(sc, no_kube_why);
+    Result<std::optional<KubeConfig>> found = DiscoverKube(sc.kubernetes, no_kube_why);
     if (!found) {
       std::cerr << "faultline-agent: error: Kubernetes config: " << found.error().message() << '\n';
       return 2;
@@ -298,20 +306,17 @@ int RunStandalone(int argc, char** argv, const sigset_t& signals) {
     kube = std::move(*found);
   }
 
-  // 2. Components, in dependency order; destroyed in reverse.
+  // 2. The sink (the tainter over this node), then the stack over it;
+  // destroyed in reverse.
   const std::string& node = config->node_name;
-  MetricsRegistry registry;
-  AgentMetrics metrics(registry);
-  RuleSetHolder holder(rules);
-  metrics.rules_loaded.Set(static_cast<double>(rules->size()));
-
+  MetricsRegistry& registry = stack->registry();
   std::unique_ptr<KubeNodeApi> kube_api;
   std::unique_ptr<OwnNodeApi> own_api;
   if (kube) {
     KubeNodeApi::Options ko;
-    ko.http.qps = sc.qps;
-    ko.http.burst = sc.burst;
-    ko.http.request_timeout = sc.request_timeout;
+    ko.http.qps = sc.kubernetes.qps;
+    ko.http.burst = sc.kubernetes.burst;
+    ko.http.request_timeout = sc.kubernetes.request_timeout;
     Result<std::unique_ptr<KubeNodeApi>> api =
         KubeNodeApi::Create(*kube, ko, RealClock(), registry);
     if (!api) {
@@ -330,8 +335,10 @@ int RunStandalone(int argc, char** argv, const sigset_t& signals) {
     api = own_dry_api.get();
   }
 
+  // A dry run swaps the NodeApi (DryRunNodeApi) rather than setting
+  // Tainter::Options::dry_run, so the patches are printed.
   Result<std::unique_ptr<Tainter>> tainter =
-      Tainter::Create(TainterOptions(sc), *api, registry, RealClock());
+      Tainter::Create(sc.tainter, *api, registry, RealClock());
   if (!tainter) {
     std::cerr << "faultline-agent: error: standalone: " << tainter.error().message() << '\n';
     return 2;
@@ -359,69 +366,25 @@ int RunStandalone(int argc, char** argv, const sigset_t& signals) {
   }
   StandaloneSink sink(**tainter, RealClock(), sink_options);
 
-  Result<std::vector<std::unique_ptr<Source>>> sources = OpenSources(*config, RealClock());
-  if (!sources) {
-    std::cerr << "faultline-agent: error: " << sources.error().message() << '\n';
-    if (sources.error().code() == StatusCode::kPermissionDenied) {
+  AgentStack::SinkChecks checks;
+  checks.not_ready = [&sink]() -> std::optional<std::string> {
+    if (!sink.api_reachable()) return "Kubernetes API unreachable";
+    return std::nullopt;
+  };
+  AgentStack::Options stack_options;
+  stack_options.watch_rules = !flags.demo;
+  stack_options.endpoint_required = false;
+  if (Status s = stack->Assemble(sink, checks, stack_options); !s.ok()) {
+    std::cerr << "faultline-agent: error: " << s.message() << '\n';
+    if (s.code() == StatusCode::kPermissionDenied) {
       std::cerr << "  (reading /dev/kmsg needs root or CAP_SYSLOG; run with sudo, or set "
                    "sources.kmsg.enabled: false and read a file instead)\n";
     }
-    return sources.error().code() == StatusCode::kFailedPrecondition ||
-                   sources.error().code() == StatusCode::kPermissionDenied
-               ? 2
-               : 1;
-  }
-  if (sources->empty()) {
-    std::cerr << "faultline-agent: error: no source is enabled\n";
-    return 2;
-  }
-
-  Pipeline::Options options;
-  options.node_name = node;
-  options.boot_id = ReadBootId();
-  options.max_batch_records = config->max_batch_records;
-  options.max_queued_batches = config->max_queued_batches;
-  options.max_uncommitted_records = config->max_uncommitted_records;
-  options.checkpoint_interval = config->checkpoint_interval;
-  options.suppression.window = config->suppression_window;
-  options.suppression.max_folded = config->suppression_max_folded;
-  Pipeline pipeline(std::move(*sources), holder, sink, RealClock(), metrics, options);
-
-  std::optional<RulesWatcher> watcher;
-  if (!flags.demo) {
-    watcher.emplace(RulesWatcher::Options{config->rules, {}, config->rules_reload_debounce}, holder,
-                    metrics);
-    if (Status s = watcher->Start(); !s.ok()) {
-      LogWarning("agent", "rules directories are not watched", {{"error", s.ToString()}});
-    }
-  }
-
-  std::unique_ptr<HttpEndpoint> http;
-  if (!config->metrics_address.empty()) {
-    Result<std::unique_ptr<HttpEndpoint>> endpoint = HttpEndpoint::Start(
-        {config->metrics_address}, registry,
-        [&holder, &sink] {
-          Readiness r;
-          if (!holder.Get()) r = {false, "no rules loaded"};
-          if (!sink.api_reachable()) r = {false, "Kubernetes API unreachable"};
-          return r;
-        },
-        [&pipeline] {
-          if (!pipeline.healthy()) return Readiness{false, "a pipeline thread stopped"};
-          return Readiness{};
-        });
-    if (!endpoint) {
-      // Standalone runs beside other things on a workstation: a busy port
-      // costs the metrics, not the agent.
-      LogWarning("standalone", "metrics endpoint not started",
-                 {{"address", config->metrics_address}, {"error", endpoint.error().message()}});
-    } else {
-      http = std::move(*endpoint);
-    }
+    return AgentStack::ExitCode(s);
   }
 
   // 3. Say what this run will do, once, where the user looks.
-  std::cout << "faultline standalone agent on node " << node << ": " << rules->size()
+  std::cout << "faultline standalone agent on node " << node << ": " << stack->rules_loaded()
             << " rules; sources:";
   if (config->kmsg_enabled) std::cout << " kmsg";
   if (config->journal_enabled) std::cout << " journal";
@@ -441,59 +404,18 @@ int RunStandalone(int argc, char** argv, const sigset_t& signals) {
   }
   std::cout.flush();
 
-  pipeline.Start();
-  LogInfo("agent", "started",
-          {{"node", node},
-           {"mode", "standalone"},
-           {"dry_run", dry_api != nullptr},
-           {"rules", rules->size()},
-           {"metrics_port", http ? http->port() : 0}});
+  stack->Start({{"mode", "standalone"}, {"dry_run", dry_api != nullptr}});
 
   int demo_rc = 0;
   if (flags.demo) {
-    const std::vector<std::string> lines = DemoLines(marker);
-    std::cout << "demo: writing a fake Xid 13 (application fault) and Xid 79 (GPU fell off the "
-                 "bus) to "
-              << (demo_file.empty() ? config->kmsg.device_path
-                                    : demo_file + " (" + config->kmsg.device_path +
-                                          " cannot be opened for reading and writing here)")
-              << ", marker " << marker << '\n';
-    std::cout.flush();
-    for (const std::string& line : lines) {
-      Status s = OkStatus();
-      if (demo_file.empty()) {
-        s = WriteKmsg(config->kmsg.device_path, line);
-      } else {
-        std::ofstream out(demo_file, std::ios::app);
-        out << line << '\n';
-        if (!out.flush()) s = UnavailableError("cannot write " + demo_file);
-      }
-      if (!s.ok()) std::cerr << "faultline-agent: demo: " << s.ToString() << '\n';
-    }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (demo_handled.load() < static_cast<int>(lines.size()) &&
-           std::chrono::steady_clock::now() < deadline) {
-      const timespec tick{0, 50'000'000};
-      const int sig = sigtimedwait(&signals, nullptr, &tick);
-      if (sig == SIGTERM || sig == SIGINT) break;
-    }
-    const int handled = demo_handled.load();
-    std::cout << "\ndemo: " << handled << " of " << lines.size() << " fake faults detected and "
-              << "decided; " << dry_api->patches() << " node patch(es) and " << dry_api->events()
-              << " Event(s) printed above, nothing sent.\n";
-    demo_rc = handled == static_cast<int>(lines.size()) && dry_api->patches() > 0 ? 0 : 1;
-    if (demo_rc != 0) std::cout << "demo: FAILED: not everything was detected within 10 s\n";
+    demo_rc = RunDemo(*config, demo_file, marker, demo_handled, *dry_api, signals);
   } else {
     // 4. Run until told to stop.
-    WaitForStopSignal(signals, watcher ? &*watcher : nullptr, metrics);
+    stack->WaitForStop(signals);
   }
 
   // 5. Stop: sources, drain, the tainter's pending writes until the grace, commit.
-  const std::size_t undelivered =
-      pipeline.Stop(std::chrono::steady_clock::now() + config->shutdown_grace);
-  nlohmann::json summary = metrics.Summary();
-  summary["undelivered"] = undelivered;
-  LogInfo("agent", "stopped", summary);
+  const std::size_t undelivered = stack->Stop();
   if (flags.demo) {
     std::error_code ec;
     std::filesystem::remove_all(demo_dir, ec);

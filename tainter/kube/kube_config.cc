@@ -3,12 +3,15 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
+
+#include "base/config_reader.h"
 
 namespace faultline {
 namespace {
@@ -43,6 +46,39 @@ YAML::Node FindNamed(const YAML::Node& list, const std::string& name, const char
 std::string Str(const YAML::Node& map, const char* key) {
   if (!map || !map.IsMap() || !map[key] || map[key].IsNull()) return {};
   return map[key].as<std::string>();
+}
+
+// The first readable file of a kubectl-style $KUBECONFIG list ("a:b:c");
+// when none is readable, the first, so that the error names it.
+std::string FirstKubeconfig(std::string_view list) {
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t colon = list.find(':', start);
+    if (colon == std::string_view::npos) colon = list.size();
+    std::string path(list.substr(start, colon - start));
+    if (!path.empty() && access(path.c_str(), R_OK) == 0) return path;
+    start = colon + 1;
+  }
+  return std::string(list.substr(0, list.find(':')));
+}
+
+// `<key>-data` (base64 PEM, decoded into `pem`) or `<key>` (a file, resolved
+// against `base_dir` into `file`). False, with a C003 diagnostic, when the
+// data is not base64.
+bool PemOrFile(ConfigReader& reader, const YAML::Node& map, const std::string& key,
+               std::string_view base_dir, std::string& pem, std::string& file) {
+  const std::string data_key = key + "-data";
+  if (std::string data = Str(map, data_key.c_str()); !data.empty()) {
+    Result<std::string> decoded = Base64Decode(data);
+    if (!decoded) {
+      reader.Error(map[data_key], "C003", data_key + " is not base64");
+      return false;
+    }
+    pem = std::move(*decoded);
+  } else {
+    file = Resolve(base_dir, Str(map, key.c_str()));
+  }
+  return true;
 }
 
 }  // namespace
@@ -142,32 +178,38 @@ Result<KubeConfig> LoadInClusterConfig(const InClusterOptions& options) {
   return config;
 }
 
-Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string_view base_dir,
-                                         std::string_view context) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml_text));
-  } catch (const YAML::Exception& e) {
-    return InvalidArgumentError("kubeconfig: invalid YAML at line " +
-                                std::to_string(e.mark.line + 1) + ": " + e.msg);
-  }
-  if (!root || !root.IsMap()) return InvalidArgumentError("kubeconfig: not a YAML mapping");
+std::optional<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text,
+                                                std::string_view base_dir, std::string_view context,
+                                                std::string_view file, Diagnostics& diags) {
+  const std::size_t errors_before = diags.error_count();
+  ConfigReader reader{std::string(file), diags};
+  std::optional<YAML::Node> loaded = reader.Load(yaml_text);
+  if (!loaded) return std::nullopt;
+  const YAML::Node& root = *loaded;
+  // kubeconfig has many keys faultline does not use (preferences, proxy-url,
+  // extensions): unlike faultline's own files, unknown keys are not errors.
+  auto fail = [&](const YAML::Node& at, const char* code, const std::string& message) {
+    reader.Error(at, code, message);
+    return std::nullopt;
+  };
+  if (!root.IsMap()) return fail(root, "C003", "not a YAML mapping");
   try {
     std::string context_name(context);
     if (context_name.empty()) context_name = Str(root, "current-context");
     if (context_name.empty()) {
-      return InvalidArgumentError("kubeconfig: no current-context set; name a context");
+      return fail(root, "C004", "no current-context set; name a context");
     }
     YAML::Node ctx = FindNamed(root["contexts"], context_name, "context");
     if (!ctx || !ctx.IsMap()) {
-      return InvalidArgumentError("kubeconfig: context '" + context_name + "' not found");
+      return fail(root["contexts"] ? root["contexts"] : root, "C003",
+                  "context '" + context_name + "' not found");
     }
     const std::string cluster_name = Str(ctx, "cluster");
     const std::string user_name = Str(ctx, "user");
     YAML::Node cluster = FindNamed(root["clusters"], cluster_name, "cluster");
     if (!cluster || !cluster.IsMap()) {
-      return InvalidArgumentError("kubeconfig: cluster '" + cluster_name + "' of context '" +
-                                  context_name + "' not found");
+      return fail(ctx, "C003",
+                  "cluster '" + cluster_name + "' of context '" + context_name + "' not found");
     }
 
     ParsedKubeconfig parsed;
@@ -175,68 +217,67 @@ Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string
     config.origin = "kubeconfig context " + context_name;
     config.server = Str(cluster, "server");
     if (config.server.empty()) {
-      return InvalidArgumentError("kubeconfig: cluster '" + cluster_name + "' has no server");
+      return fail(cluster, "C004", "cluster '" + cluster_name + "' has no server");
     }
     while (!config.server.empty() && config.server.back() == '/') config.server.pop_back();
     if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0) {
-      return InvalidArgumentError("kubeconfig: server '" + config.server +
-                                  "' must start with https://");
+      return fail(cluster["server"], "C003",
+                  "server '" + config.server + "' must start with https://");
     }
     if (cluster["insecure-skip-tls-verify"]) {
       config.insecure_skip_tls_verify = cluster["insecure-skip-tls-verify"].as<bool>();
     }
-    if (std::string data = Str(cluster, "certificate-authority-data"); !data.empty()) {
-      auto pem = Base64Decode(data);
-      if (!pem) return InvalidArgumentError("kubeconfig: certificate-authority-data is not base64");
-      config.ca_pem = std::move(*pem);
-    } else {
-      parsed.ca_file = Resolve(base_dir, Str(cluster, "certificate-authority"));
+    if (!PemOrFile(reader, cluster, "certificate-authority", base_dir, config.ca_pem,
+                   parsed.ca_file)) {
+      return std::nullopt;
     }
 
     if (!user_name.empty()) {
       YAML::Node user = FindNamed(root["users"], user_name, "user");
       if (!user) {
-        return InvalidArgumentError("kubeconfig: user '" + user_name + "' of context '" +
-                                    context_name + "' not found");
+        return fail(ctx, "C003",
+                    "user '" + user_name + "' of context '" + context_name + "' not found");
       }
       if (user.IsMap()) {
         config.token = Str(user, "token");
         config.token_file = Resolve(base_dir, Str(user, "tokenFile"));
-        if (std::string d = Str(user, "client-certificate-data"); !d.empty()) {
-          auto pem = Base64Decode(d);
-          if (!pem) {
-            return InvalidArgumentError("kubeconfig: client-certificate-data is not base64");
-          }
-          config.client_cert_pem = std::move(*pem);
-        } else {
-          parsed.client_cert_file = Resolve(base_dir, Str(user, "client-certificate"));
-        }
-        if (std::string d = Str(user, "client-key-data"); !d.empty()) {
-          auto pem = Base64Decode(d);
-          if (!pem) return InvalidArgumentError("kubeconfig: client-key-data is not base64");
-          config.client_key_pem = std::move(*pem);
-        } else {
-          parsed.client_key_file = Resolve(base_dir, Str(user, "client-key"));
+        if (!PemOrFile(reader, user, "client-certificate", base_dir, config.client_cert_pem,
+                       parsed.client_cert_file) ||
+            !PemOrFile(reader, user, "client-key", base_dir, config.client_key_pem,
+                       parsed.client_key_file)) {
+          return std::nullopt;
         }
         const bool has_cert = !config.client_cert_pem.empty() || !parsed.client_cert_file.empty();
         const bool has_key = !config.client_key_pem.empty() || !parsed.client_key_file.empty();
         if (has_cert != has_key) {
-          return InvalidArgumentError("kubeconfig: user '" + user_name +
-                                      "' needs both a client certificate and a client key");
+          return fail(user, "C004",
+                      "user '" + user_name + "' needs both a client certificate and a client key");
         }
         const bool has_any = has_cert || !config.token.empty() || !config.token_file.empty();
         if (!has_any && (user["exec"] || user["auth-provider"])) {
-          return InvalidArgumentError("kubeconfig: user '" + user_name +
-                                      "' uses exec/auth-provider, which faultline does not "
-                                      "run; use a token, tokenFile or client certificate");
+          return fail(user["exec"] ? user["exec"] : user["auth-provider"], "C003",
+                      "user '" + user_name +
+                          "' uses exec/auth-provider, which faultline does not run; use a "
+                          "token, tokenFile or client certificate");
         }
       }
     }
+    if (diags.error_count() != errors_before) return std::nullopt;
     return parsed;
   } catch (const YAML::Exception& e) {
-    return InvalidArgumentError("kubeconfig: unexpected value at line " +
-                                std::to_string(e.mark.line + 1) + ": " + e.msg);
+    diags.Error("C003", {std::string(file), e.mark.line + 1, e.mark.column + 1},
+                "unexpected value: " + e.msg);
+    return std::nullopt;
   }
+}
+
+Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string_view base_dir,
+                                         std::string_view context) {
+  Diagnostics diags;
+  std::optional<ParsedKubeconfig> parsed =
+      ParseKubeconfig(yaml_text, base_dir, context, "kubeconfig", diags);
+  if (!parsed) return InvalidArgumentError(DiagnosticsMessage(diags));
+  return std::move(*parsed);
 }
 
 Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view context) {
@@ -245,8 +286,9 @@ Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view cont
   auto text = ReadWholeFile(path, "kubeconfig");
   if (!text) return text.error();
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
-  auto parsed = ParseKubeconfig(*text, base_dir, context);
-  if (!parsed) return parsed.error();
+  Diagnostics diags;
+  std::optional<ParsedKubeconfig> parsed = ParseKubeconfig(*text, base_dir, context, path, diags);
+  if (!parsed) return InvalidArgumentError(DiagnosticsMessage(diags));
   KubeConfig config = std::move(parsed->config);
   config.origin =
       "kubeconfig " + path + " " + config.origin.substr(std::string("kubeconfig ").size());
@@ -270,17 +312,16 @@ Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view cont
 
 Result<KubeConfig> LoadKubeConfigAuto(const std::string& kubeconfig_path, std::string_view context,
                                       const InClusterOptions& in_cluster) {
+  // The order of controller-runtime's GetConfig, documented in
+  // tainter/README.md: what the operator named wins; a pod's own service
+  // account beats a kubeconfig left in the image's home directory.
   if (!kubeconfig_path.empty()) return LoadKubeconfig(kubeconfig_path, context);
   // Read once at startup, before any thread exists.
+  const char* env = getenv("KUBECONFIG");  // NOLINT(concurrency-mt-unsafe)
+  if (env != nullptr && *env != '\0') return LoadKubeconfig(FirstKubeconfig(env), context);
   const char* host = getenv("KUBERNETES_SERVICE_HOST");  // NOLINT(concurrency-mt-unsafe)
   if (!in_cluster.service_host.empty() || (host != nullptr && *host != '\0')) {
     return LoadInClusterConfig(in_cluster);
-  }
-  const char* env = getenv("KUBECONFIG");  // NOLINT(concurrency-mt-unsafe)
-  if (env != nullptr && *env != '\0') {
-    std::string first(env);
-    first = first.substr(0, first.find(':'));
-    return LoadKubeconfig(first, context);
   }
   const char* home = getenv("HOME");  // NOLINT(concurrency-mt-unsafe)
   if (home != nullptr && *home != '\0') {
@@ -289,7 +330,8 @@ Result<KubeConfig> LoadKubeConfigAuto(const std::string& kubeconfig_path, std::s
     if (std::filesystem::exists(path, ec)) return LoadKubeconfig(path, context);
   }
   return FailedPreconditionError(
-      "no Kubernetes config: not in a cluster, no --kubeconfig, $KUBECONFIG or ~/.kube/config");
+      "no Kubernetes config: no kubeconfig named, no $KUBECONFIG, not in a cluster, no "
+      "~/.kube/config");
 }
 
 }  // namespace faultline

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "base/diagnostics.h"
 #include "base/status.h"
 
 namespace faultline {
@@ -73,15 +75,26 @@ struct ParsedKubeconfig {
 };
 Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string_view base_dir,
                                          std::string_view context = {});
+// The same through the shared config reader (base/config_reader.h): each
+// problem is a diagnostic "FILE:LINE:COL: error: kubeconfig: ... [Cxxx]" at
+// the offending node; the Result form above carries them in its message.
+// Unknown keys are not errors in a kubeconfig.
+std::optional<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text,
+                                                std::string_view base_dir, std::string_view context,
+                                                std::string_view file, Diagnostics& diags);
 
 // Reads the kubeconfig at `path`, parses it and reads the files it names.
 // Errors: kNotFound (no such file), kInvalidArgument (bad YAML or keys,
 // unreadable referenced file).
 Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view context = {});
 
-// What faultline-tainter uses: the kubeconfig at `kubeconfig_path` when it
-// is set; otherwise the in-cluster config when KUBERNETES_SERVICE_HOST is
-// set; otherwise $KUBECONFIG (its first path) or ~/.kube/config.
+// The one order in which faultline-tainter (daemon, `nodes`, `untaint`) and
+// `faultline-agent --standalone` look for credentials, controller-runtime's:
+//   1. `kubeconfig_path` when set (the config's kubernetes.kubeconfig);
+//   2. $KUBECONFIG (its first readable file, as kubectl reads the list);
+//   3. in-cluster, when KUBERNETES_SERVICE_HOST is set (or `in_cluster`
+//      names a host);
+//   4. ~/.kube/config when it exists.
 // Errors: those of the loader chosen; kFailedPrecondition when none applies.
 Result<KubeConfig> LoadKubeConfigAuto(const std::string& kubeconfig_path,
                                       std::string_view context = {},

@@ -18,7 +18,13 @@ Result<json> ParseBody(const KubeResponse& response, std::string_view what) {
   try {
     return json::parse(response.body);
   } catch (const json::exception& e) {
-    return InternalError(std::string(what) + ": response is not JSON: " + e.what());
+    // nlohmann's message quotes the token it read last, which for an
+    // unterminated string is the rest of the body: cut it, because this
+    // message is logged.
+    constexpr std::size_t kMaxDetail = 200;
+    std::string detail = e.what();
+    if (detail.size() > kMaxDetail) detail = detail.substr(0, kMaxDetail) + "...";
+    return InternalError(std::string(what) + ": response is not JSON: " + detail);
   }
 }
 

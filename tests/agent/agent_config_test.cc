@@ -117,6 +117,21 @@ TEST_CASE("a YAML syntax error is reported at its place, and brokers are require
   CHECK(missing.all()[0].code == "C004");
 }
 
+// Issue 11.10: a file source without `origin` was `any` (every rule applies).
+TEST_CASE("a file source without an origin reads pod lines, the least trusted") {
+  Diagnostics diags;
+  auto c = ParseAgentConfig(R"(node_name: n
+sources:
+  file:
+    - {path: /var/log/app.log}
+kafka: {brokers: k:1}
+)",
+                            "file.yaml", diags);
+  REQUIRE(c.has_value());
+  REQUIRE(c->files.size() == 1);
+  CHECK(c->files[0].origin == Origin::kPod);
+}
+
 TEST_CASE("the printed default config parses to the defaults once brokers are set") {
   std::string text = DefaultAgentConfigYaml();
   const std::string from = "brokers: \"\"";

@@ -5,6 +5,8 @@
 #include "collector/agent/pipeline.h"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 #include <doctest/doctest.h>
 
@@ -241,6 +243,27 @@ TEST_CASE("a transient read error is retried and counted") {
         1);
   CHECK(h.pipeline->healthy());
   CHECK(h.StopNow() == 0);
+}
+
+// Issue 11.4: 64 batches of 256 records of 250 KiB would be 4 GiB queued.
+TEST_CASE("the batch queue is bounded in bytes: a push waits until the bytes fit") {
+  BoundedQueue<int> q(/*capacity=*/10, /*max_cost=*/100);
+  REQUIRE(q.Push(1, 60));
+  std::atomic<bool> pushed{false};
+  std::jthread pusher([&] {
+    q.Push(2, 60);  // 120 > 100: waits for the first to leave
+    pushed = true;
+  });
+  CHECK(q.cost() == 60);
+  CHECK(q.Pop(milliseconds(5000)) == std::optional<int>(1));
+  CHECK(q.Pop(milliseconds(5000)) == std::optional<int>(2));  // it got in once 1 left
+  pusher.join();
+  CHECK(pushed);
+  CHECK(q.cost() == 0);
+  // One item above the bound still goes through alone (nothing is dropped).
+  REQUIRE(q.Push(3, 500));
+  CHECK(q.cost() == 500);
+  CHECK(q.Pop(milliseconds(0)) == std::optional<int>(3));
 }
 
 }  // namespace

@@ -53,6 +53,34 @@ TEST_CASE(
   CHECK(Admit(s, Event("xid", "a"), {0, 10}, t0 + seconds(122), due) == V::kPublish);
 }
 
+// Issue 11.4: distinct lines are all new keys, held for the whole window.
+TEST_CASE("the suppressor's memory is bounded: past it, new keys are published unfolded") {
+  Suppressor::Options options{std::chrono::milliseconds(seconds(60)), 1000};
+  options.max_bytes = 64 * 1024;
+  Suppressor s(options);
+  const auto t0 = std::chrono::steady_clock::time_point(seconds(100));
+  std::vector<Suppressor::FollowUp> due;
+  using V = Suppressor::Verdict;
+  std::size_t published = 0;
+  for (int i = 0; i < 10000; ++i) {
+    const std::string pci(400, static_cast<char>('a' + i % 26));
+    if (Admit(s, Event("nccl", pci + std::to_string(i)), {0, std::uint64_t(i)}, t0, due) ==
+        V::kPublish) {
+      ++published;
+    }
+    CHECK(s.bytes() <= options.max_bytes);
+  }
+  CHECK(published == 10000);  // every distinct line is published: nothing is lost
+  CHECK(s.bypassed() > 9000);
+  CHECK(s.entries() < 200);
+  // Keys entered before the bound still fold their repeats.
+  CHECK(Admit(s, Event("nccl", std::string(400, 'a') + "0"), {0, 10001}, t0, due) ==
+        V::kFoldedAndHeld);
+  CHECK(s.bytes() <= options.max_bytes + 8192);  // the held event of that entry
+  s.TakeAll(due);
+  CHECK(s.bytes() == 0);
+}
+
 TEST_CASE("a zero window turns suppression off") {
   Suppressor s({std::chrono::milliseconds(0), 1000});
   std::vector<Suppressor::FollowUp> due;

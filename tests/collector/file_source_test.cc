@@ -76,6 +76,19 @@ FileSource::Options Opts(const std::string& path, bool follow = false) {
   return o;
 }
 
+// Issue 11.10: the default was `any`, so any file an operator pointed the
+// agent at could trigger kernel-only taint rules with text anyone can write.
+TEST_CASE("a file source's lines are pod lines (the least trusted) unless configured") {
+  TempDir dir;
+  FileSource::Options o = Opts(dir.Write("x.log", "NVRM: Xid (PCI:0000:3b:00): 79\n"));
+  CHECK(o.origin == Origin::kPod);
+  auto source = FileSource::Open(o);
+  REQUIRE(source.ok());
+  std::vector<LogRecord> got = ReadToEnd(**source);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].origin == Origin::kPod);
+}
+
 TEST_CASE("a file is read line by line with cursors, labels and end of file") {
   TempDir dir;
   std::string path = dir.Write("app.log", "first\nsecond\r\n\nlast without newline");
@@ -98,13 +111,6 @@ TEST_CASE("a file is read line by line with cursors, labels and end of file") {
   std::vector<LogRecord> more;
   CHECK((*source)->Read(more, 10, std::stop_token()).code() == StatusCode::kOutOfRange);
   CHECK(more.empty());
-}
-
-TEST_CASE("the default origin of a file is any, so every rule applies") {
-  TempDir dir;
-  auto source = FileSource::Open(Opts(dir.Write("a", "x\n")));
-  REQUIRE(source.ok());
-  CHECK(ReadToEnd(**source).at(0).origin == Origin::kAny);
 }
 
 TEST_CASE("lines longer than the cap are cut and counted as parse errors") {

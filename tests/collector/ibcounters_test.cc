@@ -3,6 +3,7 @@
 // on a fake sysfs tree in a TempDir.
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <doctest/doctest.h>
@@ -224,6 +225,50 @@ TEST_CASE("a restart reports the changes made while the agent was down, once") {
             std::vector<std::string>{"mlx5_0 port 1 link_downed +2 (total 5)"});
     }
   }
+}
+
+// Issue 11.5: the event id derives from the cursor. A record re-sent after a
+// restart must keep its cursor (or the tainter counts it twice), and a new
+// record must never reuse an old one's (or the tainter drops it).
+TEST_CASE("ibcounters cursors are the same for a re-sent record and unique across restarts") {
+  FakeSysfs sys;
+  sys.AddPort("mlx5_0", "1", "4: ACTIVE", "5: LinkUp", 3);
+  {
+    auto source = IbCountersSource::Open(sys.Options());
+    REQUIRE(source.ok());
+    REQUIRE((*source)->SaveCheckpoint().ok());
+  }
+  std::vector<std::string> cursors;
+  std::string first;
+  {
+    auto source = IbCountersSource::Open(sys.Options());
+    REQUIRE(source.ok());
+    // Polls that find nothing must not shift the numbering of what follows.
+    CHECK(ReadRecords(**source, 1, milliseconds(100)).empty());
+    sys.Set("mlx5_0", "1", "counters/link_downed", "5");
+    std::vector<LogRecord> got = ReadRecords(**source, 1);
+    REQUIRE(got.size() == 1);
+    first = got[0].cursor;
+  }
+  // Not committed: re-sent after the restart with the same cursor.
+  for (const char* state : {"1: DOWN", "4: ACTIVE", "1: DOWN"}) {
+    auto source = IbCountersSource::Open(sys.Options());
+    REQUIRE(source.ok());
+    std::vector<LogRecord> got = ReadRecords(**source, 1);
+    REQUIRE(got.size() == 1);
+    if (cursors.empty()) CHECK(got[0].cursor == first);
+    cursors.push_back(got[0].cursor);
+    (*source)->Commit(got[0].cursor);
+    REQUIRE((*source)->SaveCheckpoint().ok());
+    // The next process sees a flap: ACTIVE -> DOWN twice must not share a cursor.
+    sys.Set("mlx5_0", "1", "state", state);
+  }
+  auto source = IbCountersSource::Open(sys.Options());
+  REQUIRE(source.ok());
+  std::vector<LogRecord> got = ReadRecords(**source, 1);
+  REQUIRE(got.size() == 1);
+  cursors.push_back(got[0].cursor);
+  CHECK(std::set<std::string>(cursors.begin(), cursors.end()).size() == cursors.size());
 }
 
 TEST_CASE("devices that disappear and reappear are reported") {

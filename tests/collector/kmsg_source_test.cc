@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "base/log.h"
+#include "base/log_testing.h"
 #include "tests/collector/fake_kmsg_device.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/support/temp_dir.h"

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,7 +85,7 @@ TEST_CASE("pod directory names and log file names are classified") {
   CHECK(ClassifyPodLogFile("0.log") == PodLogFileKind::kCurrent);
   CHECK(ClassifyPodLogFile("12.log") == PodLogFileKind::kCurrent);
   CHECK(ClassifyPodLogFile("0.log.20261122-070253") == PodLogFileKind::kRotated);
-  CHECK(ClassifyPodLogFile("0.log.20261122-070253.gz") == PodLogFileKind::kIgnored);
+  CHECK(ClassifyPodLogFile("0.log.20261122-070253.gz") == PodLogFileKind::kCompressed);
   CHECK(ClassifyPodLogFile("0.log.20261122-070253.gz.tmp") == PodLogFileKind::kIgnored);
   CHECK(ClassifyPodLogFile("0.log.tmp") == PodLogFileKind::kIgnored);
   CHECK(ClassifyPodLogFile("x.log") == PodLogFileKind::kIgnored);
@@ -246,6 +247,66 @@ TEST_CASE("a restart resumes every file from its committed offset with no loss o
   CHECK(got.size() == want_after.size());
 }
 
+// Issue 11.8: kubelet compresses a rotated file at the next rotation. If
+// that happens while the agent is down, the rest of the file is only in the
+// .gz, which was never read.
+TEST_CASE("a rotated file compressed while the agent was down is read on from its offset") {
+  PodTest t;
+  CriContainerLog c(t.Dir());
+  for (int i = 0; i < 5; ++i) c.Write("stdout", "a" + std::to_string(i));
+  {
+    auto src = t.Open();
+    std::vector<LogRecord> got = ReadAll(*src, 5);
+    REQUIRE(got.size() == 5);
+    src->Commit(got[0].cursor);
+    src->Commit(got[1].cursor);  // a2..a4 read, not delivered
+    REQUIRE(src->SaveCheckpoint().ok());
+  }
+  c.Rotate("20261122-080000");
+  c.Write("stdout", "b0");
+  c.Rotate("20261122-080100");  // gzips 0.log.20261122-080000, removes it
+  c.Write("stdout", "c0");
+  REQUIRE(fs::exists(c.log().string() + ".20261122-080000.gz"));
+  REQUIRE(!fs::exists(c.log().string() + ".20261122-080000"));
+  {
+    auto src = t.Open();
+    std::vector<LogRecord> got = ReadAll(*src, 5);
+    CHECK(Sorted(Texts(got)) == std::vector<std::string>{"a2", "a3", "a4", "b0", "c0"});
+    CHECK(src->stats().lost == 0);
+    // Commit only a2 from the .gz: a restart resumes inside it.
+    for (const LogRecord& r : got) {
+      if (r.text != "a3" && r.text != "a4") src->Commit(r.cursor);
+    }
+    REQUIRE(src->SaveCheckpoint().ok());
+  }
+  auto src = t.Open();
+  CHECK(Sorted(Texts(ReadAll(*src, 2))) == std::vector<std::string>{"a3", "a4"});
+}
+
+TEST_CASE("a checkpointed file gone at start with unread data is counted as lost") {
+  PodTest t;
+  const fs::path dir = t.Dir();
+  {
+    CriContainerLog c(dir);
+    for (int i = 0; i < 5; ++i) c.Write("stdout", "a" + std::to_string(i));
+    CriContainerLog done(t.Dir("gpu-ops", "done-pod"));
+    done.Write("stdout", "all read");
+    auto src = t.Open();
+    std::vector<LogRecord> got = ReadAll(*src, 6);
+    REQUIRE(got.size() == 6);
+    for (const LogRecord& r : got) {
+      if (r.text == "a0" || r.text == "all read") src->Commit(r.cursor);
+    }
+    REQUIRE(src->SaveCheckpoint().ok());
+  }
+  // Both pods deleted while the agent was down: a1..a4 were never delivered.
+  fs::remove_all(dir.parent_path());
+  fs::remove_all(t.Dir("gpu-ops", "done-pod").parent_path());
+  auto src = t.Open();
+  CHECK(ReadAll(*src, 1).empty());
+  CHECK(src->stats().lost == 1);  // one file; the fully read one is no loss
+}
+
 TEST_CASE("a checkpointed inode that now holds another file is read from the start") {
   PodTest t;
   const fs::path log = t.Dir() / "0.log";
@@ -303,6 +364,74 @@ TEST_CASE("a partial line pending on one stream is not lost by committing the ot
   // The stdout line is whole. err-full's cursor had to stay before the
   // pending P chunk, so it is read once more: a duplicate, never a loss.
   CHECK(Texts(got) == std::vector<std::string>{"err-full", "out-part-1 out-part-2"});
+}
+
+// Issue 11.5: a progress bar on stdout (P chunks, no F yet) and three IB
+// errors on stderr. Their event ids derive from the cursor, so equal cursors
+// made the tainter drop two of the three as duplicates.
+TEST_CASE("records read while another stream's partial line is pending get distinct cursors") {
+  PodTest t;
+  CriContainerLog c(t.Dir());
+  c.WriteRaw("2026-11-22T07:02:53Z stdout P epoch 1: 10% \n");
+  c.WriteRaw("2026-11-22T07:02:53Z stdout P 20% \n");
+  for (int i = 0; i < 3; ++i) {
+    c.WriteRaw("2026-11-22T07:02:54Z stderr F mlx5: completion error " + std::to_string(i) + "\n");
+  }
+  std::vector<std::string> first;
+  {
+    auto src = t.Open();
+    std::vector<LogRecord> got = ReadAll(*src, 3);
+    REQUIRE(got.size() == 3);
+    for (const LogRecord& r : got) first.push_back(r.cursor);
+    CHECK(std::set<std::string>(first.begin(), first.end()).size() == 3);
+    // Committing all three keeps the pending chunk: the checkpoint stays before it.
+    CommitAll(*src, got);
+    REQUIRE(src->SaveCheckpoint().ok());
+  }
+  // After a restart the same records are read again (the P chunk lies before
+  // them) with the same cursors: a re-sent event keeps its id.
+  auto src = t.Open();
+  std::vector<LogRecord> again = ReadAll(*src, 3);
+  REQUIRE(again.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(again[i].cursor == first[i]);
+  c.WriteRaw("2026-11-22T07:02:55Z stdout F 100%\n");
+  std::vector<LogRecord> last = ReadAll(*src, 1);
+  REQUIRE(Texts(last) == std::vector<std::string>{"epoch 1: 10% 20% 100%"});
+  CHECK(std::find(first.begin(), first.end(), last[0].cursor) == first.end());
+}
+
+// Issue 11.4: one line longer than the cap is cut at the cap without being
+// buffered whole, labelled and counted; the lines after it are read.
+TEST_CASE("a single CRI line longer than the cap is cut, labelled, and the next line read") {
+  PodTest t;
+  CriContainerLog c(t.Dir());
+  c.WriteRaw("2026-11-22T07:02:53Z stderr F NCCL WARN " + std::string(1024 * 1024, 'y') + "\n");
+  c.Write("stdout", "after");
+  PodLogSource::Options o = t.Options();
+  o.max_line_bytes = 4096;
+  auto src = t.Open(o);
+  std::vector<LogRecord> got = ReadAll(*src, 2);
+  REQUIRE(got.size() == 2);
+  CHECK(got[0].text == "NCCL WARN " + std::string(4096 - 10, 'y'));
+  CHECK(got[0].labels.at("truncated") == "true");
+  CHECK(got[0].labels.at("stream") == "stderr");
+  CHECK(src->truncated_lines() == 1);
+  CHECK(got[1].text == "after");
+  CHECK(src->stats().parse_errors == 0);
+}
+
+TEST_CASE("a Read stops at the batch byte bound, and the rest comes in the next") {
+  PodTest t;
+  CriContainerLog c(t.Dir());
+  for (int i = 0; i < 10; ++i) c.Write("stdout", std::to_string(i) + std::string(9999, 'z'));
+  auto src = t.Open();
+  src->set_max_batch_bytes(25000);
+  std::vector<LogRecord> got;
+  std::stop_source stop;
+  while (got.empty()) REQUIRE(src->Read(got, 256, stop.get_token()).ok());
+  CHECK(got.size() == 3);  // stops once 25,000 bytes are reached: 3 x 10,000
+  std::vector<LogRecord> rest = ReadAll(*src, 7);
+  CHECK(rest.size() == 7);
 }
 
 TEST_CASE("a busy container does not starve the others") {

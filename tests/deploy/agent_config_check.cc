@@ -4,7 +4,8 @@
 // config files taken from deploy/'s ConfigMaps, so a key the manifests
 // misspell or a value the agent rejects fails tests/deploy/render_test.py
 // rather than the first pod. faultline-agent has no --check-config flag; this
-// calls the parse function its main() calls first. (The tainter's parser is
+// calls the parse function its main() calls first (the agent's keys and the
+// standalone sections, read in both modes). (The tainter's parser is
 // in tainter_config_check.cc: matcher/rule.h's struct Outcome and
 // tainter/policy.h's enum Outcome cannot share a translation unit.)
 //
@@ -20,7 +21,7 @@
 #include <string>
 
 #include "base/diagnostics.h"
-#include "collector/agent/agent_config.h"
+#include "collector/standalone/standalone_config.h"
 
 namespace {
 
@@ -36,7 +37,7 @@ int CheckAgentConfigs(int argc, char** argv, faultline::AgentMode mode) {
     std::stringstream text;
     text << in.rdbuf();
     faultline::Diagnostics diags;
-    if (!faultline::ParseAgentConfig(text.str(), argv[i], diags, mode)) {
+    if (!faultline::ParseStandaloneAgentConfig(text.str(), argv[i], diags, mode)) {
       diags.Print(std::cerr, {{argv[i], text.str()}});
       ++failures;
     }

@@ -66,7 +66,7 @@ PY
 
 case_tree() {
   local bin
-  for bin in faultline faultline-agent faultline-tainter; do
+  for bin in faultline faultline-agent faultline-tainter kubectl-faultline; do
     check "/usr/bin/$bin is installed and executable" test -x "$D/usr/bin/$bin"
     # It runs (its shared libraries resolve) and prints its usage.
     check "/usr/bin/$bin --help runs from the install tree" \
@@ -93,6 +93,9 @@ case_tree() {
                   <(jq -S "[.[] | del(.defined_at)]" "$2")' \
     _ "$T/builtin.json" "$T/installed.json"
   check "the local pack directory /etc/faultline/rules exists" test -d "$D/etc/faultline/rules"
+  check "the event schema is installed unchanged in /usr/share/faultline/schema" \
+    cmp -s "$SRC/schema/faultline-event-v1.schema.json" \
+    "$D/usr/share/faultline/schema/faultline-event-v1.schema.json"
 
   # The examples parse with the daemons' own parsers and name the installed paths.
   local ex=$D/usr/share/faultline/examples

@@ -15,6 +15,11 @@ One CASE per run (CTest runs each as its own test, see CMakeLists.txt):
   monitoring  the scrape config, the dashboard's and alerts' metric names, the
               alerts' runbooks, the PrometheusRule against the plain rules
               file, and (with kubectl) the PodMonitors against the base
+  admission   the ValidatingAdmissionPolicies of overlays/standalone and
+              components/tainter-scope, evaluated by a CEL evaluator
+              (admission_policy_test.mjs) against allowed and denied requests;
+              the evaluator is an npm package installed into --cel-dir on
+              first use (SKIPPED without node/npm or the registry)
 
 Prints "SKIPPED: <reason>" and passes where kubectl or python3-yaml is
 missing. Exit status 1 with one line per violated invariant otherwise.
@@ -49,23 +54,86 @@ TAINTS_TO_TOLERATE = [
     {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
     {"key": "example.com/anything", "value": "x", "effect": "PreferNoSchedule"},
 ]
-AGENT_ALLOWED_CAPS = {"SYSLOG", "DAC_READ_SEARCH"}
+# Capabilities the agent container may add: none. It runs as uid 0 with every
+# capability dropped, which reads the root-owned journal and pod-log files
+# (owner permission, no CAP_DAC_OVERRIDE needed); CAP_SYSLOG would matter only
+# for /dev/kmsg under kernel.dmesg_restrict=1, and /dev/kmsg is reachable only
+# in the privileged components/kmsg variant (the device cgroup). SECURITY.md,
+# "Containers", explains each.
+AGENT_ALLOWED_CAPS = set()
 AGENT_HOST_PATHS = {"/var/log", "/run/log", "/etc/machine-id", "/var/lib/faultline"}
 AGENT_STATE_DIR = "/var/lib/faultline"
-# What tainter/kube/kube_node_api.cc sends: nodes GET/list/watch/PATCH (list,
-# then watch from its resourceVersion: tainter/node_informer.h); Events POST,
-# PATCH (count) and GET (after a 409), in one namespace.
-TAINTER_RULES = {("", "nodes"): {"get", "list", "watch", "patch"}}
-STANDALONE_RULES = {("", "nodes"): {"get", "patch"}}
-EVENT_RULES = {("", "events"): {"create", "get", "patch"}}
-# The tainter's Role adds the safety valve's shared record: one Lease that
-# every replica reads, creates once and replaces optimistically
-# (KubeNodeApi::GetValveRecord / PutValveRecord).
-TAINTER_EVENT_RULES = {**EVENT_RULES,
-                       ("coordination.k8s.io", "leases"): {"get", "create", "update"}}
+# Every Kubernetes API request faultline sends, as (who, verb, API group,
+# resource, where). RBAC must grant exactly these (least privilege: no verb
+# the code does not send, none missing), and the code must send no request
+# that is not listed (code_requests() reads the Kubernetes client's sources).
+# Adding a request, e.g. a `watch` on nodes, is one line here plus the RBAC.
+# "standalone" is the agent in --standalone mode: the same client behind
+# OwnNodeApi, which answers ListNodes with one GET of its own node.
+API_REQUESTS = [
+    ("tainter", "get", "", "nodes", "KubeNodeApi::GetNodeJson: re-read before a patch"),
+    ("tainter", "list", "", "nodes", "KubeNodeApi::ListNodes: inventory, adoption, resync"),
+    ("tainter", "watch", "", "nodes", "NodeInformer: watch from the list's resourceVersion"),
+    ("tainter", "patch", "", "nodes", "KubeNodeApi::UpdateNode: JSON Patch of taint + reasons"),
+    ("tainter", "create", "", "events", "KubeNodeApi::CreateEvent"),
+    ("tainter", "get", "", "events", "KubeNodeApi::CreateEvent: count after a 409"),
+    ("tainter", "patch", "", "events", "KubeNodeApi::PatchEventCount"),
+    # The safety valve's shared record: one Lease every replica reads, creates
+    # once and replaces optimistically (KubeNodeApi::GetValveRecord / PutValveRecord).
+    ("tainter", "get", "coordination.k8s.io", "leases", "KubeNodeApi::GetValveRecord"),
+    ("tainter", "create", "coordination.k8s.io", "leases", "KubeNodeApi::PutValveRecord: first"),
+    ("tainter", "update", "coordination.k8s.io", "leases", "KubeNodeApi::PutValveRecord"),
+    ("standalone", "get", "", "nodes", "OwnNodeApi::GetNode / ListNodes"),
+    ("standalone", "patch", "", "nodes", "OwnNodeApi::UpdateNode"),
+    ("standalone", "create", "", "events", "OwnNodeApi::CreateEvent"),
+    ("standalone", "get", "", "events", "KubeNodeApi::CreateEvent: count after a 409"),
+    ("standalone", "patch", "", "events", "KubeNodeApi::PatchEventCount"),
+]
+# Where the requests are made: every KubeHttpClient::Send in these files.
+KUBE_CLIENT_SOURCES = ["tainter/kube"]
+
+
+def requested_rules(who, resources):
+    """{(group, resource): {verbs}} of API_REQUESTS for `who`, limited to `resources`."""
+    rules = {}
+    for w, verb, group, resource, _ in API_REQUESTS:
+        if w == who and resource in resources:
+            rules.setdefault((group, resource), set()).add(verb)
+    return rules
+
+
+TAINTER_RULES = requested_rules("tainter", {"nodes"})
+STANDALONE_RULES = requested_rules("standalone", {"nodes"})
+EVENT_RULES = requested_rules("tainter", {"events"})
+TAINTER_EVENT_RULES = requested_rules("tainter", {"events", "leases"})
+STANDALONE_EVENT_RULES = requested_rules("standalone", {"events"})
 EVENT_NAMESPACE = "default"  # EventOptions::namespace_name
 # Runtime libraries a sanitizer build adds; the image is never built with one.
 SANITIZER_LIBS = re.compile(r"lib(asan|ubsan|tsan|lsan)\.so")
+
+
+def code_requests(source_dir):
+    """{(verb, resource)} of every `.verb = "..."` request in the Kubernetes
+    client's sources. The resource is read from the path literals of the
+    function making the request ("/events" or "/api/v1/nodes"), since a path
+    may be built in a variable first."""
+    found = set()
+    for rel in KUBE_CLIENT_SOURCES:
+        directory = os.path.join(source_dir, rel)
+        for name in sorted(os.listdir(directory)):
+            if not name.endswith(".cc"):
+                continue
+            text = open(os.path.join(directory, name)).read()
+            for m in re.finditer(r'\.verb\s*=\s*"(\w+)"', text):
+                function_start = text.rfind("\n}\n", 0, m.start())
+                send_end = text.find("});", m.start())
+                window = text[max(function_start, 0):send_end]
+                resource = ("leases" if '/leases' in window else
+                            "events" if '/events' in window else
+                            "nodes" if '"/api/v1/nodes' in window else
+                            f"unknown ({name} offset {m.start()})")
+                found.add((m.group(1), resource))
+    return found
 
 
 class Failures:
@@ -206,9 +274,11 @@ def roles_bound_to(docs, service_account):
     return sorted(bound, key=str)
 
 
-def check_bound_rules(docs, service_account, cluster_rules, f, event_rules=EVENT_RULES):
+def check_bound_rules(docs, service_account, cluster_rules, f, event_rules=None):
     """The ServiceAccount holds exactly one ClusterRole with cluster_rules
-    and one Role with event_rules in EVENT_NAMESPACE, and nothing else."""
+    and one Role with event_rules (default EVENT_RULES) in EVENT_NAMESPACE,
+    and nothing else."""
+    event_rules = EVENT_RULES if event_rules is None else event_rules
     bound = roles_bound_to(docs, service_account)
     kinds = sorted(k for k, _, _ in bound)
     if not f.check(kinds == ["ClusterRole", "Role"],
@@ -323,6 +393,8 @@ def check_agent(docs, f, privileged_ok=False, extra_host_paths=()):
             "agent priorityClassName is system-node-critical")
     for host in ("hostNetwork", "hostPID", "hostIPC"):
         f.check(not spec.get(host), f"agent does not use {host}")
+    f.check(spec.get("securityContext", {}).get("seccompProfile", {}).get("type") ==
+            "RuntimeDefault", "agent seccompProfile is RuntimeDefault")
     c = next(c for c in spec["containers"] if c["name"] == "agent")
     sc = c.get("securityContext", {})
     if not privileged_ok:
@@ -391,7 +463,7 @@ def check_agent(docs, f, privileged_ok=False, extra_host_paths=()):
             "(the device cgroup denies it otherwise)")
 
 
-def check_kafka_mode(docs, f):
+def check_kafka_mode(docs, f, source_dir):
     ds = one(docs, "DaemonSet", AGENT)
     sa = one(docs, "ServiceAccount", AGENT)
     if ds:
@@ -426,6 +498,12 @@ def check_kafka_mode(docs, f):
             "one PodDisruptionBudget with minAvailable 1 covers the tainter")
 
     check_bound_rules(docs, TAINTER, TAINTER_RULES, f, TAINTER_EVENT_RULES)
+    listed = {(verb, resource) for who, verb, _, resource, _ in API_REQUESTS if who == "tainter"}
+    sent = code_requests(source_dir)
+    f.check(sent == listed,
+            f"the Kubernetes client sends exactly the requests in API_REQUESTS; "
+            f"sent but not listed: {sorted(sent - listed)}; listed but not sent: "
+            f"{sorted(listed - sent)}")
 
     agent_cfg, _ = config_of(docs, ds, "agent") if ds else (None, None)
     tainter_cfg, _ = config_of(docs, dep, "tainter")
@@ -490,7 +568,7 @@ def check_standalone(docs, f):
     f.check("--standalone" in c.get("args", []), "agent runs --standalone")
     f.check(ds["spec"]["template"]["spec"].get("automountServiceAccountToken") is True,
             "standalone agent mounts its API token")
-    check_bound_rules(docs, AGENT, STANDALONE_RULES, f)
+    check_bound_rules(docs, AGENT, STANDALONE_RULES, f, STANDALONE_EVENT_RULES)
     vap = find(docs, "ValidatingAdmissionPolicy")
     binding = find(docs, "ValidatingAdmissionPolicyBinding")
     f.check(len(vap) == 1 and len(binding) == 1 and
@@ -502,6 +580,73 @@ def check_standalone(docs, f):
         f.check(f"system:serviceaccount:{NAMESPACE}:{AGENT}" in text and
                 "authentication.kubernetes.io/node-name" in text,
                 "the policy matches the agent's ServiceAccount and compares its node name")
+
+
+# --------------------------------------------------------------- admission
+
+# The CEL evaluator for the admission case: an npm package with no
+# dependencies, pinned. Kubernetes evaluates with cel-go; the expressions the
+# policy uses (has, in, size, ==, ?:) mean the same in both.
+CEL_PACKAGE = "@marcbachmann/cel-js@8.0.0"
+CEL_ENTRY = "node_modules/@marcbachmann/cel-js/lib/index.js"
+
+
+def ensure_cel(cel_dir):
+    """Installs the evaluator into cel_dir unless it is there; returns None
+    or the reason it cannot be had."""
+    if os.path.exists(os.path.join(cel_dir, CEL_ENTRY)):
+        return None
+    if not shutil.which("node") or not shutil.which("npm"):
+        return "node or npm is not installed"
+    version = subprocess.run(["node", "-e", "console.log(process.versions.node)"],
+                             capture_output=True, text=True).stdout.strip()
+    parts = [int(p) for p in version.split(".")[:2] if p.isdigit()]
+    if parts < [20, 19]:
+        return f"node {version} is older than 20.19, which {CEL_PACKAGE} needs"
+    os.makedirs(cel_dir, exist_ok=True)
+    try:
+        out = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", cel_dir,
+                              CEL_PACKAGE], capture_output=True, text=True, timeout=180)
+    except subprocess.TimeoutExpired:
+        return f"npm install {CEL_PACKAGE} timed out"
+    if out.returncode != 0 or not os.path.exists(os.path.join(cel_dir, CEL_ENTRY)):
+        return f"npm install {CEL_PACKAGE} failed: {out.stderr.strip()[-300:]}"
+    return None
+
+
+def check_admission(args, standalone_docs, scoped_docs, f):
+    """standalone_docs: overlays/standalone; scoped_docs: the base with
+    components/tainter-scope. Each renders one policy and its binding."""
+    policies = []
+    for what, docs in (("the standalone overlay", standalone_docs),
+                       ("components/tainter-scope", scoped_docs)):
+        vap = find(docs, "ValidatingAdmissionPolicy")
+        binding = find(docs, "ValidatingAdmissionPolicyBinding")
+        if f.check(len(vap) == 1 and len(binding) == 1 and
+                   binding[0]["spec"]["policyName"] == vap[0]["metadata"]["name"] and
+                   binding[0]["spec"].get("validationActions") == ["Deny"],
+                   f"{what} renders one ValidatingAdmissionPolicy, bound with Deny"):
+            policies.append(vap[0])
+    f.check(not find(render(os.path.join(args.source_dir, "deploy", "base")),
+                     "ValidatingAdmissionPolicy"),
+            "the base has no admission policy (it needs Kubernetes 1.30; the component is opt-in)")
+    if f.items:
+        return None
+    why = ensure_cel(args.cel_dir)
+    if why:
+        return why
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as tmp:
+        json.dump(policies, tmp)
+    try:
+        out = subprocess.run(["node", os.path.join(os.path.dirname(__file__),
+                                                   "admission_policy_test.mjs"),
+                              tmp.name, args.cel_dir], capture_output=True, text=True, timeout=60)
+    finally:
+        os.unlink(tmp.name)
+    print(out.stdout, end="")
+    f.check(out.returncode == 0, f"the admission policy gives every expected verdict "
+                                 f"(admission_policy_test.mjs){': ' + out.stderr if out.stderr else ''}")
+    return None
 
 
 # ------------------------------------------------------------------- image
@@ -859,7 +1004,7 @@ def check_operator_objects(args, mon, jobs, f):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case", choices=["base", "strimzi", "standalone", "kmsg", "image",
-                                     "configs", "monitoring"])
+                                     "configs", "monitoring", "admission"])
     ap.add_argument("--source-dir", required=True)
     ap.add_argument("--project-version", required=True)
     ap.add_argument("--faultline")
@@ -867,6 +1012,8 @@ def main():
     ap.add_argument("--tainter")
     ap.add_argument("--agent-config-check", help="fl-deploy-agent-config-check")
     ap.add_argument("--tainter-config-check", help="fl-deploy-tainter-config-check")
+    ap.add_argument("--cel-dir", default=os.path.join(tempfile.gettempdir(), "faultline-cel"),
+                    help="where the admission case installs its CEL evaluator")
     args = ap.parse_args()
 
     if yaml is None:
@@ -911,7 +1058,7 @@ def main():
         if args.case == "standalone":
             check_standalone(docs, f)
         else:
-            check_kafka_mode(docs, f)
+            check_kafka_mode(docs, f, args.source_dir)
         if args.case == "strimzi":
             check_strimzi(docs, f)
         else:
@@ -941,6 +1088,13 @@ def main():
             check_configs(args, docs_by_case, f)
     elif args.case == "monitoring":
         check_monitoring(args, f, can_render)
+    elif args.case == "admission":
+        why = check_admission(args, render(overlays["standalone"]),
+                              render_with_component(deploy, os.path.join("components",
+                                                                         "tainter-scope")), f)
+        if why and not f.items:
+            print(f"SKIPPED: {why}; the policy's CEL was not evaluated")
+            return 0
 
     for item in f.items:
         print(f"FAIL: {item}")

@@ -72,7 +72,7 @@ TEST_CASE("journalctl -o json: _TRANSPORT decides the origin, byte-array message
 }
 
 TEST_CASE("CRI pod-log lines: stream, partial flag, time and message") {
-  auto f = ParseCriLine("2026-11-22T07:02:53.17905Z stderr F NCCL WARN boom");
+  auto f = ParseCriInputLine("2026-11-22T07:02:53.17905Z stderr F NCCL WARN boom");
   REQUIRE(f);
   CHECK(f->origin == Origin::kPod);
   CHECK(f->stream == "stderr");
@@ -80,15 +80,15 @@ TEST_CASE("CRI pod-log lines: stream, partial flag, time and message") {
   CHECK(f->text == "NCCL WARN boom");
   REQUIRE(f->time);
   CHECK(FormatRfc3339(*f->time) == "2026-11-22T07:02:53.179050Z");
-  auto p = ParseCriLine("2026-11-22T07:02:53.178710000+02:00 stdout P part one ");
+  auto p = ParseCriInputLine("2026-11-22T07:02:53.178710000+02:00 stdout P part one ");
   REQUIRE(p);
   CHECK(p->partial);
   CHECK(p->text == "part one ");
-  auto empty = ParseCriLine("2026-11-22T07:02:53Z stdout F");
+  auto empty = ParseCriInputLine("2026-11-22T07:02:53Z stdout F");
   REQUIRE(empty);
   CHECK(empty->text.empty());
-  CHECK_FALSE(ParseCriLine("2026-11-22T07:02:53Z stdin F x"));
-  CHECK_FALSE(ParseCriLine("2026-11-22T07:02:53Z stdout X x"));
+  CHECK_FALSE(ParseCriInputLine("2026-11-22T07:02:53Z stdin F x"));
+  CHECK_FALSE(ParseCriInputLine("2026-11-22T07:02:53Z stdout X x"));
 }
 
 TEST_CASE("ParseInputLine detects each format and falls back to a plain line") {

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "base/suggest.h"
+#include "matcher/rule_tests.h"
 #include "tests/matcher/rule_test_util.h"
 
 namespace faultline {
@@ -281,6 +282,118 @@ rules:
   CHECK(l.Has("E104"));
   CHECK(l.Has("E109"));
   CHECK(l.Has("E101"));
+}
+
+// Issue 11.10: a huge expire parsed, and overflowed the clocks it was added to.
+TEST_CASE("E106: a duration beyond the maximum is refused at its place, with the reason") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: [kernel]
+    pattern: 'abc'
+    expire: 1000000000d
+)");
+  CHECK(l.Where("E106") == Strings{"7:13"});
+  CHECK(l.Message("E106") ==
+        "bad duration for expire: '1000000000d' is longer than the maximum, 3650d (10 years)");
+}
+
+// Issue 11.7: `journal:` names the units and users a journal record must come from.
+TEST_CASE("journal constraints: every mistake is reported at its place") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: [journal]
+    journal: {unit: [x.service]}
+    pattern: 'abc'
+  - id: b
+    sources: [journal]
+    journal: {units: x.service, uids: [0, -1, root]}
+    pattern: 'abc'
+  - id: c
+    sources: [kernel]
+    journal: {uids: [0]}
+    pattern: 'abc'
+  - id: d
+    sources: [journal]
+    journal: [nvidia-dcgm.service]
+    pattern: 'abc'
+  - id: e
+    sources: [journal]
+    journal: {}
+    pattern: 'abc'
+)");
+  CHECK(l.Where("E101") == Strings{"6:15"});
+  CHECK(l.Message("E101") == "unknown key 'unit' in journal; did you mean 'units'?");
+  CHECK(l.Where("E003") == Strings{"6:14", "10:22", "10:43", "10:47", "14:14", "18:14", "22:14"});
+  CHECK(!l.set);
+}
+
+TEST_CASE("journal constraints: a journal record passes only from a listed unit and user") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: dbe
+    sources: [journal, pod]
+    journal: {units: [nvidia-dcgm.service], uids: [0]}
+    pattern: 'volatile double-bit ECC'
+    action: taint
+)");
+  REQUIRE(l.set);
+  const auto matches = [&](Origin origin, Labels labels) {
+    LogRecord r;
+    r.text = "nv-hostengine[1]: Detected 2 volatile double-bit ECC error(s) in GPU 1.";
+    r.origin = origin;
+    r.labels = std::move(labels);
+    std::vector<RuleMatch> out;
+    l.set->Match(r, out);
+    return out.size();
+  };
+  CHECK(matches(Origin::kJournal, {{"unit", "nvidia-dcgm.service"}, {"uid", "0"}}) == 1);
+  CHECK(matches(Origin::kJournal, {{"unit", "session-4.scope"}, {"uid", "1000"}}) == 0);
+  CHECK(matches(Origin::kJournal, {{"unit", "nvidia-dcgm.service"}, {"uid", "1000"}}) == 0);
+  CHECK(matches(Origin::kJournal, {{"unit", "cron.service"}, {"uid", "0"}}) == 0);
+  CHECK(matches(Origin::kJournal, {}) == 0);  // unverifiable: no labels
+  CHECK(matches(Origin::kPod, {}) == 1);      // the constraint is about journal records
+  std::vector<RuleMatch> out;
+  l.set->Match("Detected 2 volatile double-bit ECC", Origin::kJournal, out);
+  CHECK(out.size() == 1);  // text alone (faultline scan): not checked, nothing is tainted
+}
+
+TEST_CASE("journal constraints: rule tests give labels, and an override may change them") {
+  Loaded l = LoadPacks({{"a.yaml", R"(pack: a
+version: 1
+rules:
+  - id: fm
+    sources: [journal]
+    journal: {units: [init.scope], uids: [0]}
+    pattern: 'fabricmanager failed'
+    tests:
+      match:
+        - line: 'fabricmanager failed'
+          labels: {unit: init.scope, uid: '0'}
+      no_match:
+        - line: 'fabricmanager failed'
+          labels: {unit: session-1.scope, uid: '1000'}
+        - 'fabricmanager failed'
+)"},
+                        {"b.yaml", R"(pack: b
+version: 1
+rules:
+  - id: fm
+    override: true
+    journal: {units: [my-fm.service]}
+)"}});
+  REQUIRE(l.set);
+  Diagnostics d;
+  const RuleTestCounts counts = RunRuleTests(*l.set, d);
+  // The override moved the unit: the first test no longer matches (T001).
+  CHECK(counts.failed == 1);
+  CHECK(d.all().size() == 1);
+  CHECK(d.all()[0].code == "T001");
+  CHECK(d.all()[0].where.line == 10);
 }
 
 TEST_CASE("Print shows file:line:col, the source line and a caret under the column") {

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "matcher/classify.h"
+#include "matcher/rule_set_testing.h"
 #include "tests/matcher/rule_test_util.h"
 
 namespace faultline {
@@ -218,10 +219,9 @@ TEST_CASE("Match is safe from many threads at once") {
 }
 
 TEST_CASE("RE2::Set out of memory falls back to one-by-one matching and is counted") {
-  CompileOptions options;
-  options.simulate_dfa_out_of_memory = true;
-  Loaded l = LoadPack(kXidPack, options);
+  Loaded l = LoadPack(kXidPack);
   REQUIRE(l.set);
+  RuleSetTesting::SimulateDfaOutOfMemory(*l.set);
   CHECK(l.set->dfa_fallbacks() == 0);
   auto m = MatchLine(*l.set, "NVRM: Xid (PCI:0000:3b:00): 79, x", Origin::kKernel);
   REQUIRE(m.size() == 2);  // the same answer as the Set gives
@@ -255,6 +255,35 @@ TEST_CASE("MakeFaultEvent fills the event from the match and the record") {
   CHECK(e.labels.at("priority") == "4");
   CHECK(e.detected_time == now);
   CHECK(e.expire == std::chrono::seconds(7200));
+}
+
+// Issue 11.4: NCCL WARN's `(?P<message>.+)` of a 250 KiB line made 250 KiB
+// captures, a 250 KiB summary, and a 500 KiB event held by the agent.
+TEST_CASE(
+    "captures and the summary are cut to their bounds, so one huge line makes a small event") {
+  Loaded l = LoadPack(R"(pack: nccl
+version: 1
+rules:
+  - id: nccl.warn
+    sources: [pod]
+    pattern: 'NCCL WARN (?P<message>.+)'
+    category: nccl
+    severity: info
+    action: event
+    summary: 'NCCL WARN {message} / {message}'
+)");
+  REQUIRE(l.set);
+  LogRecord record;
+  record.source = "podlog";
+  record.origin = Origin::kPod;
+  record.text = "NCCL WARN " + std::string(250 * 1024, 'x');
+  std::vector<RuleMatch> out;
+  l.set->Match(record, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].fields.at("message") == std::string(FaultEvent::kMaxFieldBytes, 'x'));
+  CHECK(out[0].summary.size() == FaultEvent::kMaxSummaryBytes);
+  const FaultEvent e = MakeFaultEvent(out[0], record, "gpu-1", "b", {});
+  CHECK(SerializeFaultEvent(e).size() < 8192);
 }
 
 }  // namespace

@@ -50,6 +50,27 @@ TEST_CASE("durations read as rule packs write them") {
   CHECK(FormatDuration(milliseconds(0)) == "0s");
 }
 
+// Issue 11.10: "1000000000d" repeated summed past INT64_MAX milliseconds
+// (undefined behaviour), and 10^9 days, parsed fine, overflow the
+// nanosecond clocks they are added to.
+TEST_CASE("durations beyond the maximum are refused with a clear error, never overflow") {
+  CHECK(ParseDuration("3650d") == milliseconds(3650LL * 86'400'000LL));
+  CHECK_FALSE(ParseDuration("3650d1ms"));
+  CHECK_FALSE(ParseDuration("1000000000d"));
+  std::string many;
+  for (int i = 0; i < 200; ++i) many += "1000000000d";
+  CHECK_FALSE(ParseDuration(many));
+  CHECK_FALSE(ParseDuration("99999999999999999999s"));
+  Result<milliseconds> huge = ParseDurationOrError("106752d");
+  REQUIRE_FALSE(huge.ok());
+  CHECK(huge.error().message() == "'106752d' is longer than the maximum, 3650d (10 years)");
+  CHECK(ParseDurationOrError("10").error().message() ==
+        "'10': a number needs a unit (ms, s, m, h, d), e.g. 90s");
+  CHECK(ParseDurationOrError("5x").error().message() ==
+        "'5x': unknown unit 'x' (use ms, s, m, h, d)");
+  CHECK(ParseDurationOrError("").error().message() == "empty duration");
+}
+
 FaultEvent SampleEvent() {
   FaultEvent e;
   e.node = "gpu-17";

@@ -8,6 +8,7 @@
 #include "base/metrics.h"
 #include "collector/agent/agent_config.h"
 #include "collector/standalone/own_node_api.h"
+#include "collector/standalone/standalone_config.h"
 #include "collector/standalone/standalone_sink.h"
 #include "tainter/dry_run_node_api.h"
 #include "tests/fakes/fake_clock.h"
@@ -217,34 +218,35 @@ TEST_CASE("a full sink answers kResourceExhausted without taking the callback") 
 
 TEST_CASE("standalone mode needs no kafka key, and the empty config gives local defaults") {
   Diagnostics diags;
-  auto c = ParseAgentConfig("", "<defaults>", diags, AgentMode::kStandalone);
+  auto c = ParseStandaloneAgentConfig("", "<defaults>", diags, AgentMode::kStandalone);
   REQUIRE(c.has_value());
   CHECK(c->metrics_address == "127.0.0.1:9400");
   CHECK(c->kmsg_enabled);
   CHECK(c->journal.skip_kernel_transport == c->kmsg_enabled);
-  CHECK(c->standalone.taint_key == "faultline.dev/faulty");
+  CHECK(c->standalone.tainter.taint.key == "faultline.dev/faulty");
   CHECK_FALSE(c->standalone.dry_run);
 
   Diagnostics kafka_diags;
-  CHECK_FALSE(ParseAgentConfig("", "<defaults>", kafka_diags, AgentMode::kKafka).has_value());
+  CHECK_FALSE(
+      ParseStandaloneAgentConfig("", "<defaults>", kafka_diags, AgentMode::kKafka).has_value());
 
   Diagnostics set;
-  auto s = ParseAgentConfig(
+  auto s = ParseStandaloneAgentConfig(
       "node_name: n\nkubernetes: {kubeconfig: /k, qps: 2.5}\n"
       "standalone: {dry_run: true, taint: {key: trainy.konduktor.ai/faulty}, "
       "valve: {max_new_taints: 1, window: 1h}}\n",
       "s.yaml", set, AgentMode::kStandalone);
   REQUIRE(s.has_value());
-  CHECK(s->standalone.kubeconfig == "/k");
-  CHECK(s->standalone.qps == doctest::Approx(2.5));
+  CHECK(s->standalone.kubernetes.kubeconfig == "/k");
+  CHECK(s->standalone.kubernetes.qps == doctest::Approx(2.5));
   CHECK(s->standalone.dry_run);
-  CHECK(s->standalone.taint_key == "trainy.konduktor.ai/faulty");
-  CHECK(s->standalone.max_new_taints == 1);
-  CHECK(s->standalone.valve_window == std::chrono::hours(1));
+  CHECK(s->standalone.tainter.taint.key == "trainy.konduktor.ai/faulty");
+  CHECK(s->standalone.tainter.policy.max_new_taints == 1);
+  CHECK(s->standalone.tainter.policy.new_taint_window == std::chrono::hours(1));
 
   Diagnostics bad;
-  CHECK_FALSE(ParseAgentConfig("standalone: {taint: {effect: Never}, bogus: 1}\n", "b.yaml", bad,
-                               AgentMode::kStandalone)
+  CHECK_FALSE(ParseStandaloneAgentConfig("standalone: {taint: {effect: Never}, bogus: 1}\n",
+                                         "b.yaml", bad, AgentMode::kStandalone)
                   .has_value());
   CHECK(bad.error_count() == 2);
 }

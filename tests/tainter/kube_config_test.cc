@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tainter/kube/kube_config.h"
 
+#include <cstdlib>
+#include <optional>
+#include <string>
+
 #include <doctest/doctest.h>
 
 #include "tests/support/temp_dir.h"
@@ -214,6 +218,86 @@ TEST_CASE("LoadKubeConfigAuto prefers an explicit kubeconfig, then in-cluster") 
   auto auto_config = LoadKubeConfigAuto("", {}, in_cluster);
   REQUIRE(auto_config.ok());
   CHECK(auto_config->origin == "in-cluster");
+}
+
+}  // namespace
+}  // namespace faultline
+
+namespace faultline {
+namespace {
+
+// Sets (or unsets, for nullptr) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;  // NOLINT(concurrency-mt-unsafe)
+    if (value) {
+      setenv(name, value, 1);  // NOLINT(concurrency-mt-unsafe)
+    } else {
+      unsetenv(name);  // NOLINT(concurrency-mt-unsafe)
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+    } else {
+      unsetenv(name_);  // NOLINT(concurrency-mt-unsafe)
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::string KubeconfigFor(const std::string& server) {
+  return "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+         "clusters:\n- name: c\n  cluster: {server: '" +
+         server + "'}\nusers:\n- name: u\n  user: {token: t}\n";
+}
+
+TEST_CASE("credentials: the named kubeconfig, then $KUBECONFIG, then in-cluster, then ~/.kube") {
+  TempDir dir;
+  const std::string named = dir.Write("named", KubeconfigFor("https://named:6443"));
+  const std::string env = dir.Write("env", KubeconfigFor("https://env:6443"));
+  dir.Write("home/.kube/config", KubeconfigFor("https://home:6443"));
+  dir.Write("empty/.keep", "");
+  InClusterOptions in_cluster;
+  in_cluster.service_host = "10.0.0.1";
+  in_cluster.service_port = "443";
+  in_cluster.token_path = dir.Write("token", "t");
+  in_cluster.ca_path = dir.Write("ca.crt", "CA");
+  ScopedEnv no_host("KUBERNETES_SERVICE_HOST", nullptr);
+  ScopedEnv home("HOME", (dir / "home").c_str());
+  {
+    ScopedEnv kubeconfig("KUBECONFIG", (env + ":" + named).c_str());
+    CHECK(LoadKubeConfigAuto(named, {}, in_cluster)->server == "https://named:6443");
+    CHECK(LoadKubeConfigAuto("", {}, in_cluster)->server == "https://env:6443");
+  }
+  ScopedEnv no_kubeconfig("KUBECONFIG", nullptr);
+  CHECK(LoadKubeConfigAuto("", {}, in_cluster)->origin == "in-cluster");
+  CHECK(LoadKubeConfigAuto("")->server == "https://home:6443");
+  ScopedEnv empty_home("HOME", (dir / "empty").c_str());
+  CHECK(LoadKubeConfigAuto("").error().code() == StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("kubeconfig problems are diagnostics at their place, with a code") {
+  Diagnostics diags;
+  CHECK_FALSE(ParseKubeconfig(KubeconfigFor("ftp://x"), "/k", {}, "/k/config", diags));
+  REQUIRE(diags.all().size() == 1);
+  const Diagnostic& d = diags.all()[0];
+  CHECK(d.code == "C003");
+  CHECK(d.where.file == "/k/config");
+  CHECK(d.where.line == 7);
+  CHECK(d.where.column == 21);
+  CHECK(d.message.find("must start with https://") != std::string::npos);
+
+  Diagnostics syntax;
+  CHECK_FALSE(ParseKubeconfig("a: [unclosed\n", "/k", {}, "/k/config", syntax));
+  REQUIRE(syntax.all().size() == 1);
+  CHECK(syntax.all()[0].code == "C001");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include "base/log.h"
+#include "base/log_testing.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_pki.h"
 #include "tests/tainter/kube_test_util.h"

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/diagnostics.h"
+#include "collector/agent/agent_config.h"
+#include "tainter/tainter.h"
+#include "tainter/tainter_config.h"
+
+namespace faultline {
+
+// `faultline-agent --standalone`: the tainter's policy in the agent, acting
+// on its own node (collector/README.md, "Standalone"). The `kubernetes:`
+// and `standalone:` sections are read by the tainter's own section readers
+// straight into its types, so the defaults and checks (the taint effect,
+// the opt-out label) are the tainter's, written once.
+struct StandaloneSettings {
+  KubernetesSettings kubernetes;
+  bool dry_run = false;  // print the patches instead of sending them (also --dry-run)
+  Tainter::Options
+      tainter;  // node_selector stays empty: the own node is managed unless it opted out
+};
+
+// The agent's config with the standalone sections.
+struct StandaloneAgentConfig : AgentConfig {
+  StandaloneSettings standalone;
+};
+
+// The agent's config file, in either mode: the standalone sections are read
+// (and checked) in both, used only in standalone. Diagnostics as
+// ParseAgentConfig's.
+std::optional<StandaloneAgentConfig> ParseStandaloneAgentConfig(std::string_view yaml_text,
+                                                                std::string_view file,
+                                                                Diagnostics& diags, AgentMode mode);
+
+// The `kubernetes:` and `standalone:` sections at their defaults, commented,
+// for `faultline-agent --print-default-config` after DefaultAgentConfigYaml().
+std::string DefaultStandaloneConfigYaml();
+
+}  // namespace faultline
