@@ -2,6 +2,7 @@
 #include "tainter/event_consumer.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include <librdkafka/rdkafka.h>
@@ -34,6 +35,16 @@ void FreeAll(std::vector<RdKafka::TopicPartition*>& parts) {
 }
 
 }  // namespace
+
+std::chrono::milliseconds MaxPollInterval(const std::map<std::string, std::string>& properties) {
+  constexpr std::chrono::milliseconds kDefault{300'000};
+  auto it = properties.find("max.poll.interval.ms");
+  if (it == properties.end()) return kDefault;
+  char* end = nullptr;
+  const long long ms = std::strtoll(it->second.c_str(), &end, 10);
+  if (end == it->second.c_str() || *end != '\0' || ms <= 0) return kDefault;
+  return std::chrono::milliseconds(ms);
+}
 
 class KafkaEventConsumer::Callbacks final : public RdKafka::RebalanceCb,
                                             public RdKafka::EventCb,

@@ -26,6 +26,11 @@ class TopicPartition;
 
 namespace faultline {
 
+// librdkafka's max.poll.interval.ms from the passthrough properties (its
+// default, 300 s, when unset or unreadable): the longest the daemon's one
+// thread may stay away from Poll() before the group drops this member.
+std::chrono::milliseconds MaxPollInterval(const std::map<std::string, std::string>& properties);
+
 // The Kafka half of faultline-tainter: a consumer-group member that reads
 // FaultEvents (key = node) and hands them to a Tainter, with manual commits.
 //

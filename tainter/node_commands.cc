@@ -260,6 +260,11 @@ Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config,
   o.http.qps = config.kubernetes.qps;
   o.http.burst = config.kubernetes.burst;
   o.http.request_timeout = config.kubernetes.request_timeout;
+  // The daemon's one thread calls the API between Kafka polls: one call,
+  // retries included, must end well within max.poll.interval.ms (with the
+  // default 300 s this leaves the 30 s deadline as it is).
+  o.http.call_deadline = std::min<std::chrono::milliseconds>(
+      o.http.call_deadline, MaxPollInterval(config.kafka.properties) / 3);
   LogInfo("tainter", "kubernetes", {{"api", kube->Describe()}});
   return KubeNodeApi::Create(std::move(*kube), o, RealClock(), metrics);
 }

@@ -190,6 +190,9 @@ void Tainter::Drain(const std::string& node) {
   NodeQueue& q = it->second;
   while (!q.work.empty()) {
     if (q.attempts > 0 && clock_.MonotonicNow() < q.next_try) return;
+    // Out of this round's time: the queue waits for the next Tick, and the
+    // main loop gets back to Kafka (one thread; max.poll.interval.ms).
+    if (options_.round_budget.count() > 0 && clock_.MonotonicNow() >= round_deadline_) return;
     if (Process(q.work.front()) == Step::kRetry) {
       ++q.attempts;
       auto backoff = options_.initial_backoff * (1LL << std::min(q.attempts - 1, 16));
@@ -197,14 +200,58 @@ void Tainter::Drain(const std::string& node) {
                    std::min<std::chrono::milliseconds>(backoff, options_.max_backoff);
       return;
     }
-    Done done = std::move(q.work.front().done);
+    Work finished = std::move(q.work.front());
     q.work.pop_front();
     --pending_;
     q.attempts = 0;
-    if (done) done();
+    if (Parkable(finished)) {
+      parked_.push_back(std::move(finished));
+      if (parked_.size() > options_.max_parked) {
+        auto victim =
+            std::min_element(parked_.begin(), parked_.end(), [](const Work& a, const Work& b) {
+              return a.event.severity <
+                     b.event.severity;  // the first of the lowest severity: oldest
+            });
+        Done dropped = std::move(victim->done);
+        parked_.erase(victim);
+        m_.dropped_work.Inc();
+        if (dropped) dropped();
+      }
+    } else if (finished.done) {
+      finished.done();
+    }
   }
   queues_.erase(it);
   ApplyDeferred(node);
+}
+
+bool Tainter::Parkable(const Work& work) const {
+  return work.decision.outcome == DecisionOutcome::kRefusedByValve &&
+         work.event.action == Action::kTaint && !work.event.rule.empty();
+}
+
+void Tainter::RetryParked() {
+  if (parked_.empty() || policy_.tainted_nodes() >= policy_.FleetLimit()) return;
+  // The most severe first, the oldest among equals: a flood of forged
+  // low-severity taints cannot keep a real hardware fault waiting.
+  auto best = std::max_element(parked_.begin(), parked_.end(), [](const Work& a, const Work& b) {
+    return a.event.severity < b.event.severity;
+  });
+  Work work = std::move(*best);
+  parked_.erase(best);
+  const auto now = clock_.Now();
+  if (work.event.expire && work.event.detected_time + *work.event.expire <= now) {
+    if (work.done) work.done();  // its quiet period is over: nothing to retry
+    return;
+  }
+  work.decided = false;
+  work.again = true;
+  work.reserved = false;
+  work.update_done = false;
+  work.events_done = 0;
+  const std::string node = work.event.node;
+  Enqueue(node, std::move(work));
+  Drain(node);
 }
 
 Tainter::Step Tainter::Process(Work& work) {
@@ -218,7 +265,7 @@ Tainter::Step Tainter::Process(Work& work) {
       }
       if (!s.ok()) return Retryable(s.code()) ? Step::kRetry : Step::kDone;
     }
-    work.decision = policy_.Decide(work.event);
+    work.decision = work.again ? policy_.Redecide(work.event) : policy_.Decide(work.event);
     work.decided = true;
     // A taint is counted once the fleet's valve record granted it (Execute).
     if (work.decision.outcome != DecisionOutcome::kTaint) Count(work.decision);
@@ -576,6 +623,7 @@ void Tainter::Tick() {
     const std::string node = work.decision.node;
     Enqueue(node, std::move(work));
   }
+  RetryParked();
   std::vector<std::string> ready;
   for (const auto& [node, q] : queues_) {
     if (!q.work.empty() && (q.attempts == 0 || now >= q.next_try)) ready.push_back(node);
@@ -647,6 +695,7 @@ Result<TaintedNodeReport> Tainter::Explain(const std::string& node) {
 }
 
 void Tainter::DropPendingFor(const std::function<bool(const std::string& node)>& pred) {
+  std::erase_if(parked_, [&](const Work& w) { return pred(w.event.node); });
   for (auto it = queues_.begin(); it != queues_.end();) {
     if (pred(it->first)) {
       pending_ -= it->second.work.size();

@@ -83,6 +83,13 @@ class Tainter {
     // How often Tick() re-reads every node (catches taints lifted by hand
     // and other replicas' taints, which the valve counts).
     std::chrono::seconds resync_interval{std::chrono::minutes(5)};
+    // Refused taints waiting for capacity; past it the lowest severity,
+    // then the oldest, is let go (done, counted).
+    std::size_t max_parked = 1000;
+    // API work per round (BeginRound(), once per main-loop iteration): past
+    // it, queued work waits for the next round, so the loop returns to
+    // Kafka's poll in time (max.poll.interval.ms). 0: no bound.
+    std::chrono::milliseconds round_budget{0};
   };
 
   // kInvalidArgument: a bad node_selector, opt_out_label or taint.
@@ -105,6 +112,8 @@ class Tainter {
   // backoff is over, and resyncs nodes every resync_interval. Call about
   // once a second.
   void Tick();
+  // Starts a round of API work (see Options::round_budget).
+  void BeginRound() { round_deadline_ = clock_.MonotonicNow() + options_.round_budget; }
 
   // `faultline-tainter untaint`: removes faultline's taint and its reasons
   // annotation (never other taints), records a Normal Event with `why`.
@@ -138,6 +147,7 @@ class Tainter {
   void DropPendingFor(const std::function<bool(const std::string& node)>& pred);
 
   std::size_t pending() const;
+  std::size_t parked() const { return parked_.size(); }
   bool adopted() const { return adopted_; }
   // The last NodeApi call's outcome: false after kUnavailable/kUnauthenticated.
   bool api_reachable() const { return api_reachable_; }
@@ -151,6 +161,7 @@ class Tainter {
     Decision decision;  // decided: the decision to apply, with its plan
     bool update_done = false;
     bool reserved = false;        // kTaint: the valve record has its place
+    bool again = false;           // a parked refusal: decided again (no dedupe, no second count)
     std::size_t events_done = 0;  // planned Events already recorded
     Done done;
   };
@@ -180,6 +191,10 @@ class Tainter {
   enum class Written { kYes, kNothingToDo, kDecidedAgain };
   Result<Written> WriteReasons(Work& work);
   bool Queued(const std::string& node) const;
+  // A taint the valve refused is parked, its `done` held (its offset is not
+  // committed), and decided again when capacity returns (RetryParked).
+  bool Parkable(const Work& work) const;
+  void RetryParked();
   void ApplyDeferred(const std::string& node);
   Status LearnNode(const std::string& node);
   void AdoptNode(const NodeInfo& node, bool merge_memory);
@@ -210,6 +225,8 @@ class Tainter {
   // When each node's state was last read or watched (wall clock): a valve
   // reservation newer than that is a taint our cache has not seen yet.
   std::map<std::string, std::chrono::system_clock::time_point> observed_at_;
+  std::deque<Work> parked_;
+  std::chrono::steady_clock::time_point round_deadline_{};
   std::function<bool(const std::string&)> owns_;
   // Watch news for nodes with queued work; nullopt: deleted.
   std::map<std::string, std::optional<NodeInfo>> deferred_;

@@ -100,7 +100,12 @@ Result<Flags> ParseFlags(int argc, char** argv) {
   return f;
 }
 
-int RunDaemon(const TainterConfig& config, const sigset_t& signals) {
+int RunDaemon(const TainterConfig& given, const sigset_t& signals) {
+  // API work per loop iteration: a third of max.poll.interval.ms (and each
+  // call at most another third, see MakeApi), so an API outage never keeps
+  // the one thread from Kafka's poll long enough to be dropped from the group.
+  TainterConfig config = given;
+  config.tainter.round_budget = MaxPollInterval(config.kafka.properties) / 3;
   std::unique_ptr<TainterStack> stack = MakeTainterStack(config, "faultline-tainter", std::cerr);
   if (!stack) return 2;
   MetricsRegistry& metrics = stack->metrics;
@@ -150,6 +155,7 @@ int RunDaemon(const TainterConfig& config, const sigset_t& signals) {
       LogInfo("tainter", "stopping", {{"signal", static_cast<int>(info.ssi_signo)}});
       break;
     }
+    tainter->BeginRound();
     tainter->Observe(informer.Take());
     // Nothing is consumed before the nodes were read: the valve counts
     // them, and a decision needs the node's state.

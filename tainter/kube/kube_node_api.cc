@@ -279,13 +279,21 @@ Status KubeNodeApi::PutValveRecord(const std::string& value, const std::string& 
                   {"namespace", options_.events.namespace_name},
                   {"annotations", {{kValveAnnotation, value}}}}},
                 {"spec", json::object()}};
-  const bool create = expected_version.empty();
-  if (!create) lease["metadata"]["resourceVersion"] = expected_version;
-  auto response = http_->Send({.verb = create ? "create" : "update",
-                               .method = create ? "POST" : "PUT",
-                               .path = create ? base : base + "/" + UrlEncode(options_.valve_lease),
-                               .content_type = "application/json",
-                               .body = lease.dump()});
+  Result<KubeResponse> response = InternalError("unreachable");
+  if (expected_version.empty()) {  // the first write: create it (409 if another replica did)
+    response = http_->Send({.verb = "create",
+                            .method = "POST",
+                            .path = base,
+                            .content_type = "application/json",
+                            .body = lease.dump()});
+  } else {  // replace it at the version read (409 if it moved)
+    lease["metadata"]["resourceVersion"] = expected_version;
+    response = http_->Send({.verb = "update",
+                            .method = "PUT",
+                            .path = base + "/" + UrlEncode(options_.valve_lease),
+                            .content_type = "application/json",
+                            .body = lease.dump()});
+  }
   if (!response) return response.error();
   if (response->status >= 200 && response->status < 300) return OkStatus();
   return StatusFromResponse(*response, "write valve lease");  // 409: kAborted

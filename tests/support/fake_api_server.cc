@@ -897,6 +897,11 @@ void FakeApiServer::Routes() {
     }
     Reply(res, 200, json::object());
   });
+  s.Delete("/debug/fail", [this](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mu_);
+    faults_.clear();  // the outage is over
+    Reply(res, 200, json::object());
+  });
   s.Post("/debug/nodes", [this](const httplib::Request& req, httplib::Response& res) {
     if (req.has_param("name")) {
       AddNode(req.get_param_value("name"));

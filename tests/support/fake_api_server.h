@@ -64,7 +64,8 @@ namespace faultline {
 //          time (time_unix_us).
 //  Debug   (no auth, not recorded): GET /debug/requests (the record as JSON),
 //          DELETE /debug/requests, GET /debug/nodes, GET /debug/events,
-//          POST /debug/fail?status=&count=&method=&path=&retry_after=,
+//          POST /debug/fail?status=&count=&method=&path=&retry_after=, DELETE
+//          /debug/fail (clears every pending fault),
 //          POST /debug/nodes (a Node JSON body, or ?name=), for shell-level tests.
 //
 // Thread-safety: all methods are safe from any thread; handlers run on the

@@ -380,7 +380,7 @@ TEST_CASE("two replicas in one group split the partitions and the nodes") {
 // the whole annotation from its own (stale) copy, so a non-owner erased a
 // hardware reason the owner had just added. Only the owner of the node's
 // partition decides for it, and writes re-read and merge.
-TEST_CASE("only the owner of a node's partition expires its reasons; a non-owner erases nothing") {
+TEST_CASE("only the owner of a node's partition expires its reasons, a non-owner erases nothing") {
   Cluster c;
   Replica a(c.kafka, c.api, c.clock);
   Replica b(c.kafka, c.api, c.clock);

@@ -10,6 +10,9 @@
 #   shared_valve   (issue 11.3) two replicas share max_fraction: faults on all
 #                  nodes at once, split over both replicas' partitions, taint one.
 #   valve_restart  (issue 11.3) a restart keeps max_new_taints' window.
+#   api_outage     (issue 11.9) an API outage longer than max.poll.interval.ms
+#                  does not drop the tainter from the consumer group; the taint
+#                  lands after recovery.
 #
 # API-double semantics relied on (as kube-apiserver): a list carries its
 # resourceVersion and a watch from it streams every later change (ADDED /
@@ -58,7 +61,7 @@ kafka:
   topic: events
   group: faultline-state-$RUN
   dead_letter_topic: events.dead-letter
-  properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500", log_level: "0"}
+  properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500", log_level: "0"${3:-}}
 kubernetes: {kubeconfig: $T/kubeconfig}
 $valve
 metrics_address: 127.0.0.1:0
@@ -151,6 +154,21 @@ valve_restart)
   e2e_wait_log 30 tainter '"msg":"safety valve refused a taint"'
   lacks_taint gpu-3 || e2e_fail "a restart reset max_new_taints: gpu-3 was tainted"
   grep -q 'max_new_taints' "$T/tainter.log" || e2e_fail "the refusal does not name max_new_taints"
+  ;;
+api_outage)
+  # librdkafka drops a member that does not poll within max.poll.interval.ms.
+  tainter tainter "" ', max.poll.interval.ms: "8000"'
+  debug() { curl -sf --max-time 5 --cacert "$T/ca.pem" -X "$1" -d '' "$API_URL/debug/fail$2" >/dev/null; }
+  # Every API request fails with 503 from now on (the open watch stays open).
+  debug POST '?status=503&count=1000000' || e2e_fail "cannot inject the outage"
+  event gpu-1 test.long 10m
+  sleep 20  # 2.5 x max.poll.interval.ms of outage
+  lacks_taint gpu-1 || e2e_fail "tainted during the outage?"
+  debug DELETE '' || e2e_fail "cannot end the outage"
+  e2e_wait 40 has_taint gpu-1 || e2e_fail "the taint did not land after the outage"
+  grep -q 'maximum poll interval' "$T/tainter.log" &&
+    e2e_fail "the tainter exceeded max.poll.interval.ms during the outage"
+  e2e_log_has tainter '"msg":"partitions revoked"' && e2e_fail "the tainter lost its partitions"
   ;;
 *)
   e2e_fail "unknown scenario $SCENARIO"

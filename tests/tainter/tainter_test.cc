@@ -226,6 +226,31 @@ TEST_CASE("the valve refuses past the limit with an Event, while untaint still w
   CHECK(f.tainter->Untaint("nope", "").code() == StatusCode::kNotFound);
 }
 
+// Issue 11.3: a refused taint was committed and forgotten, so a real fault
+// stayed untainted after capacity returned. It is parked, its offset held
+// (done not called), and decided again once a taint is lifted.
+TEST_CASE("a refused taint waits, uncommitted, and is applied once another node is lifted") {
+  Fixture f(20);  // 10% of 20 = 2
+  FaultEvent soft = f.Ev("gpu-1", "nccl.timeout");
+  soft.expire = minutes(30);
+  f.tainter->Handle(soft);
+  f.tainter->Handle(f.Ev("gpu-2"));
+  bool done = false;
+  f.tainter->Handle(f.Ev("gpu-3"), [&] { done = true; });
+  REQUIRE_FALSE(f.api.HasTaint("gpu-3", kKey));
+  CHECK_FALSE(done);
+  CHECK(f.tainter->parked() == 1);
+  f.tainter->Tick();  // no capacity yet
+  CHECK_FALSE(f.api.HasTaint("gpu-3", kKey));
+  f.clock.Advance(minutes(31));
+  f.tainter->Tick();  // gpu-1's reason lapses: the slot goes to gpu-3
+  CHECK_FALSE(f.api.HasTaint("gpu-1", kKey));
+  CHECK(f.api.HasTaint("gpu-3", kKey));
+  CHECK(done);
+  CHECK(f.tainter->parked() == 0);
+  CHECK(f.Counter("faultline_tainter_decisions_total", {{"outcome", "taint"}}) == 3);
+}
+
 TEST_CASE("a new fault after the taint was lifted by hand behind our back puts it back") {
   Fixture f;
   f.tainter->Handle(f.Ev("gpu-2"), [] {});
