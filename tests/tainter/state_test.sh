@@ -13,6 +13,10 @@
 #   api_outage     (issue 11.9) an API outage longer than max.poll.interval.ms
 #                  does not drop the tainter from the consumer group; the taint
 #                  lands after recovery.
+#   list_fails_at_start (issue 11.3) while the first node list fails, nothing
+#                  is consumed (the valve has no counts yet): no partition is
+#                  assigned and no taint lands; once the list answers, the
+#                  waiting event is decided.
 #
 # API-double semantics relied on (as kube-apiserver): a list carries its
 # resourceVersion and a watch from it streams every later change (ADDED /
@@ -51,8 +55,8 @@ event() {
      + (if $e == "" then {} else {expire: $e} end)' |
     kcat -P -b "$BS" -t events -k "$1" 2>/dev/null || e2e_fail "kcat -P failed"
 }
-# tainter NAME [EXTRA_YAML]: a tainter replica with its config in $T/NAME.yaml.
-tainter() {
+# tainter_config NAME [VALVE_YAML [KAFKA_PROPERTIES]]: writes $T/NAME.yaml.
+tainter_config() {
   local valve=${2:-}
   [[ -n "$valve" ]] || valve='valve: {event_interval: 1ms, max_fraction: 0.1, min_allowed: 1}'
   cat >"$T/$1.yaml" <<YAML
@@ -66,6 +70,11 @@ kubernetes: {kubeconfig: $T/kubeconfig}
 $valve
 metrics_address: 127.0.0.1:0
 YAML
+}
+# tainter NAME [VALVE_YAML [KAFKA_PROPERTIES]]: a tainter replica, started and
+# given its partitions.
+tainter() {
+  tainter_config "$@"
   e2e_start "$1" "$TAINTER" --config "$T/$1.yaml"
   e2e_wait_log 30 "$1" '"msg":"partitions assigned"'
 }
@@ -169,6 +178,24 @@ api_outage)
   grep -q 'maximum poll interval' "$T/tainter.log" &&
     e2e_fail "the tainter exceeded max.poll.interval.ms during the outage"
   e2e_log_has tainter '"msg":"partitions revoked"' && e2e_fail "the tainter lost its partitions"
+  ;;
+list_fails_at_start)
+  fail_debug() { curl -sf --max-time 5 --cacert "$T/ca.pem" -X "$1" -d '' "$API_URL/debug/fail$2" >/dev/null; }
+  # Every GET under /api/v1/nodes (the list, and the watch that follows it)
+  # answers 503 until the outage ends, as kube-apiserver does behind a
+  # failing load balancer.
+  fail_debug POST '?status=503&count=1000000&method=GET&path=/api/v1/nodes' ||
+    e2e_fail "cannot inject the outage"
+  event gpu-1 test.long 10m
+  tainter_config tainter
+  e2e_start tainter "$TAINTER" --config "$T/tainter.yaml"
+  sleep 8  # several list retries; a consumer would have joined within ~3 s
+  e2e_log_has tainter '"msg":"partitions assigned"' &&
+    e2e_fail "the tainter consumed before it could list the nodes"
+  lacks_taint gpu-1 || e2e_fail "tainted without a node list"
+  fail_debug DELETE '' || e2e_fail "cannot end the outage"
+  e2e_wait_log 30 tainter '"msg":"partitions assigned"'
+  e2e_wait 30 has_taint gpu-1 || e2e_fail "the waiting event was not decided after the list answered"
   ;;
 *)
   e2e_fail "unknown scenario $SCENARIO"
