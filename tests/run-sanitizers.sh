@@ -58,6 +58,15 @@ run_stage() {
     result=FAILED
   fi
   local t2=$SECONDS
+  # LSan cannot stop the world under ptrace: the agent that
+  # tests/deploy/install_test.sh runs under `strace -f` (its syscall filter
+  # test) ends with "LeakSanitizer has encountered a fatal error" and no
+  # report. Such a file alone is not a finding.
+  local f
+  for f in "$reports"/*; do
+    if [[ -f "$f" ]] && grep -q 'LeakSanitizer has encountered a fatal error' "$f" &&
+       ! grep -q 'ERROR:\|WARNING:\|runtime error' "$f"; then rm -f "$f"; fi
+  done
   local nreports; nreports=$(find "$reports" -type f | wc -l)
   local counts; counts=$(grep -o '[0-9]* tests failed out of [0-9]*' "$log" || true)
   if [[ "$result" != ok || "$nreports" -gt 0 ]]; then
