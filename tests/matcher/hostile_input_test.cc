@@ -116,7 +116,8 @@ TEST_CASE(
   auto set = LoadRules({}, {}, diags, texts);  // the built-in packs
   REQUIRE(set);
   std::string junk;
-  while (junk.size() < (3u << 19)) junk += std::string("\xff\xfe\x00\x01\xc3 binary ", 15);
+  static constexpr char kJunk[] = "\xff\xfe\x00\x01\xc3 binary ";  // 13 bytes and a NUL
+  while (junk.size() < (3u << 19)) junk += std::string(kJunk, sizeof kJunk - 1);
   const std::string line =
       junk + "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.";
   REQUIRE(line.size() > (1u << 20));
