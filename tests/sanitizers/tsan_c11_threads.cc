@@ -20,11 +20,16 @@ namespace {
 
 int FromErrno(int err) {
   switch (err) {
-    case 0: return thrd_success;
-    case ENOMEM: return thrd_nomem;
-    case ETIMEDOUT: return thrd_timedout;
-    case EBUSY: return thrd_busy;
-    default: return thrd_error;
+    case 0:
+      return thrd_success;
+    case ENOMEM:
+      return thrd_nomem;
+    case ETIMEDOUT:
+      return thrd_timedout;
+    case EBUSY:
+      return thrd_busy;
+    default:
+      return thrd_error;
   }
 }
 
