@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     faultline::ParseDmesgLine(line);
     faultline::ParseJournalShortLine(line);
     faultline::ParseJournalJsonLine(line);
-    faultline::ParseCriLine(line);
+    faultline::ParseCriInputLine(line);
     if (nl == std::string_view::npos) break;
     start = nl + 1;
   }
