@@ -127,13 +127,7 @@ Status Tainter::AdoptAll() {
     if (auto q = queues_.find(n.name); q != queues_.end() && !q->second.work.empty()) continue;
     AdoptNode(n, /*merge_memory=*/adopted_);
   }
-  if (!adopted_) {
-    LogInfo("tainter", "adopted node state",
-            {{"managed_nodes", policy_.managed_nodes()},
-             {"tainted_nodes", policy_.tainted_nodes()},
-             {"selector", selector_.text()}});
-  }
-  adopted_ = true;
+  MarkAdopted();
   next_resync_ = clock_.MonotonicNow() + options_.resync_interval;
   UpdateGauges();
   return OkStatus();
@@ -588,13 +582,7 @@ void Tainter::Observe(std::vector<NodeInformer::Change> changes) {
         for (const std::string& name : policy_.Nodes()) {
           if (listed.count(name) == 0) ObserveDeleted(name);
         }
-        if (!adopted_) {
-          LogInfo("tainter", "adopted node state",
-                  {{"managed_nodes", policy_.managed_nodes()},
-                   {"tainted_nodes", policy_.tainted_nodes()},
-                   {"selector", selector_.text()}});
-        }
-        adopted_ = true;
+        MarkAdopted();
         break;
       }
       case NodeInformer::Change::Kind::kUpsert:
@@ -709,6 +697,18 @@ void Tainter::DropPendingFor(const std::function<bool(const std::string& node)>&
 }
 
 std::size_t Tainter::pending() const { return pending_; }
+
+// The first complete picture of the nodes (a list, or the watch's first
+// list) ends adoption; said once in the log.
+void Tainter::MarkAdopted() {
+  if (!adopted_) {
+    LogInfo("tainter", "adopted node state",
+            {{"managed_nodes", policy_.managed_nodes()},
+             {"tainted_nodes", policy_.tainted_nodes()},
+             {"selector", selector_.text()}});
+  }
+  adopted_ = true;
+}
 
 void Tainter::UpdateGauges() {
   m_.pending_work.Set(static_cast<double>(pending_));

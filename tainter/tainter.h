@@ -205,6 +205,7 @@ class Tainter {
   TaintedNodeReport ReportFor(const NodeInfo& node) const;
   Status Track(std::string_view op, Status s, std::chrono::steady_clock::time_point start);
   void Count(const Decision& d);
+  void MarkAdopted();
   void UpdateGauges();
 
   Options options_;
