@@ -15,10 +15,10 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "base/config_reader.h"
 #include "base/log.h"
 #include "base/version.h"
 #include "collector/agent/agent_config.h"
+#include "collector/agent/agent_flags.h"
 #include "collector/agent/agent_stack.h"
 #include "collector/agent/kafka_sink.h"
 #include "collector/standalone/standalone.h"
@@ -28,32 +28,6 @@
 namespace faultline {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: faultline-agent --config FILE\n"
-    "       faultline-agent --standalone [--dry-run] [--config FILE]   (no Kafka)\n"
-    "       faultline-agent --standalone --demo\n"
-    "       faultline-agent --print-default-config\n"
-    "       faultline-agent --version\n";
-
-constexpr char kHelp[] = R"(
-The node agent: reads /dev/kmsg, the journal, pod logs and InfiniBand
-counters, matches them against the rule packs and publishes one event per
-fault to Kafka (key = node). Runs until SIGTERM or SIGINT; SIGHUP reloads
-the rules.
-
-  --config FILE           the agent config (YAML); every key and its default:
-                          faultline-agent --print-default-config
-  --standalone            no Kafka: the tainter's policy in this process, acting
-                          on this node only (faultline-agent --standalone --help)
-  --print-default-config  print the default config and exit
-  --version               print the version, the libraries' and the built-in
-                          rule packs' versions, and exit
-  -h, --help              print this help and exit
-
-Exit status: 0 stopped with every event delivered; 1 events left undelivered
-or a runtime failure; 2 bad flags, an invalid config or invalid rules.
-)";
-
 std::string VersionInfo() {
   std::vector<VersionComponent> components = MatcherVersions();
   components.insert(components.begin() + 2, {"librdkafka", rd_kafka_version_str()});
@@ -61,52 +35,30 @@ std::string VersionInfo() {
 }
 
 int Run(int argc, char** argv, const sigset_t& signals) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--version") {
+  const AgentFlags flags = ParseAgentFlags(argc, argv);
+  switch (flags.action) {
+    case AgentFlags::Action::kPrintVersion:
       std::cout << VersionInfo();
       return 0;
-    }
-  }
-  for (int i = 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--standalone") return RunStandalone(argc, argv, signals);
-  }
-  std::string config_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--print-default-config") {
+    case AgentFlags::Action::kPrintHelp:
+      std::cout << AgentUsage(flags.standalone) << AgentHelp(flags.standalone);
+      return 0;
+    case AgentFlags::Action::kPrintDefaultConfig:
       std::cout << DefaultAgentConfigYaml() << DefaultStandaloneConfigYaml();
       return 0;
-    }
-    if (arg == "--config" && i + 1 < argc) {
-      config_path = argv[++i];
-    } else if (arg.rfind("--config=", 0) == 0) {
-      config_path = arg.substr(9);
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage << kHelp;
-      return 0;
-    } else {
-      std::cerr << "faultline-agent: unknown argument '" << arg << "'\n" << kUsage;
+    case AgentFlags::Action::kBadUsage:
+      std::cerr << flags.error;
       return 2;
-    }
+    case AgentFlags::Action::kRun:
+      break;
   }
-  if (config_path.empty()) {
-    std::cerr << kUsage;
-    return 2;
-  }
+  if (flags.standalone) return RunStandalone(flags, signals);
+  const std::string& config_path = flags.config_path;
 
   // 1. Config and rules: every problem is reported before anything starts.
-  std::string text;
-  if (Status s = ReadConfigText(config_path, text); !s.ok()) {
-    std::cerr << config_path << ": error: cannot read the config file\n";
-    return 2;
-  }
-  Diagnostics config_diags;
   std::optional<StandaloneAgentConfig> config =
-      ParseStandaloneAgentConfig(text, config_path, config_diags, AgentMode::kKafka);
-  if (!config) {
-    config_diags.Print(std::cerr, {{config_path, text}});
-    return 2;
-  }
+      LoadStandaloneAgentConfig(config_path, AgentMode::kKafka, std::cerr);
+  if (!config) return 2;
   SetLogLevel(config->log_level);
   std::unique_ptr<AgentStack> stack = AgentStack::Create(*config, std::cerr);
   if (!stack) return 2;

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/config_reader.h"
 #include "base/log.h"
 #include "collector/agent/agent_config.h"
 #include "collector/agent/agent_stack.h"
@@ -31,33 +30,6 @@
 
 namespace faultline {
 namespace {
-
-constexpr char kUsage[] =
-    "usage: faultline-agent --standalone [--dry-run] [--config FILE]\n"
-    "       faultline-agent --standalone --demo\n";
-
-constexpr char kHelp[] = R"(
-The agent and the tainter's policy in one process, without Kafka: faults
-found on this node taint this node only (no other node is ever written).
-Kubernetes credentials: the in-cluster service account, $KUBECONFIG or
-~/.kube/config. Runs until SIGTERM or SIGINT; SIGHUP reloads the rules.
-
-  --config FILE  the agent config (YAML); defaults suit one node
-  --dry-run      print each taint patch and Event it would send, send none
-  --demo         a dry run fed with a marked fake Xid 13 and Xid 79 (written
-                 to /dev/kmsg, or to a file where it cannot be written);
-                 prints the decisions and exits; takes no --config
-  -h, --help     print this help and exit
-
-Exit status: 0 clean stop; 1 a runtime failure; 2 bad flags, an invalid
-config or invalid rules.
-)";
-
-struct Flags {
-  std::string config_path;
-  bool dry_run = false;
-  bool demo = false;
-};
 
 bool Writable(const std::string& dir) {
   std::error_code ec;
@@ -148,46 +120,6 @@ Result<std::optional<KubeConfig>> DiscoverKube(const KubernetesSettings& s, std:
   return kube.error();  // a kubeconfig that exists but is unusable: say so, do not guess
 }
 
-int ParseFlags(int argc, char** argv, Flags& flags) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--standalone") continue;
-    if (arg == "--dry-run") {
-      flags.dry_run = true;
-    } else if (arg == "--demo") {
-      flags.demo = true;
-    } else if (arg == "--config" && i + 1 < argc) {
-      flags.config_path = argv[++i];
-    } else if (arg.rfind("--config=", 0) == 0) {
-      flags.config_path = arg.substr(9);
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage << kHelp;
-      return 0;
-    } else {
-      std::cerr << "faultline-agent: unknown argument '" << arg << "'\n" << kUsage;
-      return 2;
-    }
-  }
-  return -1;
-}
-
-std::optional<StandaloneAgentConfig> LoadConfig(const Flags& flags) {
-  std::string text;
-  std::string name = "<embedded standalone defaults>";
-  if (!flags.config_path.empty()) {
-    if (Status s = ReadConfigText(flags.config_path, text); !s.ok()) {
-      std::cerr << flags.config_path << ": error: cannot read the config file\n";
-      return std::nullopt;
-    }
-    name = flags.config_path;
-  }
-  Diagnostics diags;
-  std::optional<StandaloneAgentConfig> config =
-      ParseStandaloneAgentConfig(text, name, diags, AgentMode::kStandalone);
-  if (!config) diags.Print(std::cerr, {{name, text}});
-  return config;
-}
-
 // The demo reads only its own lines: a fresh state directory (no
 // checkpoints to resume), /dev/kmsg from its end (old ring contents are not
 // reported), or, where /dev/kmsg cannot be written, a file it writes itself.
@@ -256,16 +188,10 @@ int RunDemo(const AgentConfig& config, const std::string& demo_file, const std::
 
 }  // namespace
 
-int RunStandalone(int argc, char** argv, const sigset_t& signals) {
-  Flags flags;
-  if (int rc = ParseFlags(argc, argv, flags); rc >= 0) return rc;
-  if (flags.demo && !flags.config_path.empty()) {
-    std::cerr << "faultline-agent: --demo takes no --config (it uses the embedded defaults)\n";
-    return 2;
-  }
-
+int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
   // 1. Config, rules and Kubernetes credentials: every problem before anything starts.
-  std::optional<StandaloneAgentConfig> config = LoadConfig(flags);
+  std::optional<StandaloneAgentConfig> config =
+      LoadStandaloneAgentConfig(flags.config_path, AgentMode::kStandalone, std::cerr);
   if (!config) return 2;
   std::string demo_file;
   std::string demo_dir;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collector/standalone/standalone_config.h"
 
+#include "base/config_reader.h"
+
 namespace faultline {
 
 std::optional<StandaloneAgentConfig> ParseStandaloneAgentConfig(std::string_view yaml_text,
@@ -27,6 +29,23 @@ std::optional<StandaloneAgentConfig> ParseStandaloneAgentConfig(std::string_view
   static_cast<AgentConfig&>(c) = std::move(*agent);
   c.standalone = std::move(settings);
   return c;
+}
+
+std::optional<StandaloneAgentConfig> LoadStandaloneAgentConfig(const std::string& path,
+                                                               AgentMode mode, std::ostream& err) {
+  std::string text;
+  std::string name = "<embedded standalone defaults>";
+  if (!path.empty()) {
+    if (Status s = ReadConfigText(path, text); !s.ok()) {
+      err << path << ": error: cannot read the config file\n";
+      return std::nullopt;
+    }
+    name = path;
+  }
+  Diagnostics diags;
+  std::optional<StandaloneAgentConfig> config = ParseStandaloneAgentConfig(text, name, diags, mode);
+  if (!config) diags.Print(err, {{name, text}});
+  return config;
 }
 
 std::string DefaultStandaloneConfigYaml() {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -35,6 +36,11 @@ struct StandaloneAgentConfig : AgentConfig {
 std::optional<StandaloneAgentConfig> ParseStandaloneAgentConfig(std::string_view yaml_text,
                                                                 std::string_view file,
                                                                 Diagnostics& diags, AgentMode mode);
+
+// Reads and parses the config file at `path` (empty: the embedded defaults,
+// standalone only). Problems go to `err` as diagnostics; nullopt then.
+std::optional<StandaloneAgentConfig> LoadStandaloneAgentConfig(const std::string& path,
+                                                               AgentMode mode, std::ostream& err);
 
 // The `kubernetes:` and `standalone:` sections at their defaults, commented,
 // for `faultline-agent --print-default-config` after DefaultAgentConfigYaml().
