@@ -147,7 +147,8 @@ int RunDaemon(const TainterConfig& given, const sigset_t& signals) {
   }
   LogInfo("tainter", "started",
           {{"metrics", config.metrics_address}, {"dry_run", config.tainter.dry_run}});
-  auto next_tick = std::chrono::steady_clock::now();
+  const Clock& clock = RealClock();  // the one the consumer and the tainter read
+  auto next_tick = clock.MonotonicNow();
   bool subscribed = false;
   for (;;) {
     signalfd_siginfo info{};
@@ -171,11 +172,11 @@ int RunDaemon(const TainterConfig& given, const sigset_t& signals) {
     } else {
       usleep(100'000);
     }
-    if (std::chrono::steady_clock::now() >= next_tick) {
+    if (clock.MonotonicNow() >= next_tick) {
       tainter->Tick();
       (*consumer)->Commit();
       kube_ok = tainter->adopted() && tainter->api_reachable() && !informer.failing();
-      next_tick = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      next_tick = clock.MonotonicNow() + std::chrono::seconds(1);
     }
   }
   close(sfd);

@@ -116,7 +116,7 @@ void AgentStack::WaitForStop(const sigset_t& signals) {
 
 std::size_t AgentStack::Stop() {
   const std::size_t undelivered =
-      pipeline_->Stop(std::chrono::steady_clock::now() + config_.shutdown_grace);
+      pipeline_->Stop(RealClock().MonotonicNow() + config_.shutdown_grace);
   // The endpoint's checks call into the sink: close it (it served /healthz
   // while the pipeline drained), so the caller may destroy the sink next.
   http_.reset();

@@ -15,10 +15,12 @@
 namespace faultline {
 namespace {
 
-// Time: the heartbeat, suppression windows and latencies read the injected
-// Clock. The shutdown deadline and the checkpoint cadence stay on the real
-// steady clock: they bound real waits (Poll, Flush, a blocked Read) that a
-// fake clock cannot end, and Stop()'s deadline is given in those terms.
+// Time: every reading goes through the injected Clock's monotonic time (the
+// event timestamps through its wall time): the heartbeat, suppression
+// windows, latencies, the checkpoint cadence and the shutdown deadline. The
+// waits themselves (Poll, Flush, a blocked Read, the readers' condition
+// variable) stay real and short, so a test that moves a FakeClock decides
+// when a save is due or when Stop() gives up.
 using SteadyTime = std::chrono::steady_clock::time_point;
 
 std::int64_t ToNs(SteadyTime t) {
@@ -175,7 +177,7 @@ Pipeline::Pipeline(std::vector<std::unique_ptr<Source>> sources, const RuleSetHo
   }
 }
 
-Pipeline::~Pipeline() { Stop(std::chrono::steady_clock::now()); }
+Pipeline::~Pipeline() { Stop(clock_.MonotonicNow()); }
 
 void Pipeline::Start() {
   if (started_) return;
@@ -198,7 +200,7 @@ void Pipeline::ApplyCommits(Reader& reader) {
   }
   if (!cursors.empty()) reader.dirty = true;
   for (; !cursors.empty(); cursors.PopFront()) reader.source->Commit(cursors.Front());
-  const SteadyTime now = std::chrono::steady_clock::now();
+  const SteadyTime now = clock_.MonotonicNow();
   if (reader.dirty && now - reader.last_save >= options_.checkpoint_interval) {
     reader.last_save = now;
     if (Status s = reader.source->SaveCheckpoint(); !s.ok()) {
@@ -422,8 +424,7 @@ bool Pipeline::PublishWithRetry(const FaultEvent& event, std::vector<Suppressor:
     if (status.code() == StatusCode::kResourceExhausted) {
       // The producer's queue is full (a broker outage): run callbacks and
       // retry. Meanwhile the sources wait on the full batch queue.
-      if (std::chrono::steady_clock::now().time_since_epoch().count() >=
-          publish_deadline_ns_.load(std::memory_order_relaxed)) {
+      if (ToNs(clock_.MonotonicNow()) >= publish_deadline_ns_.load(std::memory_order_relaxed)) {
         break;
       }
       heartbeat_ns_.store(ToNs(clock_.MonotonicNow()), std::memory_order_relaxed);
@@ -497,7 +498,7 @@ void Pipeline::Freeze(const Suppressor::Hold& hold) {
 }
 
 void Pipeline::AdvanceCommits() {
-  const SteadyTime now = std::chrono::steady_clock::now();
+  const SteadyTime now = clock_.MonotonicNow();
   std::size_t total = 0;
   for (std::size_t i = 0; i < books_.size(); ++i) {
     Book& book = *books_[i];
@@ -545,8 +546,8 @@ std::size_t Pipeline::Stop(std::chrono::steady_clock::time_point deadline) {
   suppressor_.TakeAll(follow_ups);
   PublishFollowUps(follow_ups);
   // 4. Flush with what is left of the grace period.
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.MonotonicNow());
   sink_.Flush(std::max(left, std::chrono::milliseconds(0)));
   // 5. Commit what was delivered and save every checkpoint.
   AdvanceCommits();

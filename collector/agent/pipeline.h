@@ -86,7 +86,8 @@ class Pipeline {
   // follow-ups; flush the sink until `deadline`; commit and save each
   // source's checkpoint up to the last record whose events were all
   // delivered. Returns how many events were not delivered (failed,
-  // still queued, or never handed to the sink). Idempotent.
+  // still queued, or never handed to the sink). Idempotent. `deadline` is
+  // in the monotonic time of the Clock the pipeline was given.
   std::size_t Stop(std::chrono::steady_clock::time_point deadline);
 
   // For /healthz: the match thread is looping and no source ended with an
@@ -156,7 +157,7 @@ class Pipeline {
   std::uint64_t rejected_logged_ = 0;
   std::uint64_t next_bypass_log_ = 1;  // suppressor_.bypassed() that is logged next
 
-  std::atomic<std::int64_t> publish_deadline_ns_{INT64_MAX};  // steady clock, for shutdown
+  std::atomic<std::int64_t> publish_deadline_ns_{INT64_MAX};  // clock_.MonotonicNow(), for shutdown
   std::atomic<std::int64_t> heartbeat_ns_{0};
   std::atomic<bool> match_done_{false};
   std::atomic<bool> started_{false};  // read by healthy() on the HTTP thread

@@ -170,9 +170,9 @@ int RunDemo(const AgentConfig& config, const std::string& demo_file, const std::
     }
     if (!s.ok()) std::cerr << "faultline-agent: demo: " << s.ToString() << '\n';
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto deadline = RealClock().MonotonicNow() + std::chrono::seconds(10);
   while (demo_handled.load() < static_cast<int>(lines.size()) &&
-         std::chrono::steady_clock::now() < deadline) {
+         RealClock().MonotonicNow() < deadline) {
     const timespec tick{0, 50'000'000};
     const int sig = sigtimedwait(&signals, nullptr, &tick);
     if (sig == SIGTERM || sig == SIGINT) break;

@@ -47,7 +47,16 @@ struct Harness {
     return o;
   }
 
-  std::size_t StopNow() { return pipeline->Stop(std::chrono::steady_clock::now() + seconds(1)); }
+  std::size_t StopNow() { return pipeline->Stop(clock.MonotonicNow() + seconds(1)); }
+
+  // Polls `done`, moving the clock 1 ms a poll: the pipeline's checkpoint
+  // cadence and the wake-ups of a blocked read are timed on it.
+  bool Wait(const std::function<bool()>& done) {
+    return WaitUntil([&] {
+      clock.Advance(milliseconds(1));
+      return done();
+    });
+  }
 
   RuleSetHolder holder;
   FakeClock clock;
@@ -65,14 +74,14 @@ TEST_CASE("a record is committed only after the event it produced is delivered")
   h.source->Add("kernel: harmless line");
   h.source->Add(XidLine(0x3b));
   h.source->Add("another harmless line");
-  REQUIRE(WaitUntil([&] { return h.sink.queued() == 1 && h.source->read_count() == 3; }));
+  REQUIRE(h.Wait([&] { return h.sink.queued() == 1 && h.source->read_count() == 3; }));
   // The first record has no event: it commits. The fault and everything after it wait.
-  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:1"; }));
+  REQUIRE(h.Wait([&] { return h.source->saved() == "fake:1"; }));
   CHECK_FALSE(Contains(h.source->committed(), "fake:2"));
   CHECK_FALSE(Contains(h.source->committed(), "fake:3"));
 
   h.sink.Connect();
-  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:3"; }));
+  REQUIRE(h.Wait([&] { return h.source->saved() == "fake:3"; }));
   CHECK(h.source->committed() == std::vector<std::string>{"fake:1", "fake:2", "fake:3"});
   const auto delivered = h.sink.delivered();
   REQUIRE(delivered.size() == 1);
@@ -95,8 +104,8 @@ TEST_CASE("a failed delivery holds the checkpoint while later events are still s
   h.source->Add(XidLine(1));  // fails
   h.source->Add("harmless 2");
   h.source->Add(XidLine(2));  // delivered
-  REQUIRE(WaitUntil([&] { return h.sink.delivered().size() == 1; }));
-  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:1"; }));
+  REQUIRE(h.Wait([&] { return h.sink.delivered().size() == 1; }));
+  REQUIRE(h.Wait([&] { return h.source->saved() == "fake:1"; }));
   CHECK(h.sink.delivered()[0].fields.at("pci") == "0000:02:00");
   CHECK(h.StopNow() == 1);  // the failed one is reported as undelivered
   CHECK(h.source->saved() == "fake:1");
@@ -110,7 +119,7 @@ TEST_CASE("an event Kafka rejects for good is counted and its record still commi
   h.pipeline->Start();
   h.source->Add(XidLine(1));
   h.source->Add("harmless");
-  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:2"; }));
+  REQUIRE(h.Wait([&] { return h.source->saved() == "fake:2"; }));
   CHECK(h.metrics.events_rejected.value() == 1);
   CHECK(h.sink.delivered().empty());
   CHECK(h.StopNow() == 0);
@@ -124,14 +133,14 @@ TEST_CASE("a full sink makes the source wait, and nothing is lost when it drains
   h.sink.Disconnect();
   for (int i = 0; i < 100; ++i) h.source->Add(XidLine(i));  // distinct keys: no suppression
   h.pipeline->Start();
-  REQUIRE(WaitUntil([&] { return h.sink.full_rejections() > 3; }));
+  REQUIRE(h.Wait([&] { return h.sink.full_rejections() > 3; }));
   // 2 in the sink, 1 being retried, 1 queued, 1 in the reader's hands.
   CHECK(h.source->read_count() <= 6);
   CHECK(h.source->pending() >= 94);
   CHECK(h.source->committed().empty());
 
   h.sink.Connect();
-  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:100"; }));
+  REQUIRE(h.Wait([&] { return h.source->saved() == "fake:100"; }));
   CHECK(h.sink.delivered().size() == 100);
   CHECK(h.StopNow() == 0);
 }
@@ -142,8 +151,8 @@ TEST_CASE("stop drains what was read, flushes until the deadline and reports und
     h.sink.Disconnect();
     h.pipeline->Start();
     for (int i = 0; i < 5; ++i) h.source->Add(XidLine(i));
-    REQUIRE(WaitUntil([&] { return h.sink.queued() == 5; }));
-    CHECK(h.pipeline->Stop(std::chrono::steady_clock::now() + milliseconds(50)) == 5);
+    REQUIRE(h.Wait([&] { return h.sink.queued() == 5; }));
+    CHECK(h.pipeline->Stop(h.clock.MonotonicNow() + milliseconds(50)) == 5);
     CHECK(h.source->committed().empty());
     CHECK(h.source->saved().empty());
   }
@@ -151,11 +160,38 @@ TEST_CASE("stop drains what was read, flushes until the deadline and reports und
     h.pipeline->Start();
     for (int i = 0; i < 5; ++i) h.source->Add(XidLine(i));
     h.source->Add("trailing harmless line");
-    REQUIRE(WaitUntil([&] { return h.source->read_count() == 6; }));
+    REQUIRE(h.Wait([&] { return h.source->read_count() == 6; }));
     CHECK(h.StopNow() == 0);
     CHECK(h.source->saved() == "fake:6");
     CHECK(h.sink.delivered().size() == 5);
   }
+}
+
+// The shutdown deadline is in the pipeline's Clock: with the broker gone and
+// the sink full, Stop() keeps retrying until that clock reaches the deadline,
+// then reports every event it read as undelivered and commits none.
+TEST_CASE("stop retries a full sink until the pipeline's clock reaches the deadline") {
+  Pipeline::Options options = Harness::Defaults();
+  options.max_batch_records = 1;
+  options.max_queued_batches = 1;
+  Harness h(options, /*sink_capacity=*/2);
+  h.sink.Disconnect();
+  for (int i = 0; i < 20; ++i) h.source->Add(XidLine(i));  // distinct keys: no suppression
+  h.pipeline->Start();
+  REQUIRE(h.Wait([&] { return h.sink.full_rejections() > 3; }));
+
+  std::atomic<bool> stopped{false};
+  std::size_t undelivered = 0;
+  std::jthread stopper([&] {
+    undelivered = h.pipeline->Stop(h.clock.MonotonicNow() + seconds(5));
+    stopped = true;
+  });
+  std::this_thread::sleep_for(milliseconds(200));  // real time passes, the clock does not
+  CHECK_FALSE(stopped.load());
+  h.clock.Advance(seconds(6));
+  stopper.join();
+  CHECK(undelivered == h.source->read_count());
+  CHECK(h.source->committed().empty());
 }
 
 std::uint64_t LinesCovered(const std::vector<FaultEvent>& events) {
@@ -171,21 +207,20 @@ TEST_CASE("repeats within the window fold into one follow-up carrying the count"
   h.pipeline->Start();
   for (int i = 0; i < 1000; ++i) h.source->Add(XidLine(0x3b));
   h.source->Add(XidLine(0x3c));  // another key: published at once
-  REQUIRE(
-      WaitUntil([&] { return h.source->read_count() == 1001 && h.sink.delivered().size() == 2; }));
-  REQUIRE(WaitUntil([&] { return h.metrics.events_suppressed.value() == 999; }));
+  REQUIRE(h.Wait([&] { return h.source->read_count() == 1001 && h.sink.delivered().size() == 2; }));
+  REQUIRE(h.Wait([&] { return h.metrics.events_suppressed.value() == 999; }));
   // The first is delivered, but the 999 folded repeats are not: the checkpoint
   // stays at the first record.
-  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:1"; }));
+  REQUIRE(h.Wait([&] { return h.source->saved() == "fake:1"; }));
   CHECK_FALSE(Contains(h.source->committed(), "fake:2"));
 
   h.clock.Advance(seconds(61));
-  REQUIRE(WaitUntil([&] { return h.sink.delivered().size() == 3; }));
+  REQUIRE(h.Wait([&] { return h.sink.delivered().size() == 3; }));
   const FaultEvent follow_up = h.sink.delivered()[2];
   CHECK(follow_up.suppressed == 998);  // it is the 999th repeat itself
   CHECK(follow_up.fields.at("pci") == "0000:3b:00");
   CHECK(follow_up.id == MakeEventId("gpu-1", "fake", "fake:1000", "test.xid"));
-  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:1001"; }));
+  REQUIRE(h.Wait([&] { return h.source->saved() == "fake:1001"; }));
   CHECK(LinesCovered(h.sink.delivered()) == 1001);
   CHECK(h.StopNow() == 0);
 }
@@ -197,7 +232,7 @@ TEST_CASE("a flood is cut into follow-ups of max_folded, and stop sends the rest
   Harness h(options);
   h.pipeline->Start();
   for (int i = 0; i < 350; ++i) h.source->Add(XidLine(7));
-  REQUIRE(WaitUntil([&] { return h.sink.delivered().size() == 4; }));  // 1 + 3 x 100
+  REQUIRE(h.Wait([&] { return h.sink.delivered().size() == 4; }));  // 1 + 3 x 100
   CHECK(h.StopNow() == 0);
   const auto events = h.sink.delivered();
   REQUIRE(events.size() == 5);        // the last 49 repeats went out at stop
@@ -212,7 +247,7 @@ TEST_CASE("matches of ignore rules are counted but never published") {
   h.pipeline->Start();
   h.source->Add("harmless noise from a driver");
   h.source->Add("harmless noise from a driver");
-  REQUIRE(WaitUntil([&] { return h.source->saved() == "fake:2"; }));
+  REQUIRE(h.Wait([&] { return h.source->saved() == "fake:2"; }));
   CHECK(h.sink.published() == 0);
   CHECK(h.metrics.events_ignored.value() == 2);
   CHECK(h.registry.CounterValue("faultline_agent_matches_total", {{"rule", "test.noise"}}) == 2);
@@ -224,7 +259,7 @@ TEST_CASE("a finite source is read to its end and the pipeline becomes idle") {
   for (int i = 0; i < 10; ++i) h.source->Add(i % 2 ? XidLine(i) : "harmless");
   h.source->Finish();
   h.pipeline->Start();
-  REQUIRE(WaitUntil([&] { return h.pipeline->idle(); }));
+  REQUIRE(h.Wait([&] { return h.pipeline->idle(); }));
   CHECK(h.pipeline->healthy());
   CHECK(h.sink.delivered().size() == 5);
   CHECK(h.StopNow() == 0);
@@ -238,7 +273,7 @@ TEST_CASE("a transient read error is retried and counted") {
   h.source->FailNextRead(UnavailableError("EIO"));
   h.pipeline->Start();
   h.source->Add(XidLine(1));
-  REQUIRE(WaitUntil([&] { return h.sink.delivered().size() == 1; }));
+  REQUIRE(h.Wait([&] { return h.sink.delivered().size() == 1; }));
   CHECK(h.registry.CounterValue("faultline_agent_source_read_errors_total", {{"source", "fake"}}) ==
         1);
   CHECK(h.pipeline->healthy());
