@@ -99,7 +99,7 @@ case "$SCENARIO" in
 kills)
   KILLS=${KILLS:-10}
   write_config 250000
-  writer 200 &
+  writer "${FAULTS_PER_S:-200}" &
   writer_pid=$!
   checked=0
   for ((k = 1; k <= KILLS; k++)); do
