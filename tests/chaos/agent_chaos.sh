@@ -76,7 +76,14 @@ writer() {
 topic_ns() { e2e_topic events | cut -f3 | jq -r '.fields.n'; }
 delivered() { topic_ns | sort -un | wc -l; }
 has_all() { [[ $(delivered) -ge $1 ]]; }
-saved_line() { jq -r '.line // 0' "$T"/state/file*.checkpoint 2>/dev/null || echo 0; }
+# The checkpoint file: a format line, a hash line, then the JSON position.
+saved_line() {
+  local f
+  for f in "$T"/state/file*.checkpoint; do
+    [[ -f "$f" ]] && tail -n1 "$f" | jq -r '.line // 0' && return
+  done
+  echo 0
+}
 metric() { curl -sf "http://127.0.0.1:$PORT/metrics" | awk -v m="$1" '$1 == m {printf "%d\n", $2}'; }
 metrics_port() { grep -o '"metrics_port":[0-9]*' "$T/agent.log" | tail -n1 | cut -d: -f2; }
 
@@ -116,6 +123,7 @@ kills)
       checked=$((checked + 1))
     fi
   done
+  ((checked > 0)) || e2e_fail "no kill left a checkpoint to check"
   touch "$T/stop"
   wait "$writer_pid"
   N=$(wc -l <"$T/faults.log")
