@@ -15,6 +15,10 @@
 #           (FAULTS_PER_S, 200); the source's uncommitted-record limit is 500,
 #           so the reader pauses (backpressure) and resumes where it was. Then:
 #           nothing lost, per-node order, peak RSS (VmHWM) under MAX_HWM_MB (100).
+#   state_dir: the state directory (its own tmpfs) full, then read-only:
+#           checkpoint_save_failures_total counts it, the log names the
+#           error, faults are still detected and delivered, and the
+#           checkpoint moves on once the directory is writable again.
 # Each prints one "figure:" line. The long variants are documented commands
 # (tests/README.md, "Fault injection"): KILLS=100, OUTAGE_S=30 and 300.
 set -euo pipefail
@@ -182,6 +186,44 @@ outage)
   total=$(e2e_topic events | wc -l)
   echo "figure: outage_s=$OUTAGE_S faults=$written lost=0 messages=$total paused_at_lines=$read_during uncommitted_at_pause=$uncommitted catch_up_s=$recovery VmHWM_MiB=$((hwm_kb / 1024))"
   ((hwm_kb < MAX_HWM_MB * 1024)) || e2e_fail "VmHWM $((hwm_kb / 1024)) MiB >= $MAX_HWM_MB MiB"
+  e2e_stop agent || e2e_fail "agent did not stop cleanly"
+  ;;
+state_dir)
+  # The state directory on its own 256 KiB tmpfs (needs root and mount).
+  mkdir -p "$T/state"
+  mount -t tmpfs -o size=256k tmpfs "$T/state" 2>/dev/null || { echo "SKIPPED: cannot mount a tmpfs"; exit 0; }
+  unmount_state() { umount "$T/state" 2>/dev/null || true; }
+  trap 'unmount_state; e2e_cleanup' EXIT
+  write_config 250000
+  e2e_start agent "$AGENT" --config "$T/agent.yaml"
+  e2e_wait_log 10 agent '"msg":"started"'
+  PORT=$(metrics_port)
+  failures() { metric 'faultline_agent_checkpoint_save_failures_total{source="file"}'; }
+  fails_more_than() { [[ $(failures) -gt $1 ]]; }
+  line_reaches() { [[ $(saved_line) -ge $1 ]]; }
+  for i in $(seq 1 10); do fault "$i"; done
+  e2e_wait 15 has_all 10 || e2e_fail "10 faults not delivered"
+  e2e_wait 10 line_reaches 10 || e2e_fail "checkpoint not saved with space"
+  # Full: the checkpoint cannot be written; detection and delivery go on.
+  dd if=/dev/zero of="$T/state/filler" bs=4k 2>/dev/null || true
+  for i in $(seq 11 20); do fault "$i"; done
+  e2e_wait 15 has_all 20 || e2e_fail "faults not delivered with the state directory full"
+  e2e_wait 10 fails_more_than 0 || e2e_fail "a full state directory is not counted in checkpoint_save_failures_total"
+  full_failures=$(failures)
+  grep '"msg":"checkpoint not saved; will retry"' "$T/agent.log" | grep -q 'No space left' || e2e_fail "no log line names the full disk"
+  [[ $(saved_line) -eq 10 ]] || e2e_fail "checkpoint moved while the disk was full?"
+  # Space again: the next save succeeds.
+  rm -f "$T/state/filler"
+  e2e_wait 10 line_reaches 20 || e2e_fail "checkpoint not saved once space came back"
+  # Read-only: the same, with EROFS.
+  mount -o remount,ro "$T/state" || e2e_fail "cannot remount read-only"
+  for i in $(seq 21 30); do fault "$i"; done
+  e2e_wait 15 has_all 30 || e2e_fail "faults not delivered with the state directory read-only"
+  e2e_wait 10 fails_more_than "$full_failures" || e2e_fail "a read-only state directory is not counted"
+  grep '"msg":"checkpoint not saved; will retry"' "$T/agent.log" | grep -q 'Read-only' || e2e_fail "no log line names the read-only file system"
+  mount -o remount,rw "$T/state"
+  e2e_wait 10 line_reaches 30 || e2e_fail "checkpoint not saved once writable again"
+  echo "figure: state_dir full then read-only: faults=30 delivered=30 checkpoint_save_failures=$(failures) (logged with the errno text), checkpoint resumed at line $(saved_line)"
   e2e_stop agent || e2e_fail "agent did not stop cleanly"
   ;;
 *)
