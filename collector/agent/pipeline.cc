@@ -110,6 +110,10 @@ struct Pipeline::Reader {
   CursorQueue committing;  // swapped with to_commit: both keep their capacity
   bool dirty = false;      // committed in memory, not yet saved
   SteadyTime last_save{};
+  // Failed saves since the last good one: each new streak (a disk filled,
+  // then remounted read-only) is logged at its first failure, not only when
+  // the all-time counter passes a power of ten.
+  std::uint64_t save_failure_streak = 0;
 
   // Shared with the match thread.
   std::mutex mu;
@@ -205,14 +209,19 @@ void Pipeline::ApplyCommits(Reader& reader) {
     reader.last_save = now;
     if (Status s = reader.source->SaveCheckpoint(); !s.ok()) {
       reader.save_failures->Inc();
-      if (PowerOfTen(reader.save_failures->value())) {
+      if (PowerOfTen(++reader.save_failure_streak)) {
         LogWarning("pipeline", "checkpoint not saved; will retry",
                    {{"source", reader.name},
                     {"error", s.ToString()},
-                    {"failures", reader.save_failures->value()}});
+                    {"failures", reader.save_failure_streak}});
       }
     } else {
       reader.dirty = false;
+      if (reader.save_failure_streak > 0) {
+        LogInfo("pipeline", "checkpoint saved again",
+                {{"source", reader.name}, {"failures", reader.save_failure_streak}});
+        reader.save_failure_streak = 0;
+      }
     }
   }
   reader.needs_save.store(reader.dirty, std::memory_order_relaxed);

@@ -107,6 +107,8 @@ class PodLogSource final : public Source {
   struct FileKey {
     dev_t dev = 0;
     ino_t ino = 0;
+    // clang-tidy 14 reads the 0 a defaulted <=> compares with as a null pointer.
+    // NOLINTNEXTLINE(modernize-use-nullptr)
     auto operator<=>(const FileKey&) const = default;
   };
   struct TrackedFile;

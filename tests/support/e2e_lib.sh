@@ -118,7 +118,14 @@ e2e_start_mock() {
   # Opened read-write first (that never blocks on a FIFO) and held, so that the
   # mock's open for reading does not wait for a writer.
   exec 3<>"$T/mock.ctl"
-  e2e_start mock "$MOCK" "$@" -f "$T/bootstrap" <"$T/mock.ctl"
+  # The FIFO must be the background command's own redirection: bash gives a
+  # background command without one /dev/null as stdin, so a redirection of
+  # the e2e_start call would not reach it (and e2e_mock would go nowhere).
+  "$MOCK" "$@" -f "$T/bootstrap" <"$T/mock.ctl" >>"$T/mock.log" 2>&1 &
+  E2E_PIDS+=($!)
+  E2E_NAMES+=(mock)
+  # shellcheck disable=SC2034  # for scripts that stop or signal the mock
+  E2E_PID_mock=$!
   e2e_wait 10 test -s "$T/bootstrap" || e2e_fail "mock cluster did not start"
   BS=$(cat "$T/bootstrap")
 }

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Storm: a fleet of NODES (200; the documented command uses 5000) in the API
+# double, of which FAULTY_PCT (40) % report a taint-worthy fault within
+# SPREAD_S (5; the documented command 60) seconds, as a bad rule or a spine
+# switch failure would make them. One faultline-tainter with
+# valve.max_fraction 0.1 and no max_new_taints limit (so the share, not the
+# rate, is what holds), kubernetes.qps QPS (50) / burst 2 x QPS.
+#
+# Checked: the tainted share never exceeds max_fraction and reaches it;
+# `faultline-tainter nodes` answers during the storm; `untaint` of one node
+# works and the freed place goes to a waiting refused fault (the share stays
+# at the limit); the API write rate stays within qps + burst per second.
+# Figure line: peak tainted share, writes/s (peak 1 s and mean), decision
+# latency (event produced -> "tainted node"/"refused" log line, p50/p99/max),
+# the `nodes` command's wall time.
+#
+# API-double semantics relied on (as kube-apiserver): GET /api/v1/nodes lists
+# every node with a resourceVersion and a watch from it streams each later
+# change; node PATCHes and Event POSTs are recorded with their time
+# (/debug/requests, not itself recorded), so writes per second are the
+# server's own count.
+#
+# usage: storm.sh BUILD_DIR
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/../support/e2e_lib.sh"
+e2e_require kcat jq curl
+e2e_init "$1" faultline-storm
+NODES=${NODES:-200}
+FAULTY_PCT=${FAULTY_PCT:-40}
+SPREAD_S=${SPREAD_S:-5}
+QPS=${QPS:-50}
+MAX_FRACTION=0.1
+LIMIT=$((NODES / 10))
+FAULTY=$((NODES * FAULTY_PCT / 100))
+TAINT_KEY=faultline.dev/faulty
+
+args=()
+for ((i = 0; i < NODES; i++)); do args+=(--node "gpu-$i"); done
+e2e_start_mock -b 1 -t events:6:1 -t events.dead-letter:1:1
+e2e_start_api "${args[@]}"
+
+cat >"$T/tainter.yaml" <<YAML
+kafka:
+  brokers: "$BS"
+  topic: events
+  group: faultline-storm-$$
+  dead_letter_topic: events.dead-letter
+  properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500", log_level: "0"}
+kubernetes: {kubeconfig: $T/kubeconfig, qps: $QPS, burst: $((2 * QPS))}
+valve: {max_fraction: $MAX_FRACTION, per_rule_max_fraction: $MAX_FRACTION, max_new_taints: 0, min_allowed: 1}
+metrics_address: 127.0.0.1:0
+YAML
+e2e_start tainter "$TAINTER" --config "$T/tainter.yaml"
+e2e_wait_log 60 tainter '"msg":"partitions assigned"'
+
+tainted() {
+  e2e_api_get /debug/nodes |
+    jq --arg k "$TAINT_KEY" '[.items[] | select([.spec.taints[]? | select(.key == $k)] | length > 0)] | length'
+}
+decided() {
+  grep -c '"msg":"tainted node"\|"msg":"safety valve refused a taint"' "$T/tainter.log" || true
+}
+
+# The storm: FAULTY nodes (spread over the fleet), in 10 batches over SPREAD_S.
+batch=$(((FAULTY + 9) / 10))
+: >"$T/produced"
+t_storm=$(date +%s.%N)
+for ((b = 0; b < 10; b++)); do
+  now=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
+  stamp=$(date +%s.%N)
+  for ((j = b * batch; j < (b + 1) * batch && j < FAULTY; j++)); do
+    node="gpu-$((j * NODES / FAULTY))"
+    printf '%s %s\n' "$node" "$stamp" >>"$T/produced"
+    printf '%s:{"schema":1,"id":"storm-%s","node":"%s","source":"kmsg","origin":"kernel","rule":"storm.link_down","severity":"critical","action":"taint","summary":"link down","message":"mlx5: link down","log_time":"%s","detected_time":"%s"}\n' \
+      "$node" "$j" "$node" "$now" "$now"
+  done | kcat -P -b "$BS" -t events -K: 2>/dev/null || e2e_fail "kcat -P failed"
+  sleep "$(awk -v s="$SPREAD_S" 'BEGIN { printf "%.3f", s / 10 }')"
+done
+
+# During the storm: the tainter answers `nodes`, and the share never exceeds the limit.
+peak=0
+nodes_ms=""
+while (($(decided) < FAULTY)); do
+  n=$(tainted)
+  ((n > peak)) && peak=$n
+  ((n <= LIMIT)) || e2e_fail "$n nodes tainted; max_fraction allows $LIMIT"
+  if [[ -z "$nodes_ms" ]]; then
+    t0=$(date +%s%N)
+    "$TAINTER" nodes --kubeconfig "$T/kubeconfig" >"$T/nodes.out" 2>&1 || e2e_fail "nodes failed during the storm"
+    nodes_ms=$((($(date +%s%N) - t0) / 1000000))
+  fi
+  (($(date +%s) - ${t_storm%.*} < 600)) || e2e_fail "only $(decided) of $FAULTY faults decided in 600 s"
+  sleep 0.5
+done
+t_done=$(date +%s.%N)
+n=$(tainted)
+((n > peak)) && peak=$n
+[[ $n -eq $LIMIT ]] || e2e_fail "$n nodes tainted after the storm, the limit is $LIMIT"
+
+# Lifting works in the storm: untaint one node; a waiting refused fault takes its place.
+victim=$(e2e_api_get /debug/nodes | jq -r --arg k "$TAINT_KEY" \
+  '[.items[] | select([.spec.taints[]? | select(.key == $k)] | length > 0)][0].metadata.name')
+"$TAINTER" untaint "$victim" --reason "storm test" --config "$T/tainter.yaml" \
+  --kubeconfig "$T/kubeconfig" >>"$T/cli.log" 2>&1 || e2e_fail "untaint $victim failed"
+refill() { [[ $(tainted) -eq $LIMIT ]] && [[ $(grep -c '"msg":"tainted node"' "$T/tainter.log") -gt $LIMIT ]]; }
+e2e_wait 60 refill || e2e_fail "after untaint: $(tainted) tainted, no waiting fault took the free place"
+e2e_node "$victim" | jq -e --arg k "$TAINT_KEY" '[.spec.taints[]? | select(.key == $k)] | length == 0' >/dev/null ||
+  e2e_fail "$victim was tainted again after untaint"
+
+# Writes per second, as the API double recorded them (the storm only).
+e2e_api_get /debug/requests >"$T/requests.json"
+jq -r '.[] | select(.method != "GET") | (.time_unix_us / 1000000 | floor)' "$T/requests.json" |
+  sort -n | uniq -c | awk '{print $1}' | sort -n >"$T/writes_per_s"
+writes=$(jq '[.[] | select(.method != "GET")] | length' "$T/requests.json")
+peak_wps=$(tail -n1 "$T/writes_per_s")
+storm_s=$(awk -v a="$t_storm" -v b="$t_done" 'BEGIN { printf "%.1f", b - a }')
+((peak_wps <= 3 * QPS)) || e2e_fail "$peak_wps writes in one second; qps $QPS, burst $((2 * QPS))"
+
+# Decision latency: produced -> the tainter's decision log line for that node.
+jq -r 'select(.msg == "tainted node" or .msg == "safety valve refused a taint") | .node + " " + .ts' \
+  <(grep '^{' "$T/tainter.log") | awk '!seen[$1]++' >"$T/decisions"
+lat=$(
+  while read -r node ts; do
+    printf '%s %s\n' "$node" "$(date -d "$ts" +%s.%N)"
+  done <"$T/decisions" | awk 'NR == FNR { p[$1] = $2; next } ($1 in p) { printf "%.3f\n", $2 - p[$1] }' \
+    "$T/produced" - | sort -n
+)
+count=$(wc -l <<<"$lat")
+p50=$(sed -n "$(((count + 1) / 2))p" <<<"$lat")
+p99=$(sed -n "$(((count * 99 + 99) / 100))p" <<<"$lat")
+max=$(tail -n1 <<<"$lat")
+echo "figure: nodes=$NODES faulty=$FAULTY within_s=$SPREAD_S peak_tainted=$peak ($(awk -v p="$peak" -v n="$NODES" 'BEGIN { printf "%.1f", 100 * p / n }')%, limit $LIMIT) decided_in_s=$storm_s writes=$writes peak_writes_per_s=$peak_wps (qps $QPS burst $((2 * QPS))) decision_latency_s p50=$p50 p99=$p99 max=$max nodes_cmd_ms=$nodes_ms untaint_refilled=yes"
+echo "PASS: storm"
