@@ -13,6 +13,9 @@ kubelet, containerd, sshd, CRON, NCCL INFO, training progress and near misses th
 not match any rule ("Xid" in unrelated text, mlx5 ACCESS_REG failures from monitoring
 tools, ENA admin-queue text, NCCL INFO "Connection refused, retrying", ...).
 
+With --near-misses every noise line is such a near miss: the worst case for a prefilter,
+which then finds a candidate on every line.
+
 A --fault-rate fraction of lines comes from fault templates covering every built-in
 rule (and most Xid codes of the catalog). Each template knows which rule ids its line
 matches when every rule applies (`faultline scan --source any`), so the truth file is
@@ -93,7 +96,7 @@ class Prefixer:
 
 
 # ---------------------------------------------------------------- noise
-def noise_pool(rng, px, n):
+def noise_pool(rng, px, n, near_misses=False):
     R = rng.randrange
     C = rng.choice
 
@@ -258,10 +261,35 @@ def noise_pool(rng, px, n):
     def ib_noise():
         return px.ib("%s port 1 %s +%d (total %d)" % (C(HCAS), C(["port_rcv_data", "port_xmit_data", "port_rcv_packets", "port_xmit_packets"]), R(1, 10**6), R(10**6, 10**10)))
 
+    def near_miss():
+        return C([
+            px.kernel("nvidia-nvswitch%d: SXid (PCI:0000:%02x:00.0): 12028, Severity 0 Engine instance %d Sub-engine instance 00" % (R(6), R(256), R(64))),
+            px.kernel("NVRM: _kgspLogXid119: Note: Please also check logs above."),
+            px.kernel("I/O error, dev loop%d, sector 0 op 0x0:(READ) flags 0x80700 phys_seg 1 prio class 2" % R(16)),
+            px.kernel("nvidia_peermem: module verification failed: signature and/or required key missing - tainting kernel"),
+            px.kernel("pcieport 0000:00:1c.0: AER: Corrected error received: 0000:00:1c.0"),
+            px.kernel("python invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=999"),
+            px.journal("kernel", "Xid watch: runbook for Xid %d is at https://wiki/gpu/Xid-%d" % (R(1, 160), R(1, 160))),
+            px.journal("xid-exporter[2231]", "scraped %d Xid events from 8 GPUs" % R(3)),
+            px.journal("nv-hostengine[4021]", "Detected %d volatile single-bit ECC error(s) in GPU %d." % (R(1, 99), R(8))),
+            px.journal("systemd-networkd[1021]", "veth%07x: %s carrier" % (R(1 << 28), C(["Lost", "Gained"]))),
+            px.journal("systemd-networkd[1021]", "cali%011x: Lost carrier" % R(1 << 44)),
+            px.pod("%s:%d:%d [%d] NCCL INFO Call to connect returned Connection refused, retrying" % (C(HOSTS), R(1000, 99999), R(1000, 99999), R(8))),
+            px.pod("%s:%d:%d [%d] NCCL INFO [Service thread] Connection closed by localRank %d" % (C(HOSTS), R(1000, 99999), R(1000, 99999), R(8), R(8))),
+            px.pod("epoch %d: checked Xid counters on all GPUs: none" % R(100)),
+            px.pod("RuntimeError: CUDA error: an illegal memory access was encountered"),
+            px.pod("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB" % (rng.random() * 8)),
+        ])
+
     makers = [(k_usb, 2), (k_audit, 3), (k_veth, 4), (k_nvrm_attach, 1), (k_nvrm_load, 1), (k_modeset, 1),
               (k_access_reg, 3), (k_amd, 2), (k_habana, 1), (k_mlx_fw, 1), (k_mlx_port, 1), (k_ena, 2), (k_fs, 2), (k_misc, 6),
               (j_systemd, 8), (j_kubelet, 12), (j_containerd, 8), (j_sshd, 3), (j_cron, 2), (j_misc, 5),
               (p_nccl_info, 14), (p_train, 16), (ib_noise, 4)]
+    if near_misses:
+        # The worst case for a prefilter: every noise line holds a rule's
+        # literal (or most of its words) and matches no rule.
+        makers = [(k_nvrm_attach, 2), (k_nvrm_load, 1), (k_access_reg, 3), (k_ena, 3), (k_amd, 2),
+                  (k_habana, 2), (k_mlx_port, 1), (near_miss, 12)]
     fns = [f for f, w in makers for _ in range(w)]
     pool = []
     for _ in range(n):
@@ -484,13 +512,16 @@ def main():
     ap.add_argument("--out", required=True, help="corpus file ('-' = stdout)")
     ap.add_argument("--truth", help="write the ground truth JSON here")
     ap.add_argument("--pool", type=int, default=60000, help="distinct noise lines to draw from")
+    ap.add_argument("--near-misses", action="store_true",
+                    help="worst case: draw every noise line from near misses (lines holding a rule's "
+                         "literal that match no rule)")
     ap.add_argument("--truth-lines", action="store_true",
                     help="also list, per rule, the 1-based line numbers of its matches in the truth file")
     args = ap.parse_args()
 
     rng = random.Random(args.seed)
     px = Prefixer(rng)
-    pool = noise_pool(rng, px, args.pool)
+    pool = noise_pool(rng, px, args.pool, args.near_misses)
     templates = fault_templates(rng, px)
     tfns = [f for f, w in templates for _ in range(w)]
 
@@ -551,7 +582,7 @@ def main():
 
     if args.truth:
         truth = {
-            "seed": args.seed, "fault_rate": args.fault_rate, "bytes": written, "lines": lines,
+            "seed": args.seed, "fault_rate": args.fault_rate, "near_misses": args.near_misses, "bytes": written, "lines": lines,
             "noise_lines": noise, "fault_lines": faults, "context_lines": context,
             "matches": sum(per_rule.values()), "per_rule": dict(sorted(per_rule.items())),
         }

@@ -1,15 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # One command: build faultline (Release), generate the benchmark corpus, and
-# print single-thread MB/s and lines/s for `faultline scan`, `rg -j1 -c -f`
-# and `grep -E -c -f` on the same corpus with the same patterns, checking
-# every count against the generator's ground truth.
+# print single-thread MB/s and lines/s for `faultline scan`, `rg -j1 -c -f`,
+# a Vectorscan database of the same patterns (bench/hs_count.cc, block mode
+# over the whole buffer and streaming) and `grep -E -c -f` on the same corpus
+# with the same patterns, checking every count against the generator's
+# ground truth (per rule for faultline and Vectorscan).
 #
-#   bench/scan_bench.sh [--size-mb 256] [--runs 3] [--no-grep]
+#   bench/scan_bench.sh [--size-mb 256] [--fault-rate 0.001] [--near-misses]
+#                       [--runs 3] [--no-grep]
 #
-# faultline and rg run interleaved (fl, rg, fl, rg, ...) so that both see the
-# same load from the rest of the machine; best and median of the runs are
-# printed with the load average before and after.
+# faultline, rg and Vectorscan run interleaved (fl, rg, hs, hs-stream, fl,
+# ...) so that all see the same load from the rest of the machine; best and
+# median of the runs are printed with the load average before and after.
 #
 # Environment: FL_BENCH_BUILD (build dir, default build-bench), FL_BENCH_BINARY
 # (a faultline binary to use instead of building one), FL_BENCH_DIR (corpus
@@ -20,12 +23,17 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIZE=256
 RUNS=3
 GREP=1
+RATE=0.001
+NEAR=
 while [ $# -gt 0 ]; do
   case "$1" in
     --size-mb) SIZE=$2; shift 2 ;;
+    --fault-rate) RATE=$2; shift 2 ;;
+    --near-misses) NEAR=--near-misses; shift ;;
     --runs) RUNS=$2; shift 2 ;;
     --no-grep) GREP=0; shift ;;
-    *) echo "usage: $0 [--size-mb N] [--runs N] [--no-grep]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--size-mb N] [--fault-rate R] [--near-misses] [--runs N] [--no-grep]" >&2
+       exit 2 ;;
   esac
 done
 BUILD=${FL_BENCH_BUILD:-$ROOT/build-bench}
@@ -45,19 +53,34 @@ else
   FAULTLINE="$BUILD/matcher/faultline"
 fi
 
-CORPUS="$WORK/corpus-$SIZE.log"
-TRUTH="$WORK/corpus-$SIZE.truth.json"
+# The Vectorscan peer: built here with the system compiler, -O2 like the
+# distribution's libhs, whatever build type faultline has.
+HS_COUNT="$WORK/fl-hs-count"
+if [ ! -x "$HS_COUNT" ] || [ "$ROOT/bench/hs_count.cc" -nt "$HS_COUNT" ]; then
+  # shellcheck disable=SC2046
+  c++ -std=c++20 -O2 $(pkg-config --cflags libhs) "$ROOT/bench/hs_count.cc" \
+    $(pkg-config --libs libhs) -o "$HS_COUNT"
+fi
+
+# The 0.1% corpus keeps its old name (cached corpora stay valid).
+NAME="corpus-$SIZE"
+[ "$RATE" = 0.001 ] || NAME="$NAME-rate$RATE"
+[ -z "$NEAR" ] || NAME="$NAME-nearmiss"
+CORPUS="$WORK/$NAME.log"
+TRUTH="$WORK/$NAME.truth.json"
 if [ ! -s "$CORPUS" ] || [ ! -s "$TRUTH" ] || [ "$ROOT/bench/gen_corpus.py" -nt "$CORPUS" ]; then
   echo "generating $SIZE MiB corpus in $CORPUS ..." >&2
-  python3 "$ROOT/bench/gen_corpus.py" --size-mb "$SIZE" --fault-rate 0.001 --seed 1 \
+  # shellcheck disable=SC2086
+  python3 "$ROOT/bench/gen_corpus.py" --size-mb "$SIZE" --fault-rate "$RATE" $NEAR --seed 1 \
     --out "$CORPUS" --truth "$TRUTH"
 fi
 "$FAULTLINE" rules list --format ere > "$WORK/patterns.ere" 2> "$WORK/skipped.txt"
+"$FAULTLINE" rules list --format json > "$WORK/rules.json"
 
-exec python3 - "$FAULTLINE" "$CORPUS" "$TRUTH" "$WORK" "$CPU" "$RUNS" "$GREP" <<'PY'
+exec python3 - "$FAULTLINE" "$CORPUS" "$TRUTH" "$WORK" "$CPU" "$RUNS" "$GREP" "$HS_COUNT" <<'PY'
 import collections, json, os, platform, statistics, subprocess, sys, time
 
-faultline, corpus, truth_path, work, cpu, runs, do_grep = sys.argv[1:]
+faultline, corpus, truth_path, work, cpu, runs, do_grep, hs_count = sys.argv[1:]
 runs, do_grep = int(runs), do_grep == "1"
 truth = json.load(open(truth_path))
 size = os.path.getsize(corpus)
@@ -65,6 +88,12 @@ lines = truth["lines"]
 patterns = os.path.join(work, "patterns.ere")
 skipped = [l.strip() for l in open(os.path.join(work, "skipped.txt")) if l.strip()]
 n_patterns = sum(1 for _ in open(patterns))
+# The rule id of each exported pattern: enabled rules in order, minus those
+# `rules list --format ere` skipped ("...: skipped ID: why").
+skipped_ids = {l.split("skipped ", 1)[1].split(":", 1)[0] for l in skipped if "skipped " in l}
+pattern_ids = [r["id"] for r in json.load(open(os.path.join(work, "rules.json")))
+               if not r["disabled"] and r["id"] not in skipped_ids]
+assert len(pattern_ids) == n_patterns, (len(pattern_ids), n_patterns)
 
 def run(argv, out_path, timeout=None):
     """Runs argv pinned to one core; returns (wall s, cpu s, exit status)."""
@@ -100,13 +129,18 @@ ok = True
 fl_out = os.path.join(work, "faultline.json")
 rg_out = os.path.join(work, "rg.txt")
 load_before = loadavg()
-(fl_res, rg_res) = interleaved(
+hs_outs = {m: os.path.join(work, "hs-%s.json" % m) for m in ("block", "stream")}
+(fl_res, rg_res, hsb_res, hss_res) = interleaved(
     [([faultline, "scan", "--source", "any", "--all", "--format", "json", corpus], fl_out),
-     (["rg", "-j1", "-c", "-f", patterns, corpus], rg_out)], runs)
+     (["rg", "-j1", "-c", "-f", patterns, corpus], rg_out),
+     ([hs_count, "block", patterns, corpus], hs_outs["block"]),
+     ([hs_count, "stream", patterns, corpus], hs_outs["stream"])], runs)
 load_after = loadavg()
 wall, cpu_s, _, _, status = fl_res
 medians.append(("faultline", fl_res[2], fl_res[3]))
 medians.append(("rg", rg_res[2], rg_res[3]))
+medians.append(("vectorscan block", hsb_res[2], hsb_res[3]))
+medians.append(("vectorscan stream", hss_res[2], hss_res[3]))
 per_rule = collections.Counter()
 fl_lines = set()
 for line in open(fl_out):
@@ -126,6 +160,24 @@ ok &= rg_check
 rows.append(("rg -j1 -c -f patterns.ere", wall, cpu_s, rg_count,
              ("equals truth" if rg_check else "MISMATCH with truth") if expected_rg is not None
              else "%d rules not expressible in ERE" % len(skipped)))
+
+for mode, res in (("block", hsb_res), ("stream", hss_res)):
+    wall, cpu_s, _, _, status = res
+    hs = json.load(open(hs_outs[mode]))
+    hs_rule = collections.Counter()
+    for rid, n in zip(pattern_ids, hs["per_pattern"]):
+        if n:
+            hs_rule[rid] += n
+    # Rules that were skipped (by the export or by Vectorscan) are left out of the comparison.
+    left_out = set(skipped_ids) | {pattern_ids[i] for i in hs["skipped"]}
+    want = {k: v for k, v in truth["per_rule"].items() if k not in left_out}
+    hs_check = dict(hs_rule) == want and status == 0
+    if not left_out:
+        hs_check &= hs["lines"] == truth["fault_lines"]
+    ok &= hs_check
+    rows.append(("vectorscan %s (fl-hs-count)" % mode, wall, cpu_s, hs["lines"],
+                 ("per-rule counts equal truth" if hs_check else "MISMATCH with truth") +
+                 ("" if not left_out else " (%d rules left out)" % len(left_out))))
 
 if do_grep:
     grep_out = os.path.join(work, "grep.txt")
@@ -149,8 +201,8 @@ for l in open("/proc/cpuinfo"):
         cpu_model = l.split(":", 1)[1].strip()
         break
 print("machine: %s, nproc %d, %s; pinned to core %s" % (cpu_model, os.cpu_count(), platform.release(), cpu))
-print("corpus: %.0f MiB, %d lines, %d fault lines (%d matches), %d ERE patterns%s" % (
-    size / 2**20, lines, truth["fault_lines"], truth["matches"], n_patterns,
+print("corpus: %.0f MiB, fault rate %s%s, %d lines, %d fault lines (%d matches), %d ERE patterns%s" % (
+    size / 2**20, truth.get("fault_rate"), ", near misses only" if truth.get("near_misses") else "", lines, truth["fault_lines"], truth["matches"], n_patterns,
     "; skipped: " + "; ".join(skipped) if skipped else ""))
 print("best of %d interleaved runs, whole process; MB = 10^6 bytes; cpu = user+sys" % runs)
 print("load average before %s, after %s" % (load_before, load_after))
@@ -163,8 +215,12 @@ for name, wall, cpu_s, count, check in rows:
         rg_wall / wall, "-" if count is None else count, check))
 print("faultline vs rg: %.2fx by wall time, %.2fx by cpu time (target 3x)" % (
     rg_wall / rows[0][1], rg_cpu / max(rows[0][2], 1e-9)))
-print("medians: " + "; ".join("%s wall %.2f s cpu %.2f s" % m for m in medians) +
-      "; ratio %.2fx wall, %.2fx cpu" % (medians[1][1] / medians[0][1],
-                                         medians[1][2] / max(medians[0][2], 1e-9)))
+for row in rows[2:4]:
+    print("faultline vs %s: %.2fx by wall time, %.2fx by cpu time (target 1.5x)" % (
+        row[0].split(" (")[0], row[1] / rows[0][1], row[2] / max(rows[0][2], 1e-9)))
+print("medians: " + "; ".join("%s wall %.2f s cpu %.2f s" % m for m in medians))
+print("median ratios (faultline vs): " + "; ".join(
+    "%s %.2fx wall, %.2fx cpu" % (m[0], m[1] / medians[0][1], m[2] / max(medians[0][2], 1e-9))
+    for m in medians[1:]))
 sys.exit(0 if ok else 1)
 PY

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 
 #include <hs/hs.h>
 
@@ -73,21 +74,40 @@ double ByteWeight(unsigned char c) {
 // Rarity of a literal in log text, in nats: -log of the estimated chance
 // that a line holds it. Bytes add by class; a literal seen in the noise
 // sample above is common whatever its length.
-double Score(const RequiredLiteral& lit) {
+double ComputeScore(const RequiredLiteral& lit) {
   if (lit.text.size() < 3) return 0;
   double s = 0;
   for (unsigned char c : lit.text) s += ByteWeight(c);
-  std::string hay(kNoise), needle = lit.text;
+  // Scored many times per pattern at start-up: the noise is lowered once.
+  static const std::string lowered_noise = [] {
+    std::string lowered(kNoise);
+    std::transform(lowered.begin(), lowered.end(), lowered.begin(), ::tolower);
+    return lowered;
+  }();
+  std::string_view hay = kNoise;
+  std::string needle = lit.text;
   if (lit.caseless) {
-    std::transform(hay.begin(), hay.end(), hay.begin(), ::tolower);
+    hay = lowered_noise;
     std::transform(needle.begin(), needle.end(), needle.begin(), ::tolower);
   }
   std::size_t hits = 0;
-  for (std::size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) {
+  for (std::size_t at = hay.find(needle); at != std::string_view::npos;
+       at = hay.find(needle, at + 1)) {
     ++hits;
   }
   if (hits > 0) s = 0.5 + std::min(s, 2.0) / static_cast<double>(hits);
   return s;
+}
+
+// ComputeScore, remembered: sets are scored again and again while a
+// pattern is read, and each score searches the noise sample.
+double Score(const RequiredLiteral& lit) {
+  thread_local std::unordered_map<std::string, double> memo;
+  std::string key = (lit.caseless ? "i" : "s") + lit.text;
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
+  const double score = ComputeScore(lit);
+  memo.emplace(std::move(key), score);
+  return score;
 }
 
 // Rarity of "one of these literals": -log of the summed chances, so that ten
@@ -111,7 +131,41 @@ struct Info {
   // Every set considered for `best` in this node's own sequence: each is
   // also required (for confirming a prefilter hit).
   std::vector<LitSet> all;
+  // Further required sets, from inside groups and alternations (one
+  // option per branch, joined): alternatives a scan may prefer to `best`
+  // when its input shows `best` is common there (rule_sampling.cc).
+  std::vector<LitSet> alts;
 };
+
+constexpr std::size_t kMaxAlternatives = 16;
+
+bool Usable(const LitSet& set) {
+  return !set.empty() && std::all_of(set.begin(), set.end(),
+                                     [](const RequiredLiteral& l) { return l.text.size() >= 3; });
+}
+
+// The required sets a node offers: its exact text, or its own sets.
+std::vector<LitSet> Options(const Info& i) {
+  std::vector<LitSet> out;
+  if (i.exact) {
+    if (i.text.text.size() >= 3) out.push_back({i.text});
+    return out;
+  }
+  for (const std::vector<LitSet>* from : {&i.all, &i.alts}) {
+    for (const LitSet& set : *from) {
+      if (Usable(set)) out.push_back(set);
+    }
+  }
+  if (Usable(i.best)) out.push_back(i.best);
+  return out;
+}
+
+void AddAlternatives(std::vector<LitSet> sets, std::vector<LitSet>& into) {
+  for (LitSet& set : sets) {
+    if (into.size() >= 4 * kMaxAlternatives) return;
+    into.push_back(std::move(set));
+  }
+}
 
 class Extractor {
  public:
@@ -121,6 +175,7 @@ class Extractor {
     Info root = Alternation(false);
     if (failed_ || pos_ != p_.size()) return {};
     all_ = root.exact ? std::vector<LitSet>{LitSet{root.text}} : root.all;
+    alts_ = root.exact ? all_ : Options(root);
     LitSet set = root.exact ? LitSet{root.text} : root.best;
     // Even a common literal beats running the regex on every line; only
     // literals shorter than 3 bytes (no set) are refused.
@@ -144,6 +199,8 @@ class Extractor {
   // After Run(): every required set seen in the pattern's top-level
   // sequence (the chosen one included).
   const std::vector<LitSet>& all() const { return all_; }
+  // After Run(): every usable required set found anywhere, `all()` too.
+  const std::vector<LitSet>& alternatives() const { return alts_; }
 
  private:
   Info Alternation(bool caseless) {
@@ -160,6 +217,27 @@ class Extractor {
       if (s.empty() || (b.exact && b.text.text.size() < 3)) return Info{};
       out.best.insert(out.best.end(), s.begin(), s.end());
     }
+    // Alternatives: one required set of each branch, joined (the branches'
+    // best sets joined are `best`); a few per branch, the rarest first.
+    std::vector<LitSet> joined{LitSet{}};
+    for (Info& b : branches) {
+      std::vector<LitSet> options = Options(b);
+      std::stable_sort(options.begin(), options.end(),
+                       [](const LitSet& x, const LitSet& y) { return SetScore(x) > SetScore(y); });
+      if (options.size() > 4) options.resize(4);
+      std::vector<LitSet> next;
+      for (const LitSet& head : joined) {
+        for (const LitSet& option : options) {
+          if (next.size() == kMaxAlternatives) break;
+          LitSet u = head;
+          u.insert(u.end(), option.begin(), option.end());
+          next.push_back(std::move(u));
+        }
+      }
+      joined = std::move(next);
+      if (joined.empty()) break;
+    }
+    out.alts = std::move(joined);
     return out;
   }
 
@@ -229,6 +307,7 @@ class Extractor {
             Consider({atom.text}, out);
           } else {
             Consider(atom.best, out);
+            AddAlternatives(Options(atom), out.alts);
           }
         }
         continue;
@@ -247,6 +326,7 @@ class Extractor {
       flush();
       all_exact = false;
       Consider(atom.best, out);
+      AddAlternatives(Options(atom), out.alts);
     }
     if (all_exact) {
       out.exact = true;
@@ -408,6 +488,7 @@ class Extractor {
   std::size_t pos_ = 0;
   bool failed_ = false;
   std::vector<LitSet> all_;
+  std::vector<LitSet> alts_;
 };
 
 }  // namespace
@@ -455,6 +536,31 @@ std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_
   std::vector<LitSet> out;
   for (auto& [score, set] : scored) {
     if (out.size() == kMaxConfirmSets) break;
+    out.push_back(std::move(set));
+  }
+  return out;
+}
+
+std::vector<std::vector<RequiredLiteral>> ExtractAlternativeLiteralSets(std::string_view pattern) {
+  Extractor extractor(pattern);
+  LitSet chosen = extractor.Run();
+  if (chosen.empty()) return {};
+  SortUnique(chosen);
+  std::vector<LitSet> out{chosen};
+  std::vector<LitSet> rest;
+  for (LitSet set : extractor.alternatives()) {
+    SortUnique(set);
+    if (!Usable(set) || SetScore(set) <= 0) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const LitSet& s) { return SameSet(s, set); }) ||
+        std::any_of(rest.begin(), rest.end(), [&](const LitSet& s) { return SameSet(s, set); }))
+      continue;
+    rest.push_back(std::move(set));
+  }
+  // By estimated rarity, so that a tie in a sample keeps the likelier one.
+  std::stable_sort(rest.begin(), rest.end(),
+                   [](const LitSet& a, const LitSet& b) { return SetScore(a) > SetScore(b); });
+  for (LitSet& set : rest) {
+    if (out.size() == kMaxAlternatives) break;
     out.push_back(std::move(set));
   }
   return out;

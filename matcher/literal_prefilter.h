@@ -37,6 +37,14 @@ std::vector<RequiredLiteral> ExtractRequiredLiterals(std::string_view pattern);
 // least 3 bytes. Empty when there is no chosen set or nothing else worth it.
 std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_view pattern);
 
+// Every set of literals of which each match of `pattern` contains one (at
+// least 3 bytes each, sorted), the set ExtractRequiredLiterals chose first,
+// the rest by estimated rarity; at most 16. These are what a scan may search
+// for instead of the chosen set when its input shows that set is common
+// there (the chosen set is ranked by a static estimate only). Sets of an
+// alternation join one set of each branch. Empty when there is no chosen set.
+std::vector<std::vector<RequiredLiteral>> ExtractAlternativeLiteralSets(std::string_view pattern);
+
 // True if `line` contains `lit` (in any ASCII case if it is caseless).
 bool LineHasLiteral(std::string_view line, const RequiredLiteral& lit);
 

@@ -231,6 +231,12 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
   // still in cache, line numbers counted between hits and each candidate
   // line visited with its candidate rules. (Visiting after the whole
   // buffer was scanned cost a cache miss per candidate line.)
+  // The static tables, or ones chosen from a sample of this buffer.
+  const std::unique_ptr<PrefilterPlan> sampled = SamplePrefilter(*impl_, buffer);
+  const LiteralPrefilter& prefilter = sampled ? *sampled->prefilter : *impl_->prefilter;
+  const auto& literal_origins = sampled ? sampled->literal_origins : impl_->literal_origins;
+  const auto& literal_rules = sampled ? sampled->literal_rules : impl_->literal_rules;
+  const auto& rule_confirm = sampled ? sampled->rule_confirm : impl_->rule_confirm;
   const std::uint32_t bit = OriginBit(origin);
   const bool any = origin == Origin::kAny;
   const bool visit_now = s.unfiltered.empty();
@@ -241,7 +247,7 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
   // A rule is a candidate on `line` only if the line also holds one literal
   // of each of its confirm sets (near misses of a common literal stop here).
   auto confirmed = [&](std::uint32_t r, std::string_view line) {
-    for (const std::vector<RequiredLiteral>& set : impl_->rule_confirm[r]) {
+    for (const std::vector<RequiredLiteral>& set : rule_confirm[r]) {
       if (std::none_of(set.begin(), set.end(),
                        [&](const RequiredLiteral& lit) { return LineHasLiteral(line, lit); })) {
         return false;
@@ -254,7 +260,7 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
   auto take_line = [&](const std::vector<Hit>& from, std::string_view line) {
     const std::size_t start = from[next].start;
     for (; next < from.size() && from[next].start == start; ++next) {
-      for (std::uint32_t r : impl_->literal_rules[from[next].literal]) {
+      for (std::uint32_t r : literal_rules[from[next].literal]) {
         if ((any || (impl_->compiled[r].origin_mask & bit)) && confirmed(r, line)) {
           candidates.push_back(r);
         }
@@ -291,8 +297,8 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
       if (nl) len = static_cast<std::size_t>(static_cast<const char*>(nl) - (base + offset)) + 1;
     }
     hits.clear();
-    HitCollector h{base + offset, len, OriginBit(origin), &impl_->literal_origins, &hits, offset};
-    Status st = impl_->prefilter->Scan(std::string_view(base + offset, len), &OnHit, &h);
+    HitCollector h{base + offset, len, OriginBit(origin), &literal_origins, &hits, offset};
+    Status st = prefilter.Scan(std::string_view(base + offset, len), &OnHit, &h);
     if (!st.ok()) {
       if (visit_now) {
         every_line_from(base + offset, line_no);

@@ -275,4 +275,12 @@ void RuleSetTesting::SimulateDfaOutOfMemory(const RuleSet& set) {
   set.impl_->simulate_dfa_out_of_memory.store(true, std::memory_order_relaxed);
 }
 
+void RuleSetTesting::SampleBuffersFrom(const RuleSet& set, std::size_t bytes) {
+  set.impl_->sample_min_bytes.store(bytes);
+}
+
+std::uint64_t RuleSetTesting::SampledSwitches(const RuleSet& set) {
+  return set.impl_->sampled_switches.load();
+}
+
 }  // namespace faultline

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,6 +60,19 @@ struct RuleSet::Impl {
   std::vector<std::vector<std::vector<RequiredLiteral>>> rule_confirm;
   mutable std::atomic<std::uint64_t> dfa_fallbacks{0};
 
+  // Sampling (rule_sampling.cc), built on the first scan of a buffer large
+  // enough to sample (it costs start-up time every other use can skip).
+  // Per compiled rule: the literal sets it may search for instead
+  // (ExtractAlternativeLiteralSets), as ids into `sample_literals`; empty
+  // when the rule has no alternative.
+  mutable std::once_flag sampler_once;
+  mutable std::vector<std::vector<std::vector<std::uint32_t>>> rule_alternatives;
+  mutable std::vector<RequiredLiteral> sample_literals;
+  mutable std::unique_ptr<LiteralPrefilter> sampler;  // of sample_literals; null: no sampling
+  // Buffers at least this long are sampled (RuleSetTesting lowers it).
+  mutable std::atomic<std::size_t> sample_min_bytes{std::size_t{4} << 20};
+  mutable std::atomic<std::uint64_t> sampled_switches{0};  // rules switched, all scans (tests)
+
   // Appends the match of compiled rule `index` on `text`, if it matches.
   void Capture(int index, std::string_view text, std::vector<RuleMatch>& out) const;
   // Runs `set` over `text` (indices into `map`), falling back to one by one
@@ -71,6 +85,23 @@ struct RuleSet::Impl {
 // impl.options.use_prefilter is set; warns W202 for rules without one (they
 // run on every line). Defined in rule_scan.cc.
 void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags);
+
+// The prefilter's tables for one scan: Impl's own, or ones chosen for the
+// scanned buffer from a sample of it (SamplePrefilter).
+struct PrefilterPlan {
+  std::unique_ptr<LiteralPrefilter> prefilter;
+  // As the Impl fields of the same names.
+  std::vector<std::uint32_t> literal_origins;
+  std::vector<std::vector<std::uint32_t>> literal_rules;
+  std::vector<std::vector<std::vector<RequiredLiteral>>> rule_confirm;
+};
+
+// For a buffer of at least impl.sample_min_bytes: counts, in its first MiB,
+// how often each rule's literal sets occur, and when some rule's chosen set
+// is much more common there than one of its alternatives, returns a plan
+// that searches for the rarest set of each rule instead (the others confirm
+// a hit). Null when the static plan is as good, or on any failure.
+std::unique_ptr<PrefilterPlan> SamplePrefilter(const RuleSet::Impl& impl, std::string_view buffer);
 
 // Drops, from out[first...], matches of rules whose `journal:` constraint
 // the labels of a journal record do not satisfy (rule_set.cc).

@@ -2,6 +2,9 @@
 // Test-only hooks into RuleSet: not part of the matcher's interface.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+
 #include "matcher/rule_set.h"
 
 namespace faultline {
@@ -11,6 +14,12 @@ struct RuleSetTesting {
   // the one-by-one fallback (Debian's RE2 rarely runs out in a real Set
   // match, because Set::Compile already refuses a DFA that cannot start).
   static void SimulateDfaOutOfMemory(const RuleSet& set);
+  // From now on `set` samples every scanned buffer of at least `bytes` to
+  // choose its prefilter literals (rule_sampling.cc; by default 4 MiB).
+  static void SampleBuffersFrom(const RuleSet& set, std::size_t bytes);
+  // How many times a sample made a rule search for another literal set,
+  // summed over all scans of `set`.
+  static std::uint64_t SampledSwitches(const RuleSet& set);
 };
 
 }  // namespace faultline

@@ -8,6 +8,7 @@
 
 #include "matcher/input_line.h"
 #include "matcher/literal_prefilter.h"
+#include "matcher/rule_set_testing.h"
 #include "tests/matcher/rule_test_util.h"
 
 namespace faultline {
@@ -335,6 +336,115 @@ TEST_CASE("candidate rules on a parsed message give exactly Match()'s results, a
         if (prefilter) CHECK((visited < n) != has_anchored);
       }
     }
+}
+
+// ExtractAlternativeLiteralSets rendered: one "a|b|" string per set.
+Strings Alternatives(std::string_view pattern) {
+  Strings out;
+  for (const std::vector<RequiredLiteral>& set : ExtractAlternativeLiteralSets(pattern)) {
+    std::string r;
+    for (const RequiredLiteral& l : set) r += (l.caseless ? "(?i)" : "") + l.text + "|";
+    out.push_back(r);
+  }
+  return out;
+}
+
+const char* const kNcclError =
+    R"(NCCL (?:(?P<kind>error|timeout) in: (?P<loc>[^\s,]+)|Error (?P<code>\d+): (?P<error>.+)))";
+
+TEST_CASE("alternative literal sets: the chosen one first, then every other required set") {
+  // Static choice: " in" for the first branch; alternatives join one set
+  // per branch, and the top-level "NCCL " is one too.
+  const Strings alts = Alternatives(kNcclError);
+  REQUIRE(alts.size() == 3);
+  CHECK(alts[0] == " in|Error |");
+  CHECK(std::count(alts.begin(), alts.end(), "Error |error|timeout|") == 1);
+  CHECK(std::count(alts.begin(), alts.end(), "NCCL |") == 1);
+  // Never an optional or repeated-from-zero literal; never across a colon.
+  for (const char* p :
+       {"(?:abcdef)?xyz1", "(?:abcdef)*xyz1", "xyz1(?:abcdef|ghijkl)?", "xyz1(?:abcdef)*|xyz1"}) {
+    for (const std::string& set : Alternatives(p)) {
+      CHECK_MESSAGE(set.find("abcdef") == std::string::npos, p);
+      CHECK_MESSAGE(set.find("ghijkl") == std::string::npos, p);
+    }
+  }
+  for (const std::string& set : Alternatives(R"(nv-fabricmanager: fatal (?:error|fault) on x)")) {
+    CHECK(set.find(':') == std::string::npos);
+  }
+  CHECK(Alternatives(R"((?:optional)?\d+)").empty());  // no chosen set, no alternatives
+}
+
+TEST_CASE("a scan that samples its input picks rarer literals and finds exactly the same matches") {
+  const std::string pack = std::string(R"(pack: sampled
+version: 1
+rules:
+  - id: nccl-error
+    sources: [pod]
+    pattern: ')") + kNcclError +
+                           R"('
+  - id: xid
+    sources: [kernel]
+    pattern: 'NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F:.]+)\): (?P<xid>\d+)'
+)";
+  CompileOptions off;
+  off.use_prefilter = false;
+  Loaded with = LoadPack(pack);
+  Loaded without = LoadPack(pack, off);
+  REQUIRE(with.set);
+  REQUIRE(without.set);
+  // " in" (the static choice) is on most lines here; "error", "timeout"
+  // and "Error " are rare, and sometimes on lines that do not match.
+  std::mt19937 rng(7);
+  const std::vector<std::string> lines = {
+      "NCCL INFO Reloading finished in 5 ms",
+      "kubelet: sync loop in progress",
+      "NCCL INFO ring 0 connected in 2 hops",
+      "NCCL error in: net.cc:12, remote peer closed",
+      "NCCL timeout in: proxy.cc:801",
+      "NCCL Error 3: internal error",
+      "NCCL INFO error counters reset in 3 s",
+      "NCCL Error x: not a code",
+      "NVRM: Xid (PCI:0000:3b:00): 79, pid=1 in use",
+  };
+  std::string corpus;
+  for (int i = 0; i < 40000; ++i) {
+    const std::size_t k = rng() % 100;
+    corpus += lines[k < 90 ? k % 3 : 3 + k % 6];
+    corpus += '\n';
+  }
+  auto collect = [&](const RuleSet& set) {
+    Strings out;
+    set.ScanBuffer(
+        corpus, Origin::kAny,
+        [&](std::string_view line, std::uint64_t n, std::vector<RuleMatch>& matches) {
+          for (const RuleMatch& m : matches) {
+            std::string f;
+            for (const auto& [k, v] : m.fields) f += k + "=" + v + ";";
+            out.push_back(std::to_string(n) + " " + m.rule->id + " " + f + " " + std::string(line));
+          }
+        });
+    return out;
+  };
+  const Strings unsampled = collect(*with.set);  // below the default sample size
+  CHECK(RuleSetTesting::SampledSwitches(*with.set) == 0);
+  RuleSetTesting::SampleBuffersFrom(*with.set, 0);
+  const Strings sampled = collect(*with.set);
+  CHECK(RuleSetTesting::SampledSwitches(*with.set) == 1);  // nccl-error only
+  const Strings reference = collect(*without.set);
+  CHECK(reference.size() > 1000);
+  CHECK(sampled == reference);
+  CHECK(unsampled == reference);
+  // Per origin too (the plan keeps each literal's origins).
+  for (Origin origin : {Origin::kKernel, Origin::kPod, Origin::kJournal}) {
+    std::size_t a = 0, b = 0;
+    with.set->ScanBuffer(
+        corpus, origin,
+        [&](std::string_view, std::uint64_t, std::vector<RuleMatch>& m) { a += m.size(); });
+    without.set->ScanBuffer(
+        corpus, origin,
+        [&](std::string_view, std::uint64_t, std::vector<RuleMatch>& m) { b += m.size(); });
+    CHECK(a == b);
+  }
 }
 
 }  // namespace
