@@ -10,6 +10,7 @@
 
 #include "base/fault_event.h"
 #include "base/log.h"
+#include "tainter/event_consumer_testing.h"
 
 namespace faultline {
 namespace {
@@ -456,7 +457,10 @@ void KafkaEventConsumer::UpdateLag() {
   m_.consumer_lag.Set(static_cast<double>(lag));
 }
 
-std::map<int32_t, int64_t> KafkaEventConsumer::committed_offsets() const { return committed_log_; }
+std::map<int32_t, int64_t> KafkaEventConsumerTesting::CommittedOffsets(
+    const KafkaEventConsumer& consumer) {
+  return consumer.committed_log_;
+}
 
 void KafkaEventConsumer::Close(std::chrono::milliseconds timeout) {
   if (closed_ || !consumer_) return;

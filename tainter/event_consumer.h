@@ -110,10 +110,8 @@ class KafkaEventConsumer {
   // The partition of `key` among `partitions` as the agent's producer picks it.
   static int32_t PartitionFor(const std::string& key, int32_t partitions);
 
-  // Offsets committed so far, for tests: partition -> next offset.
-  std::map<int32_t, int64_t> committed_offsets() const;
-
  private:
+  friend struct KafkaEventConsumerTesting;  // tainter/event_consumer_testing.h
   struct PartitionState {
     std::int64_t replay_until = -1;       // offsets below were decided before
     std::int64_t history_before_ms = -1;  // new group: older messages are history

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "collector/agent/pipeline_testing.h"
 
 namespace faultline {
 namespace {
@@ -581,9 +582,9 @@ bool Pipeline::healthy() const {
   return since < std::chrono::seconds(30);
 }
 
-bool Pipeline::idle() const {
-  if (queue_.size() != 0) return false;
-  for (const auto& reader : readers_) {
+bool PipelineTesting::Idle(const Pipeline& p) {
+  if (p.queue_.size() != 0) return false;
+  for (const auto& reader : p.readers_) {
     if (!reader->exhausted || reader->uncommitted.load() != 0 ||
         reader->settled.load() != reader->pushed.load()) {
       return false;

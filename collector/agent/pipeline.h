@@ -94,11 +94,8 @@ class Pipeline {
   // error. For /readyz the agent adds rules and Kafka.
   bool healthy() const;
 
-  // True once every finite source (file without follow) is exhausted and
-  // everything it read is committed; for tests and one-shot runs.
-  bool idle() const;
-
  private:
+  friend struct PipelineTesting;  // collector/agent/pipeline_testing.h
   struct Reader;
   struct Book;
   struct Batch {

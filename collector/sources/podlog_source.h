@@ -100,10 +100,9 @@ class PodLogSource final : public Source {
 
   // Joined lines cut at max_line_bytes.
   std::uint64_t truncated_lines() const { return truncated_.load(std::memory_order_relaxed); }
-  // Files being tailed now (for tests and a gauge).
-  std::size_t tracked_files() const { return tracked_.load(std::memory_order_relaxed); }
 
  private:
+  friend struct PodLogSourceTesting;  // collector/sources/podlog_source_testing.h
   struct FileKey {
     dev_t dev = 0;
     ino_t ino = 0;

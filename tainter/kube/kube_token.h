@@ -30,10 +30,9 @@ class KubeTokenSource {
   Result<std::string> Token(bool force_reread = false);
 
   bool has_file() const { return !file_.empty(); }
-  // How many times the file was (re-)read: for tests and metrics.
-  int reads() const { return reads_; }
 
  private:
+  friend struct KubeTokenSourceTesting;  // tainter/kube/kube_token_testing.h
   std::string token_;
   const std::string file_;
   const std::chrono::seconds reread_interval_;

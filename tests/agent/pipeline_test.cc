@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include "collector/agent/pipeline_testing.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_event_sink.h"
@@ -259,7 +260,7 @@ TEST_CASE("a finite source is read to its end and the pipeline becomes idle") {
   for (int i = 0; i < 10; ++i) h.source->Add(i % 2 ? XidLine(i) : "harmless");
   h.source->Finish();
   h.pipeline->Start();
-  REQUIRE(h.Wait([&] { return h.pipeline->idle(); }));
+  REQUIRE(h.Wait([&] { return PipelineTesting::Idle(*h.pipeline); }));
   CHECK(h.pipeline->healthy());
   CHECK(h.sink.delivered().size() == 5);
   CHECK(h.StopNow() == 0);

@@ -17,6 +17,7 @@
 #include <doctest/doctest.h>
 
 #include "base/time_format.h"
+#include "collector/sources/podlog_source_testing.h"
 #include "tests/support/cri_tree.h"
 #include "tests/support/read_until.h"
 #include "tests/support/temp_dir.h"
@@ -204,10 +205,10 @@ TEST_CASE("the renamed file is drained to its end, even when written after the n
   ::close(new_fd);
 
   // kubelet prunes the rotated file: it is forgotten.
-  CHECK(src->tracked_files() == 2);
+  CHECK(PodLogSourceTesting::TrackedFiles(*src) == 2);
   fs::remove(log + ".20261122-070253");
   CHECK(ReadUntil(*src, 1, milliseconds(300)).empty());
-  CHECK(src->tracked_files() == 1);
+  CHECK(PodLogSourceTesting::TrackedFiles(*src) == 1);
 }
 
 TEST_CASE("a restart resumes every file from its committed offset with no loss or duplicate") {
@@ -472,12 +473,12 @@ TEST_CASE("a deleted pod is forgotten, its last partial line emitted") {
   }
   auto src = t.Open();
   REQUIRE(Texts(ReadUntil(*src, 1, milliseconds(5000))) == std::vector<std::string>{"whole"});
-  CHECK(src->tracked_files() == 1);
+  CHECK(PodLogSourceTesting::TrackedFiles(*src) == 1);
   fs::remove_all(t.Dir("gpu-ops", "gone").parent_path());
   CHECK(Texts(ReadUntil(*src, 1, milliseconds(5000))) ==
         std::vector<std::string>{"exited without newline"});
   CHECK(ReadUntil(*src, 1, milliseconds(200)).empty());
-  CHECK(src->tracked_files() == 0);
+  CHECK(PodLogSourceTesting::TrackedFiles(*src) == 0);
 }
 
 TEST_CASE("namespace include and exclude lists select pods") {

@@ -18,6 +18,7 @@
 
 #include "base/fault_event.h"
 #include "base/log.h"
+#include "tainter/event_consumer_testing.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_node_api.h"
 
@@ -213,7 +214,8 @@ TEST_CASE("an event from Kafka taints its node with annotation and Event, once, 
   CHECK(c.api.writes() == 1);
   r.consumer->Commit(true);
   std::int64_t committed = 0;
-  for (const auto& [p, off] : r.consumer->committed_offsets()) committed += off;
+  for (const auto& [p, off] : KafkaEventConsumerTesting::CommittedOffsets(*r.consumer))
+    committed += off;
   CHECK(committed == 2);
   CHECK(r.metrics.CounterValue("faultline_tainter_events_consumed_total") == 2);
 }
@@ -228,7 +230,7 @@ TEST_CASE("a poison message goes to the dead-letter topic and its partition move
   CHECK(r.metrics.CounterValue("faultline_tainter_dead_lettered_total") == 2);
   REQUIRE(RunUntil({&r}, [&] {
     r.consumer->Commit(true);
-    auto offs = r.consumer->committed_offsets();
+    auto offs = KafkaEventConsumerTesting::CommittedOffsets(*r.consumer);
     std::int64_t sum = 0;
     for (const auto& [p, off] : offs) sum += off;
     return sum == 3;

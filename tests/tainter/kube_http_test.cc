@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "base/log_testing.h"
+#include "tainter/kube/kube_token_testing.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_pki.h"
 #include "tests/tainter/kube_test_util.h"
@@ -140,10 +141,10 @@ TEST_CASE("the token source re-reads the file at least every interval") {
   KubeTokenSource tokens("", file, std::chrono::seconds(60), clock);
   CHECK(*tokens.Token() == "a");
   CHECK(*tokens.Token() == "a");
-  CHECK(tokens.reads() == 1);
+  CHECK(KubeTokenSourceTesting::Reads(tokens) == 1);
   clock.Advance(std::chrono::seconds(61));
   CHECK(*tokens.Token() == "a");
-  CHECK(tokens.reads() == 2);
+  CHECK(KubeTokenSourceTesting::Reads(tokens) == 2);
   SUBCASE("a vanished file keeps the last good token") {
     std::filesystem::remove(file);
     CHECK(*tokens.Token(true) == "a");
