@@ -117,7 +117,11 @@ kills)
     e2e_start agent "$AGENT" --config "$T/agent.yaml"
     pid=$E2E_PID_agent
     sleep "$(awk -v r="$RANDOM" 'BEGIN { printf "%.3f", r / 32768 * 1.5 }')"
-    kill -9 "$pid"
+    if ! kill -9 "$pid" 2>/dev/null; then
+      rc=0
+      wait "$pid" || rc=$?
+      e2e_fail "kill $k: the agent exited by itself (status $rc) before the SIGKILL"
+    fi
     wait "$pid" 2>/dev/null || true
     # No checkpoint ahead of delivery: each fault before the saved line is in the topic.
     line=$(saved_line)
