@@ -4,6 +4,8 @@
 #include <cctype>
 #include <vector>
 
+#include "matcher/re2_syntax.h"
+
 namespace faultline {
 namespace {
 
@@ -53,25 +55,21 @@ class Translator {
         bool inner = caseless;
         if (p_.compare(pos_, 1, "?") == 0) {
           ++pos_;
-          if (pos_ < p_.size() && (p_[pos_] == 'P' || p_[pos_] == '<')) {
-            std::size_t close = p_.find('>', pos_);
-            if (close == std::string_view::npos) return Fail("bad group name"), out;
-            pos_ = close + 1;
-          } else {
-            std::size_t stop = p_.find_first_of(":)", pos_);
-            if (stop == std::string_view::npos) return Fail("bad group"), out;
-            std::string_view flags = p_.substr(pos_, stop - pos_);
-            if (flags.find_first_not_of("i-") != std::string_view::npos) {
-              return Fail("flags other than i (" + std::string(flags) + ")"), out;
+          std::optional<GroupOpen> g = ReadGroupOpen(p_, pos_);
+          if (!g) {
+            const bool named = pos_ < p_.size() && (p_[pos_] == 'P' || p_[pos_] == '<');
+            return Fail(named ? "bad group name" : "bad group"), out;
+          }
+          pos_ = g->end;
+          if (!g->named) {
+            if (g->flags.find_first_not_of("i-") != std::string_view::npos) {
+              return Fail("flags other than i (" + std::string(g->flags) + ")"), out;
             }
-            bool on = flags.substr(0, flags.find('-')).find('i') != std::string_view::npos;
-            bool off = flags.find('-') != std::string_view::npos;
-            pos_ = stop + 1;
-            if (p_[stop] == ')') {  // (?i) for the rest of this sequence
-              caseless = on ? true : off ? false : caseless;
+            if (g->rest_of_sequence) {  // (?i) for the rest of this sequence
+              caseless = CaselessAfter(g->flags, caseless);
               continue;
             }
-            inner = on ? true : off ? false : caseless;
+            inner = CaselessAfter(g->flags, caseless);
           }
         }
         std::string body = Sequence(inner, depth + 1);
@@ -96,13 +94,11 @@ class Translator {
         continue;
       }
       if (c == '{') {
-        std::size_t close = p_.find('}', pos_);
-        std::string_view body =
-            close == std::string_view::npos ? "" : p_.substr(pos_ + 1, close - pos_ - 1);
-        if (!body.empty() && body.find_first_not_of("0123456789,") == std::string_view::npos &&
-            body[0] != ',') {
-          out += "{" + std::string(body) + "}";
-          pos_ = close + 1;
+        if (std::optional<CountedRepeat> r = ReadCountedRepeat(p_, pos_)) {
+          out += '{';
+          out += r->body;
+          out += '}';
+          pos_ = r->end;
           if (pos_ < p_.size() && p_[pos_] == '?') ++pos_;
         } else {
           out += "\\{";
@@ -149,26 +145,18 @@ class Translator {
       case 't':
         return "\t";
       case 'x': {
-        std::string hex;
-        if (pos_ < p_.size() && p_[pos_] == '{') {
-          std::size_t close = p_.find('}', pos_);
-          if (close == std::string_view::npos) return Fail("bad \\x{}"), "";
-          hex = std::string(p_.substr(pos_ + 1, close - pos_ - 1));
-          pos_ = close + 1;
-        } else {
-          hex = std::string(p_.substr(pos_, 2));
-          pos_ += 2;
-        }
-        long v = std::strtol(hex.c_str(), nullptr, 16);
+        std::optional<HexEscape> h = ReadHexEscape(p_, pos_);
+        if (!h) return Fail("bad \\x{}"), "";
+        pos_ = h->end;
+        const long v = h->value;
         if (v <= 0 || v >= 0x80 || v == '\n') return Fail("non-ASCII \\x escape"), "";
         return Literal(static_cast<char>(v), caseless);
       }
       case 'Q': {
-        std::size_t end = p_.find("\\E", pos_);
-        std::string_view q = p_.substr(pos_, end == std::string_view::npos ? p_.npos : end - pos_);
-        pos_ = end == std::string_view::npos ? p_.size() : end + 2;
+        const Quoted q = ReadQuoted(p_, pos_);
+        pos_ = q.end;
         std::string out;
-        for (char c : q) out += Literal(c, caseless);
+        for (char c : q.text) out += Literal(c, caseless);
         return out;
       }
       default:

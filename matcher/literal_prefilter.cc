@@ -12,6 +12,8 @@
 
 #include <hs/hs.h>
 
+#include "matcher/re2_syntax.h"
+
 namespace faultline {
 namespace {
 
@@ -253,20 +255,11 @@ class Extractor {
     while (!failed_ && !AtEnd() && Peek() != '|' && Peek() != ')') {
       // A flag group "(?i)" changes the rest of this sequence.
       if (p_.compare(pos_, 2, "(?") == 0) {
-        std::size_t close = p_.find(')', pos_);
-        std::size_t colon = p_.find(':', pos_);
-        std::string_view flags =
-            close == std::string_view::npos ? "" : p_.substr(pos_ + 2, close - pos_ - 2);
-        if (close != std::string_view::npos && (colon == std::string_view::npos || colon > close) &&
-            !flags.empty() && flags.find_first_not_of("imsU-") == std::string_view::npos) {
-          std::size_t minus = flags.find('-');
-          std::string_view on = flags.substr(0, minus);
-          if (on.find('i') != std::string_view::npos) caseless = true;
-          if (minus != std::string_view::npos &&
-              flags.substr(minus).find('i') != std::string_view::npos) {
-            caseless = false;
-          }
-          pos_ = close + 1;
+        std::optional<GroupOpen> g = ReadGroupOpen(p_, pos_ + 2);
+        if (g && g->rest_of_sequence && !g->flags.empty() &&
+            g->flags.find_first_not_of("imsU-") == std::string_view::npos) {
+          caseless = CaselessAfter(g->flags, caseless);
+          pos_ = g->end;
           continue;
         }
       }
@@ -285,14 +278,10 @@ class Extractor {
           repeated = true;
           ++pos_;
         } else if (q == '{') {
-          std::size_t close = p_.find('}', pos_);
-          std::string_view body =
-              close == std::string_view::npos ? "" : p_.substr(pos_ + 1, close - pos_ - 1);
-          if (!body.empty() && body.find_first_not_of("0123456789,") == std::string_view::npos &&
-              body[0] != ',') {
-            min_repeat = std::atoi(std::string(body).c_str());
+          if (std::optional<CountedRepeat> r = ReadCountedRepeat(p_, pos_)) {
+            min_repeat = r->min;
             repeated = true;
-            pos_ = close + 1;
+            pos_ = r->end;
           }
         }
         if (repeated && !AtEnd() && Peek() == '?') ++pos_;  // non-greedy
@@ -355,25 +344,17 @@ class Extractor {
       ++pos_;
       bool inner_caseless = caseless;
       if (!AtEnd() && Peek() == '?') {
-        ++pos_;
-        if (!AtEnd() && (Peek() == 'P' || Peek() == '<')) {
-          std::size_t close = p_.find('>', pos_);
-          if (close == std::string_view::npos) return Fail();
-          pos_ = close + 1;
-        } else {
-          // (?flags:...)
-          std::size_t colon = p_.find(':', pos_);
-          if (colon == std::string_view::npos) return Fail();
-          std::string_view flags = p_.substr(pos_, colon - pos_);
-          if (flags.find_first_not_of("imsU-") != std::string_view::npos) return Fail();
-          std::size_t minus = flags.find('-');
-          if (flags.substr(0, minus).find('i') != std::string_view::npos) inner_caseless = true;
-          if (minus != std::string_view::npos &&
-              flags.substr(minus).find('i') != std::string_view::npos) {
-            inner_caseless = false;
+        // (?P<name>...) or (?flags:...); a valid (?flags) was read by Concat.
+        std::optional<GroupOpen> g = ReadGroupOpen(p_, pos_ + 1);
+        if (!g) return Fail();
+        if (!g->named) {
+          if (g->rest_of_sequence ||
+              g->flags.find_first_not_of("imsU-") != std::string_view::npos) {
+            return Fail();
           }
-          pos_ = colon + 1;
+          inner_caseless = CaselessAfter(g->flags, caseless);
         }
+        pos_ = g->end;
       }
       Info inner = Alternation(inner_caseless);
       if (AtEnd() || Peek() != ')') return Fail();
@@ -421,25 +402,16 @@ class Extractor {
         case 'a':
           return Exact('\a', caseless);
         case 'x': {
-          std::string hex;
-          if (!AtEnd() && Peek() == '{') {
-            std::size_t close = p_.find('}', pos_);
-            if (close == std::string_view::npos) return Fail();
-            hex = std::string(p_.substr(pos_ + 1, close - pos_ - 1));
-            pos_ = close + 1;
-          } else {
-            hex = std::string(p_.substr(pos_, 2));
-            pos_ += 2;
-          }
-          long v = std::strtol(hex.c_str(), nullptr, 16);
-          if (v < 0x80) return Exact(static_cast<char>(v), caseless);
+          std::optional<HexEscape> h = ReadHexEscape(p_, pos_);
+          if (!h) return Fail();
+          pos_ = h->end;
+          if (h->value < 0x80) return Exact(static_cast<char>(h->value), caseless);
           return Info{};  // a code point: its UTF-8 bytes; not worth it
         }
         case 'Q': {
-          std::size_t end = p_.find("\\E", pos_);
-          std::string_view quoted =
-              p_.substr(pos_, end == std::string_view::npos ? p_.npos : end - pos_);
-          pos_ = end == std::string_view::npos ? p_.size() : end + 2;
+          const Quoted quote = ReadQuoted(p_, pos_);
+          const std::string_view quoted = quote.text;
+          pos_ = quote.end;
           // One exact run, unless it holds a break character.
           Info i;
           i.exact = true;
@@ -581,15 +553,7 @@ bool LineHasLiteral(std::string_view line, const RequiredLiteral& lit) {
 
 std::vector<RequiredLiteral> ExtractRequiredLiterals(std::string_view pattern) {
   LitSet set = Extractor(pattern).Run();
-  // Drop repeats (an alternation of identical branches).
-  std::sort(set.begin(), set.end(), [](const RequiredLiteral& a, const RequiredLiteral& b) {
-    return std::tie(a.text, a.caseless) < std::tie(b.text, b.caseless);
-  });
-  set.erase(std::unique(set.begin(), set.end(),
-                        [](const RequiredLiteral& a, const RequiredLiteral& b) {
-                          return a.text == b.text && a.caseless == b.caseless;
-                        }),
-            set.end());
+  SortUnique(set);  // drops repeats (an alternation of identical branches)
   return set;
 }
 
