@@ -348,8 +348,12 @@ void KafkaEventConsumer::Take(RdKafka::Message& m) {
                        ts.timestamp < state.history_before_ms;
   if (offset < state.replay_until || history) {
     // Decided before this assignment: it only rebuilds windows and dedupe
-    // (an event whose key names another node never counts).
-    if (event && m.key() != nullptr && *m.key() == event->node) tainter_.Replay(*event);
+    // (an event whose key names another node never counts, nor one its
+    // rule does not vouch for).
+    if (event && m.key() != nullptr && *m.key() == event->node &&
+        (options_.rule_check == nullptr || options_.rule_check->Check(*event).ok())) {
+      tainter_.Replay(*event);
+    }
     return;
   }
   if (!event) {
@@ -366,6 +370,7 @@ void KafkaEventConsumer::Take(RdKafka::Message& m) {
         state);
     return;
   }
+  if (options_.rule_check != nullptr && !CheckRule(m, *event, state)) return;
   state.nodes.insert(event->node);
   if (partition_count_ > 0 && PartitionFor(event->node, partition_count_) != m.partition()) {
     // The producer partitions differently (another `partitioner`): ownership
@@ -377,6 +382,31 @@ void KafkaEventConsumer::Take(RdKafka::Message& m) {
   const std::uint64_t generation = state.generation;
   tainter_.Handle(*event,
                   [this, partition, generation, offset] { Done(partition, generation, offset); });
+}
+
+bool KafkaEventConsumer::CheckRule(RdKafka::Message& m, FaultEvent& event, PartitionState& state) {
+  const RuleCheck::Verdict v = options_.rule_check->Check(event);
+  if (v.mismatch) m_.rule_mismatches.Inc();
+  if (v.ok()) {
+    if (v.mismatch && rule_log_.Due(clock_.MonotonicNow())) {
+      LogWarning("tainter", "event contradicts its rule; decided by the rule",
+                 {{"node", event.node}, {"rule", event.rule}, {"detail", v.detail}});
+    }
+    return true;
+  }
+  // What the event asks for is not what its rule says (a forgery, a broken
+  // producer, or an agent on other rule packs): never decided.
+  m_.SetAside(v.set_aside).Inc();
+  if (rule_log_.Due(clock_.MonotonicNow())) {
+    LogWarning("tainter", "event set aside",
+               {{"why", v.set_aside},
+                {"node", event.node},
+                {"rule", event.rule},
+                {"detail", v.detail},
+                {"suppressed_since_last", rule_log_.TakeSuppressed()}});
+  }
+  DeadLetter(m, v.set_aside + ": " + v.detail, state);
+  return false;
 }
 
 void KafkaEventConsumer::DeadLetter(RdKafka::Message& m, const std::string& reason,

@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "base/status.h"
+#include "tainter/rule_check.h"
 #include "tainter/tainter.h"
 #include "tainter/tainter_metrics.h"
 
@@ -75,6 +76,11 @@ class KafkaEventConsumer {
     std::int64_t rebuild_max_messages = 10'000;
     // Timeout of the broker requests made while assigning partitions.
     std::chrono::milliseconds assign_timeout{std::chrono::seconds(10)};
+    // Each event, live or replayed, is checked against its rule and carries
+    // the rule's outcome from then on (tainter/rule_check.h); one that fails
+    // is set aside like a key mismatch. faultline-tainter always sets it;
+    // null (embedding tests only) takes events as written. Not owned.
+    RuleCheck* rule_check = nullptr;
   };
 
   // kInvalidArgument: a property librdkafka rejects (the message names it).
@@ -128,6 +134,9 @@ class KafkaEventConsumer {
                      const Clock& clock);
   void Take(RdKafka::Message& message);
   void DeadLetter(RdKafka::Message& message, const std::string& reason, PartitionState& state);
+  // false: the event was set aside (tainter/rule_check.h); else it now
+  // carries its rule's outcome.
+  bool CheckRule(RdKafka::Message& message, FaultEvent& event, PartitionState& state);
   void Done(int32_t partition, std::uint64_t generation, std::int64_t offset);
   void OnAssign(std::vector<RdKafka::TopicPartition*>& partitions);
   void OnRevoke(std::vector<RdKafka::TopicPartition*>& partitions);
@@ -148,6 +157,7 @@ class KafkaEventConsumer {
   std::atomic<int> assigned_{0};
   std::atomic<bool> joined_{false};
   std::atomic<bool> connected_{true};
+  LogLimiter rule_log_;  // set-aside events
 };
 
 }  // namespace faultline

@@ -62,7 +62,7 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
     ConfigMap map(reader, *root, "",
                   {"kafka", "kubernetes", "taint", "annotation", "max_annotation_bytes",
                    "node_selector", "opt_out_label", "valve", "dedupe", "resync_interval",
-                   "max_pending", "dry_run", "metrics_address", "log_level"});
+                   "max_pending", "dry_run", "metrics_address", "log_level", "rules"});
     if (!map.valid()) return std::nullopt;
     if (auto k = map.Sub("kafka", {"brokers", "topic", "group", "dead_letter_topic", "rebuild_span",
                                    "rebuild_max_messages", "properties"})) {
@@ -78,6 +78,19 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
       const YAML::Node kafka = map.Get("kafka");
       reader.Error(kafka.IsDefined() ? kafka : *root, "C004",
                    "'kafka.brokers' is required (bootstrap servers, host:port,...)");
+    }
+    if (auto r = map.Sub("rules", {"builtin", "paths", "on_mismatch"})) {
+      r->Bool("builtin", c.rules.builtin);
+      r->StringList("paths", c.rules.paths);
+      std::string on_mismatch = "set_aside";
+      r->String("on_mismatch", on_mismatch);
+      if (on_mismatch == "decide_by_rule") {
+        c.on_mismatch = RuleCheck::OnMismatch::kDecideByRule;
+      } else if (on_mismatch != "set_aside") {
+        r->Error("on_mismatch", "C003",
+                 "'" + r->PathOf("on_mismatch") + "' must be set_aside or decide_by_rule, not '" +
+                     on_mismatch + "'");
+      }
     }
     ReadKubernetesSection(map, c.kubernetes);
     ReadNodeStateSections(map, c.tainter,

@@ -10,7 +10,9 @@
 #include "base/diagnostics.h"
 #include "base/log.h"
 #include "base/status.h"
+#include "matcher/rule_set.h"
 #include "tainter/event_consumer.h"
+#include "tainter/rule_check.h"
 #include "tainter/tainter.h"
 
 namespace faultline {
@@ -31,9 +33,17 @@ struct KubernetesSettings {
 // default. Unknown keys are errors, so a typo never silently means "default".
 struct TainterConfig {
   KafkaEventConsumer::Options kafka;
+  // The rule packs every event is checked against (tainter/rule_check.h):
+  // the agents' `rules:` key with the same meaning (built-in packs, then
+  // files and directories), so both read one ConfigMap.
+  RuleSources rules;
+  RuleCheck::OnMismatch on_mismatch = RuleCheck::OnMismatch::kSetAside;
   KubernetesSettings kubernetes;
   Tainter::Options tainter;
-  std::string metrics_address = "0.0.0.0:9401";
+  // The port every faultline daemon serves in a cluster (the manifests'
+  // container port, Service and probes); on one host beside an agent, set
+  // one of them apart.
+  std::string metrics_address = "0.0.0.0:9400";
   LogLevel log_level = LogLevel::kInfo;
 };
 

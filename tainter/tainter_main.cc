@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,11 @@
 #include "base/time_format.h"
 #include "base/version.h"
 #include "endpoint/http_endpoint.h"
+#include "matcher/matcher_versions.h"
 #include "tainter/event_consumer.h"
 #include "tainter/node_commands.h"
 #include "tainter/node_informer.h"
+#include "tainter/rule_check.h"
 #include "tainter/tainter.h"
 #include "tainter/tainter_config.h"
 
@@ -43,12 +46,13 @@ constexpr char kDaemonHelp[] = R"(
 The central tainter: consumes faultline's events from Kafka, decides per node
 (dedupe, threshold windows, safety valve, expiry) and taints, annotates and
 records Events on the nodes through the Kubernetes API. Runs until SIGTERM or
-SIGINT.
+SIGINT; SIGHUP reloads the rule packs.
 
   --config FILE, -c FILE  the tainter config (YAML; tainter/README.md)
   --dry-run               decide and log every write, send none
   --log-level LEVEL       debug, info, warn or error (overrides the config)
-  --version               print the version and the libraries' versions
+  --version               print the version, the libraries' and the built-in
+                          rule packs' versions
   -h, --help              print this help
 
 The operator's subcommands (also the kubectl plugin `kubectl faultline`):
@@ -100,12 +104,31 @@ Result<Flags> ParseFlags(int argc, char** argv) {
   return f;
 }
 
-int RunDaemon(const TainterConfig& given, const sigset_t& signals) {
+// The rule packs are loaded again when SIGHUP arrives or when their files
+// change (checked this often): the agents reload the same ConfigMap on
+// their own, and an event of a rule the tainter does not know yet is set
+// aside. A pack that does not load keeps the running rules in force.
+constexpr auto kRulePackCheckInterval = std::chrono::seconds(10);
+
+void ReloadRules(const TainterConfig& config, RuleCheck& check, const char* why) {
+  std::ostringstream diags;
+  std::shared_ptr<const RuleSet> rules = LoadRulePacks(config.rules, diags);
+  if (!rules) {
+    LogError("rules", "reload failed; the running rules stay in force",
+             {{"reason", why}, {"diagnostics", diags.str()}});
+    return;
+  }
+  check.Replace(std::move(rules));
+  LogInfo("rules", "rules reloaded", {{"reason", why}, {"rules", check.rules().size()}});
+}
+
+int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t& signals) {
   // API work per loop iteration: a third of max.poll.interval.ms (and each
   // call at most another third, see MakeApi), so an API outage never keeps
   // the one thread from Kafka's poll long enough to be dropped from the group.
   TainterConfig config = given;
   config.tainter.round_budget = MaxPollInterval(config.kafka.properties) / 3;
+  config.kafka.rule_check = &rule_check;
   std::unique_ptr<TainterStack> stack = MakeTainterStack(config, "faultline-tainter", std::cerr);
   if (!stack) return 2;
   MetricsRegistry& metrics = stack->metrics;
@@ -149,12 +172,25 @@ int RunDaemon(const TainterConfig& given, const sigset_t& signals) {
           {{"metrics", config.metrics_address}, {"dry_run", config.tainter.dry_run}});
   const Clock& clock = RealClock();  // the one the consumer and the tainter read
   auto next_tick = clock.MonotonicNow();
+  std::string rules_fingerprint = RulePackFingerprint(config.rules);
+  auto next_rules_check = next_tick + kRulePackCheckInterval;
   bool subscribed = false;
   for (;;) {
     signalfd_siginfo info{};
     if (read(sfd, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
+      if (info.ssi_signo == SIGHUP) {
+        ReloadRules(config, rule_check, "SIGHUP");
+        continue;
+      }
       LogInfo("tainter", "stopping", {{"signal", static_cast<int>(info.ssi_signo)}});
       break;
+    }
+    if (clock.MonotonicNow() >= next_rules_check) {
+      if (std::string now = RulePackFingerprint(config.rules); now != rules_fingerprint) {
+        rules_fingerprint = std::move(now);
+        ReloadRules(config, rule_check, "files changed");
+      }
+      next_rules_check = clock.MonotonicNow() + kRulePackCheckInterval;
     }
     tainter->BeginRound();
     tainter->Observe(informer.Take());
@@ -200,13 +236,19 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);  // reload the rule packs
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
   const std::vector<std::string> args(argv + 1, argv + argc);
   for (const std::string& a : args) {
     if (a == "--version") {
-      std::cout << VersionText("faultline-tainter", TainterVersions());
+      // The built-in rule packs every event is checked against, as the
+      // agent lists them.
+      std::vector<VersionComponent> components = MatcherVersions();
+      std::vector<VersionComponent> tainter = TainterVersions();
+      components.insert(components.begin() + 2, tainter.begin(), tainter.end());
+      std::cout << VersionText("faultline-tainter", components);
       return 0;
     }
   }
@@ -238,8 +280,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   SetLogLevel(config.log_level);
+  // Every event is checked against these (tainter/rule_check.h); a broken
+  // pack stops the start as a bad config does.
+  std::shared_ptr<const RuleSet> rules = LoadRulePacks(config.rules, std::cerr);
+  if (!rules) return 2;
+  RuleCheck rule_check(std::move(rules), config.on_mismatch);
+  LogInfo(
+      "rules", "rules loaded",
+      {{"rules", rule_check.rules().size()},
+       {"on_mismatch",
+        config.on_mismatch == RuleCheck::OnMismatch::kSetAside ? "set_aside" : "decide_by_rule"}});
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  const int rc = RunDaemon(config, signals);
+  const int rc = RunDaemon(config, rule_check, signals);
   curl_global_cleanup();
   return rc;
 }

@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "tainter/policy.h"
+
 namespace faultline {
 namespace {
 
@@ -32,6 +34,10 @@ TainterMetrics::TainterMetrics(MetricsRegistry& r)
           "faultline_tainter_partition_mismatches_total",
           "events that arrived on another partition than librdkafka's default partitioner "
           "gives their key (the producer partitions differently)")),
+      rule_mismatches(r.GetCounter(
+          "faultline_tainter_rule_mismatches_total",
+          "events whose action, severity, expire, threshold or category differ from what their "
+          "rule says (set aside, or decided by the rule with rules.on_mismatch: decide_by_rule)")),
       pending_work(r.GetGauge("faultline_tainter_pending_work", "decisions waiting to be applied")),
       tainted_nodes(r.GetGauge("faultline_tainter_tainted_nodes",
                                "managed nodes carrying faultline's taint")),
@@ -40,7 +46,21 @@ TainterMetrics::TainterMetrics(MetricsRegistry& r)
       consumer_lag(r.GetGauge(
           "faultline_tainter_consumer_lag",
           "messages not yet decided on the assigned partitions (high watermark - position)")),
-      registry_(r) {}
+      registry_(r) {
+  // Every labelled series a dashboard or an alert reads exists from the
+  // start at 0 (Prometheus convention: rate() and absent() need a first
+  // sample, and a forgery's first set-aside event must show as an increase).
+  for (DecisionOutcome o :
+       {DecisionOutcome::kIgnored, DecisionOutcome::kDuplicate, DecisionOutcome::kUnmanaged,
+        DecisionOutcome::kBelowThreshold, DecisionOutcome::kStale, DecisionOutcome::kRecordEvent,
+        DecisionOutcome::kTaint, DecisionOutcome::kUpdateReasons, DecisionOutcome::kRefusedByValve,
+        DecisionOutcome::kLift}) {
+    Decisions(std::string(DecisionOutcomeName(o)));
+  }
+  Decisions("unknown_node");
+  for (const char* why : {"key_mismatch", "unknown_rule", "rule_mismatch"}) SetAside(why);
+  for (const char* why : {"expired", "by_hand"}) TaintsLifted(why);
+}
 
 Counter& TainterMetrics::Decisions(const std::string& outcome) {
   return registry_.GetCounter("faultline_tainter_decisions_total", "decisions by outcome",

@@ -37,6 +37,7 @@ class TainterMetrics {
   Counter& dead_lettered;         // sent to the dead-letter topic
   Counter& dead_letter_fails;     // dead-letter writes that failed
   Counter& partition_mismatches;  // events on another partition than their key's
+  Counter& rule_mismatches;       // events whose claims differ from their rule's outcome
   Gauge& pending_work;
   Gauge& tainted_nodes;
   Gauge& managed_nodes;

@@ -519,8 +519,25 @@ def check_kafka_mode(docs, f, source_dir):
         f.check({k: str(v) for k, v in taint.items() if k in FAULTLINE_TAINT} == FAULTLINE_TAINT,
                 "tainter taints faultline.dev/faulty=true:NoSchedule")
         # Default: tainter/tainter_config.h.
-        addr = str(tainter_cfg.get("metrics_address", "0.0.0.0:9401"))
+        addr = str(tainter_cfg.get("metrics_address", "0.0.0.0:9400"))
         f.check(addr.rsplit(":", 1)[-1] == "9400", "tainter metrics_address port is the container port")
+        # The tainter checks every event against its rule (tainter/rule_check.h):
+        # it must load the agents' packs, the same ConfigMap, mounted whole.
+        def pack_sources(workload, cfg, container_name):
+            tpl = workload["spec"]["template"]
+            c = next(c for c in tpl["spec"]["containers"] if c["name"] == container_name)
+            mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+            rules = cfg.get("rules") or {}
+            sources = {("builtin", bool(rules.get("builtin", True)))}
+            for path in rules.get("paths", []):
+                m = mounts.get(path)
+                sources.add(("configmap", volume_configmap(tpl, m["name"])
+                             if m is not None and "subPath" not in m else None))
+            return sources
+        f.check(pack_sources(ds, agent_cfg, "agent") == pack_sources(dep, tainter_cfg, "tainter"),
+                "the tainter loads the agents' rule packs (built-in and the same ConfigMap, "
+                f"whole): agent {pack_sources(ds, agent_cfg, 'agent')}, "
+                f"tainter {pack_sources(dep, tainter_cfg, 'tainter')}")
 
 
 def check_strimzi(docs, f):

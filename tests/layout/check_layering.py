@@ -9,7 +9,8 @@ them, checked on every project #include:
   collector/agent      -> base, endpoint, matcher, collector/sources
   collector/standalone -> base, endpoint, matcher, collector/*, tainter/*
   tainter/kube         -> base
-  tainter              -> base, endpoint, tainter/kube
+  tainter              -> base, endpoint, matcher, tainter/kube   (the rule packs
+                          every event is checked against: tainter/rule_check.h)
 
 A new include that points the other way (the rule engine reaching into the
 agent, a source needing Kafka, the tainter needing the collector) fails here
@@ -31,7 +32,7 @@ ALLOWED = {
     "collector": {"base", "endpoint", "matcher", "collector/sources", "collector/agent",
                   "collector/standalone"},
     "tainter/kube": {"base", "tainter/kube"},
-    "tainter": {"base", "endpoint", "tainter", "tainter/kube"},
+    "tainter": {"base", "endpoint", "matcher", "tainter", "tainter/kube"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -45,12 +45,14 @@ has_taint() {
 lacks_taint() { ! has_taint "$1"; }
 reason_count() { e2e_node "$1" | jq --arg a "$ANNOTATION" '.metadata.annotations[$a] // "[]" | fromjson | length'; }
 has_reasons() { [[ $(reason_count "$1") == "$2" ]]; }
-# event NODE RULE EXPIRE [ID]: one taint event on the events topic, key = node.
+# event NODE RULE EXPIRE [ID]: one taint event on the events topic, key = node,
+# as an agent on state_test_rules.yaml publishes it (the tainter checks it
+# against that rule: RULE's expire must be EXPIRE).
 event() {
   local now id=${4:-$RUN-$1-$2-$RANDOM}
   now=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
   jq -nc --arg id "$id" --arg n "$1" --arg r "$2" --arg e "$3" --arg t "$now" \
-    '{schema: 1, id: $id, node: $n, source: "kmsg", origin: "kernel", rule: $r, severity: "critical",
+    '{schema: 1, id: $id, node: $n, source: "kmsg", origin: "kernel", rule: $r, category: "test", severity: "critical",
       action: "taint", summary: ($r + " on " + $n), message: "test line", log_time: $t, detected_time: $t}
      + (if $e == "" then {} else {expire: $e} end)' |
     kcat -P -b "$BS" -t events -k "$1" 2>/dev/null || e2e_fail "kcat -P failed"
@@ -67,6 +69,7 @@ kafka:
   dead_letter_topic: events.dead-letter
   properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500", log_level: "0"${3:-}}
 kubernetes: {kubeconfig: $T/kubeconfig}
+rules: {builtin: true, paths: [$HERE/state_test_rules.yaml]}
 $valve
 metrics_address: 127.0.0.1:0
 YAML

@@ -28,7 +28,7 @@ TEST_CASE("an empty config file means every default") {
   CHECK(c->tainter.policy.max_new_taints == 5);
   CHECK(c->tainter.policy.new_taint_window == std::chrono::minutes(10));
   CHECK_FALSE(c->tainter.dry_run);
-  CHECK(c->metrics_address == "0.0.0.0:9401");
+  CHECK(c->metrics_address == "0.0.0.0:9400");  // the manifests' container port
 }
 
 TEST_CASE("every documented key is read") {
