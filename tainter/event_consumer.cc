@@ -134,6 +134,22 @@ bool KafkaEventConsumer::Owns(const std::string& node) const {
   return p >= 0 && partitions_.count(p) != 0;
 }
 
+std::vector<std::pair<std::string, std::string>> KafkaEventConsumer::ConsumerProperties(
+    const Options& o) {
+  std::vector<std::pair<std::string, std::string>> p = {
+      {"bootstrap.servers", o.brokers},   {"group.id", o.group},
+      {"client.id", "faultline-tainter"}, {"auto.offset.reset", "earliest"},
+      {"enable.partition.eof", "false"},
+  };
+  for (const auto& [k, v] : kLatencyDefaults) p.emplace_back(k, v);
+  for (const auto& [k, v] : o.properties) p.emplace_back(k, v);
+  // Last, so no passthrough property can turn them back on: offsets move
+  // only when a decision holds.
+  p.emplace_back("enable.auto.commit", "false");
+  p.emplace_back("enable.auto.offset.store", "false");
+  return p;
+}
+
 Result<std::unique_ptr<KafkaEventConsumer>> KafkaEventConsumer::Create(Options options,
                                                                        Tainter& tainter,
                                                                        MetricsRegistry& metrics,
@@ -149,16 +165,7 @@ Result<std::unique_ptr<KafkaEventConsumer>> KafkaEventConsumer::Create(Options o
   const Options& o = self->options_;
 
   std::unique_ptr<RdKafka::Conf> cconf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
-  FL_RETURN_IF_ERROR(SetConf(*cconf, "bootstrap.servers", o.brokers));
-  FL_RETURN_IF_ERROR(SetConf(*cconf, "group.id", o.group));
-  FL_RETURN_IF_ERROR(SetConf(*cconf, "client.id", "faultline-tainter"));
-  FL_RETURN_IF_ERROR(SetConf(*cconf, "auto.offset.reset", "earliest"));
-  FL_RETURN_IF_ERROR(SetConf(*cconf, "enable.partition.eof", "false"));
-  for (const auto& [k, v] : o.properties) FL_RETURN_IF_ERROR(SetConf(*cconf, k, v));
-  // Set last, so no passthrough property can turn them back on: offsets
-  // move only when a decision holds.
-  FL_RETURN_IF_ERROR(SetConf(*cconf, "enable.auto.commit", "false"));
-  FL_RETURN_IF_ERROR(SetConf(*cconf, "enable.auto.offset.store", "false"));
+  for (const auto& [k, v] : ConsumerProperties(o)) FL_RETURN_IF_ERROR(SetConf(*cconf, k, v));
   std::string err;
   if (cconf->set("rebalance_cb", static_cast<RdKafka::RebalanceCb*>(self->callbacks_.get()), err) !=
           RdKafka::Conf::CONF_OK ||

@@ -83,6 +83,26 @@ class KafkaEventConsumer {
     RuleCheck* rule_check = nullptr;
   };
 
+  // Consumer properties set before `properties` (which override them), for
+  // a decision within tens of milliseconds of the produce:
+  //  - fetch.wait.max.ms 50 (librdkafka: 500): how long a broker may hold a
+  //    fetch that found no data. A real broker answers a held fetch as soon
+  //    as fetch.min.bytes (1) arrived, but librdkafka's mock cluster (the
+  //    tests, bench/latency) holds it for the whole wait, so there a message
+  //    waited up to 500 ms. Cost: an idle replica sends up to 20 fetches/s
+  //    per broker instead of 2 (bench/README.md, "Detection latency").
+  //  - fetch.error.backoff.ms 100 (librdkafka: 500): the pause after a
+  //    failed fetch (a leader change, a restarted broker).
+  static constexpr std::pair<const char*, const char*> kLatencyDefaults[] = {
+      {"fetch.wait.max.ms", "50"},
+      {"fetch.error.backoff.ms", "100"},
+  };
+
+  // The consumer's librdkafka properties in the order they are set (a later
+  // one wins): faultline's fixed ones, kLatencyDefaults, `properties`, and
+  // the two that keep offsets manual.
+  static std::vector<std::pair<std::string, std::string>> ConsumerProperties(const Options& o);
+
   // kInvalidArgument: a property librdkafka rejects (the message names it).
   static Result<std::unique_ptr<KafkaEventConsumer>> Create(Options options, Tainter& tainter,
                                                             MetricsRegistry& metrics,

@@ -121,6 +121,8 @@ Result<std::unique_ptr<KafkaSink>> KafkaSink::Create(const Options& options,
   }
   sink->producer_.reset(RdKafka::Producer::create(conf.get(), error));
   if (!sink->producer_) return InvalidArgumentError("kafka producer: " + error);
+  sink->topic_.reset(RdKafka::Topic::create(sink->producer_.get(), options.topic, nullptr, error));
+  if (!sink->topic_) return InvalidArgumentError("kafka topic " + options.topic + ": " + error);
   if (metrics) metrics->kafka_up.Set(0);
   LogInfo("kafka", "producer created",
           {{"brokers", options.brokers},
@@ -135,6 +137,7 @@ KafkaSink::~KafkaSink() {
   producer_->purge(RdKafka::Producer::PURGE_QUEUE | RdKafka::Producer::PURGE_INFLIGHT |
                    RdKafka::Producer::PURGE_NON_BLOCKING);
   producer_->flush(100);  // serves the purged messages' reports, which free them
+  topic_.reset();
   producer_.reset();
 }
 

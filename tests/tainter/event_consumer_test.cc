@@ -449,5 +449,33 @@ TEST_CASE("an event whose key does not name its node is dead-lettered and counte
   CHECK(r.metrics.CounterValue("faultline_tainter_events_total") == 0);
 }
 
+// The property a later entry sets wins (librdkafka's conf->set overwrites).
+std::string Effective(const std::vector<std::pair<std::string, std::string>>& props,
+                      const std::string& key) {
+  std::string value;
+  for (const auto& [k, v] : props) {
+    if (k == key) value = v;
+  }
+  return value;
+}
+
+TEST_CASE(
+    "the consumer holds an empty fetch 50 ms by default (not 500), a configured property wins, "
+    "and offsets stay manual") {
+  // librdkafka's mock cluster answers an empty fetch only after the whole
+  // fetch.wait.max.ms (a real broker answers once fetch.min.bytes arrived):
+  // with librdkafka's default of 500 ms, bench/latency measured a p99 of
+  // 480-810 ms through Kafka; with 50 ms, 61 ms.
+  KafkaEventConsumer::Options o;
+  o.brokers = "127.0.0.1:9092";
+  CHECK(Effective(KafkaEventConsumer::ConsumerProperties(o), "fetch.wait.max.ms") == "50");
+  CHECK(Effective(KafkaEventConsumer::ConsumerProperties(o), "fetch.error.backoff.ms") == "100");
+  o.properties = {{"fetch.wait.max.ms", "500"}, {"enable.auto.commit", "true"}};
+  const auto props = KafkaEventConsumer::ConsumerProperties(o);
+  CHECK(Effective(props, "fetch.wait.max.ms") == "500");
+  CHECK(Effective(props, "enable.auto.commit") == "false");
+  CHECK(Effective(props, "enable.auto.offset.store") == "false");
+}
+
 }  // namespace
 }  // namespace faultline
