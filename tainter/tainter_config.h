@@ -10,6 +10,7 @@
 #include "base/diagnostics.h"
 #include "base/log.h"
 #include "base/status.h"
+#include "tainter/correlation/correlation_consumer.h"
 #include "tainter/event_consumer.h"
 #include "tainter/tainter.h"
 
@@ -33,6 +34,7 @@ struct TainterConfig {
   KafkaEventConsumer::Options kafka;
   KubernetesSettings kubernetes;
   Tainter::Options tainter;
+  CorrelationSettings correlation;  // `correlation:` (tainter/README.md, "Fleet correlation")
   std::string metrics_address = "0.0.0.0:9401";
   LogLevel log_level = LogLevel::kInfo;
 };
