@@ -20,6 +20,7 @@
 #include "collector/agent/agent_config.h"
 #include "collector/agent/agent_flags.h"
 #include "collector/agent/agent_stack.h"
+#include "collector/agent/identity_publisher.h"
 #include "collector/agent/kafka_sink.h"
 #include "collector/standalone/standalone.h"
 #include "collector/standalone/standalone_config.h"
@@ -91,9 +92,27 @@ int Run(int argc, char** argv, const sigset_t& signals) {
     return AgentStack::ExitCode(s);
   }
 
+  // The node identity for the tainter's fleet correlation, on its own
+  // producer and thread (collector/agent/identity_publisher.h).
+  std::unique_ptr<IdentityPublisher> identity;
+  if (config->identity_enabled) {
+    IdentityPublisher::Options io = config->identity;
+    io.brokers = config->kafka.brokers;
+    io.properties = config->kafka.properties;
+    io.node = config->node_name;
+    auto made = IdentityPublisher::Create(io, stack->registry());
+    if (!made) {
+      std::cerr << config_path << ": error: " << made.error().message() << '\n';
+      return 2;
+    }
+    identity = std::move(*made);
+  }
+
   // 3. Run until told to stop; 4. stop in dependency order.
   stack->Start();
+  if (identity) identity->Start();
   stack->WaitForStop(signals);
+  if (identity) identity->Stop();
   const std::size_t undelivered = stack->Stop();
   return (fatal || undelivered > 0) ? 1 : 0;
 }

@@ -25,6 +25,10 @@ FaultEvent MakeFaultEvent(const RuleMatch& match, const LogRecord& record, std::
   e.labels = record.labels;
   e.threshold = match.threshold;
   e.expire = match.expire;
+  if (match.rule && !match.rule->peer.empty()) {
+    if (auto it = match.fields.find(match.rule->peer); it != match.fields.end())
+      e.peer = it->second;
+  }
   return e;
 }
 

@@ -80,6 +80,11 @@ struct Rule {
   std::optional<std::chrono::seconds> expire;
   std::optional<Classification> classify;
   std::optional<JournalConstraint> journal;  // absent: any journal record
+  // `peer: CAPTURE`: the capture names the remote end the line blames (an
+  // address or IB GID); its value travels as the event's `peer`, and the
+  // tainter attributes the fault to the node at that address once enough
+  // distinct nodes name it. Empty: the line blames its own node.
+  std::string peer;
   std::vector<RuleTest> match_tests;
   std::vector<RuleTest> no_match_tests;
   bool disabled = false;      // `disabled: true` in an override: loaded, never matched

@@ -80,6 +80,7 @@ void ApplyOverride(const Rule& over, Rule& base) {
   if (given("threshold")) base.threshold = over.threshold;
   if (given("expire")) base.expire = over.expire;
   if (given("journal")) base.journal = over.journal;
+  if (given("peer")) base.peer = over.peer;
   if (given("classify") && over.classify) {
     if (base.classify) {
       MergeClassification(*over.classify, *base.classify);

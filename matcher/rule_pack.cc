@@ -20,9 +20,9 @@ using Keys = std::vector<std::string_view>;
 
 const Keys kPackKeys = {"pack", "version", "description", "defaults", "rules"};
 const Keys kDefaultKeys = {"sources", "category", "severity", "action", "threshold", "expire"};
-const Keys kRuleKeys = {"id",       "description", "sources",  "pattern",   "category",
-                        "severity", "action",      "summary",  "threshold", "expire",
-                        "classify", "tests",       "override", "disabled",  "journal"};
+const Keys kRuleKeys = {"id",       "description", "sources",   "pattern", "category", "severity",
+                        "action",   "summary",     "threshold", "expire",  "classify", "tests",
+                        "override", "disabled",    "journal",   "peer"};
 const Keys kOutcomeKeys = {"category",  "severity", "action",  "summary",
                            "threshold", "expire",   "classify"};
 const Keys kClassifyKeys = {"capture", "values", "default"};
@@ -539,6 +539,7 @@ class PackReader {
     } else if (!r.is_override) {
       r.expire = defaults.expire;
     }
+    if (YAML::Node n = node["peer"]) r.peer = String(n, "peer").value_or("");
     if (YAML::Node n = node["classify"]) r.classify = ReadClassify(n, 1);
     if (YAML::Node n = node["journal"]) {
       r.journal = Journal(n);

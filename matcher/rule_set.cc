@@ -92,6 +92,8 @@ std::unique_ptr<RE2> CheckRule(const Rule& rule, const CompileOptions& options,
   CheckCaptures(SummaryCaptures(rule.summary), defined, rule, KeyAt(rule, "summary"), "summary",
                 diags);
   if (rule.classify) CheckClassifyCaptures(*rule.classify, defined, rule, diags);
+  if (!rule.peer.empty())
+    CheckCaptures({rule.peer}, defined, rule, KeyAt(rule, "peer"), "peer", diags);
   for (const RuleTest& t : rule.match_tests) {
     for (const auto& [name, value] : t.fields)
       CheckCaptures({name}, defined, rule, t.at, "test fields", diags);

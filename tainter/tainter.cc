@@ -143,6 +143,11 @@ Status Tainter::LearnNode(const std::string& node) {
 
 void Tainter::Handle(const FaultEvent& event, Done done) {
   m_.events.Inc();
+  if (blames_peer_ && blames_peer_(event)) {
+    m_.Decisions("attributed_to_peer").Inc();
+    if (done) done();
+    return;
+  }
   Work work;
   work.event = event;
   work.done = std::move(done);
@@ -154,6 +159,7 @@ void Tainter::Handle(const FaultEvent& event, Done done) {
 
 void Tainter::Replay(const FaultEvent& event) {
   m_.replayed.Inc();
+  if (blames_peer_ && blames_peer_(event)) return;
   policy_.Replay(event);
 }
 

@@ -137,6 +137,13 @@ class Tainter {
   // consumer answers "the owner of the node's partition". Unset (the
   // standalone agent, one replica): every node.
   void SetOwnership(std::function<bool(const std::string& node)> owns) { owns_ = std::move(owns); }
+  // Fleet correlation (tainter/correlation/): an event for which this says
+  // true names a peer that the correlator holds responsible; it is not held
+  // against its own node: Handle() counts it (decision "attributed_to_peer")
+  // and is done with it, Replay() leaves it out of the windows.
+  void SetBlamesPeer(std::function<bool(const FaultEvent& event)> blames_peer) {
+    blames_peer_ = std::move(blames_peer);
+  }
   // `explain NODE`: the node's taint and reasons as the API server has them
   // (one GET). `tainted` false: no faultline taint; `reasons` then holds
   // whatever annotation is left. kNotFound: no such node.
@@ -229,6 +236,7 @@ class Tainter {
   std::deque<Work> parked_;
   std::chrono::steady_clock::time_point round_deadline_{};
   std::function<bool(const std::string&)> owns_;
+  std::function<bool(const FaultEvent&)> blames_peer_;
   // Watch news for nodes with queued work; nullopt: deleted.
   std::map<std::string, std::optional<NodeInfo>> deferred_;
   std::chrono::steady_clock::time_point next_resync_{};

@@ -59,10 +59,11 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
   if (!root) return std::nullopt;
   TainterConfig c;
   try {
-    ConfigMap map(reader, *root, "",
-                  {"kafka", "kubernetes", "taint", "annotation", "max_annotation_bytes",
-                   "node_selector", "opt_out_label", "valve", "dedupe", "resync_interval",
-                   "max_pending", "dry_run", "metrics_address", "log_level", "rules"});
+    ConfigMap map(
+        reader, *root, "",
+        {"kafka", "kubernetes", "taint", "annotation", "max_annotation_bytes", "node_selector",
+         "opt_out_label", "valve", "dedupe", "resync_interval", "max_pending", "dry_run",
+         "metrics_address", "log_level", "rules", "correlation"});
     if (!map.valid()) return std::nullopt;
     if (auto k = map.Sub("kafka", {"brokers", "topic", "group", "dead_letter_topic", "rebuild_span",
                                    "rebuild_max_messages", "properties"})) {
@@ -103,6 +104,21 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
     if (auto d = map.Sub("dedupe", {"capacity", "ttl"})) {
       d->Number("capacity", c.tainter.policy.dedupe_capacity, std::size_t{1});
       d->Duration("ttl", c.tainter.policy.dedupe_ttl, false);
+    }
+    if (auto k =
+            map.Sub("correlation", {"enabled", "identity_topic", "rebuild_span", "min_reporters",
+                                    "window", "incident_window", "incident_lookback",
+                                    "incident_min_nodes", "incident_rules"})) {
+      CorrelationSettings& cs = c.correlation;
+      k->Bool("enabled", cs.enabled);
+      k->String("identity_topic", cs.identity_topic);
+      k->Duration("rebuild_span", cs.rebuild_span, false);
+      k->Number("min_reporters", cs.correlator.peers.min_reporters, 1);
+      k->Duration("window", cs.correlator.peers.window, false);
+      k->Duration("incident_window", cs.correlator.incidents.window, false);
+      k->Duration("incident_lookback", cs.correlator.incidents.lookback, true);
+      k->Number("incident_min_nodes", cs.correlator.incidents.min_nodes, 1);
+      k->StringList("incident_rules", cs.correlator.incidents.rule_prefixes);
     }
     map.Duration("resync_interval", c.tainter.resync_interval, false);
     map.Number("max_pending", c.tainter.max_pending, std::size_t{1});

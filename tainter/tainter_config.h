@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "matcher/rule_set.h"
+#include "tainter/correlation/correlation_consumer.h"
 #include "tainter/event_consumer.h"
 #include "tainter/rule_check.h"
 #include "tainter/tainter.h"
@@ -43,6 +44,7 @@ struct TainterConfig {
   // The port every faultline daemon serves in a cluster (the manifests'
   // container port, Service and probes); on one host beside an agent, set
   // one of them apart.
+  CorrelationSettings correlation;  // `correlation:` (tainter/README.md, "Fleet correlation")
   std::string metrics_address = "0.0.0.0:9400";
   LogLevel log_level = LogLevel::kInfo;
 };

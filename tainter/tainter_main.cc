@@ -27,7 +27,9 @@
 #include "base/version.h"
 #include "endpoint/http_endpoint.h"
 #include "matcher/matcher_versions.h"
+#include "tainter/correlation/fleet_correlation.h"
 #include "tainter/event_consumer.h"
+#include "tainter/incidents_command.h"
 #include "tainter/node_commands.h"
 #include "tainter/node_informer.h"
 #include "tainter/rule_check.h"
@@ -59,6 +61,7 @@ The operator's subcommands (also the kubectl plugin `kubectl faultline`):
   nodes                   the nodes carrying faultline's taint, and why
   explain NODE            why NODE is tainted and what would lift the taint
   untaint NODE            lift faultline's taint by hand
+  incidents               the incidents of the last hour (one job, many nodes)
 Run `faultline-tainter SUBCOMMAND --help` for each.
 
 Exit status: 0 clean stop; 1 a runtime failure; 2 bad flags or an invalid
@@ -148,6 +151,26 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
     std::cerr << "faultline-tainter: " << consumer.error().message() << '\n';
     return 2;
   }
+  // Fleet correlation (tainter/README.md): every partition, read apart
+  // from the group, so accusations and incidents see every node.
+  std::unique_ptr<FleetCorrelation> fleet;
+  if (config.correlation.enabled) {
+    auto made =
+        FleetCorrelation::Create({.brokers = config.kafka.brokers,
+                                  .events_topic = config.kafka.topic,
+                                  .identity_topic = config.correlation.identity_topic,
+                                  .group = config.kafka.group,
+                                  .properties = config.kafka.properties,
+                                  .rebuild_span = config.correlation.rebuild_span,
+                                  .rebuild_max_messages = config.kafka.rebuild_max_messages},
+                                 config.correlation.correlator, metrics, RealClock());
+    if (!made) {
+      std::cerr << "faultline-tainter: " << made.error().message() << '\n';
+      return 2;
+    }
+    fleet = std::move(*made);
+    fleet->Attach(*tainter);
+  }
   std::atomic<bool> kube_ok{tainter->adopted()};
   KafkaEventConsumer* kafka = consumer->get();
   auto endpoint =
@@ -193,10 +216,17 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
       next_rules_check = clock.MonotonicNow() + kRulePackCheckInterval;
     }
     tainter->BeginRound();
-    tainter->Observe(informer.Take());
+    std::vector<NodeInformer::Change> changes = informer.Take();
+    if (fleet) {
+      fleet->ObserveNodes(changes);
+      fleet->Poll(std::chrono::milliseconds(0));
+    }
+    tainter->Observe(std::move(changes));
     // Nothing is consumed before the nodes were read: the valve counts
     // them, and a decision needs the node's state.
-    if (!subscribed && tainter->adopted()) {
+    // With correlation, also not before the identities are read: a
+    // reporter's line naming a peer must resolve to be set aside.
+    if (!subscribed && tainter->adopted() && (!fleet || fleet->ready())) {
       if (Status s = (*consumer)->Start(); !s.ok()) {
         LogError("tainter", "cannot subscribe", {{"error", s.ToString()}});
         return 1;
@@ -210,6 +240,8 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
     }
     if (clock.MonotonicNow() >= next_tick) {
       tainter->Tick();
+      if (fleet)
+        fleet->Tick(*tainter, [kafka](const std::string& key) { return kafka->Owns(key); });
       (*consumer)->Commit();
       kube_ok = tainter->adopted() && tainter->api_reachable() && !informer.failing();
       next_tick = clock.MonotonicNow() + std::chrono::seconds(1);
@@ -217,6 +249,7 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
   }
   close(sfd);
   (*consumer)->Close();
+  if (fleet) fleet->Close();
   informer.Stop();
   LogInfo("tainter", "stopped",
           {{"pending_decisions", tainter->pending()},
@@ -251,6 +284,12 @@ int main(int argc, char** argv) {
       std::cout << VersionText("faultline-tainter", components);
       return 0;
     }
+  }
+  if (!args.empty() && args[0] == "incidents") {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    const int rc = RunIncidentsCommand(args, std::cout, std::cerr);
+    curl_global_cleanup();
+    return rc;
   }
   if (!args.empty() && IsNodeCommand(args[0])) {
     curl_global_init(CURL_GLOBAL_DEFAULT);

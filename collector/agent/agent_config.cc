@@ -158,6 +158,12 @@ void ReadRoot(const ConfigMap& root, AgentMode mode, AgentConfig& c) {
                                   "queue_max_messages", "compression", "linger"})) {
     ReadKafka(*k, c);
   }
+  if (auto id = root.Sub("identity", {"enabled", "topic", "interval", "sysfs_root"})) {
+    id->Bool("enabled", c.identity_enabled);
+    id->String("topic", c.identity.topic);
+    id->Duration("interval", c.identity.interval, false);
+    id->String("sysfs_root", c.identity.sysfs_root);
+  }
   if (mode == AgentMode::kKafka && c.kafka.brokers.empty()) {
     root.reader().Error(root.node(), "C004",
                         "kafka.brokers is required (bootstrap servers, host:port,...)");
@@ -205,7 +211,8 @@ std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::str
                                           "queue",
                                           "rules",
                                           "sources",
-                                          "kafka"};
+                                          "kafka",
+                                          "identity"};
     keys.insert(keys.end(), more.keys.begin(), more.keys.end());
     ConfigMap map(reader, *root, "", keys);
     if (map.valid()) {
@@ -281,6 +288,11 @@ kafka:
   compression: lz4          # none | gzip | snappy | lz4 | zstd
   linger: 5ms
   properties: {}            # any librdkafka property, e.g. security.protocol: SASL_SSL
+identity:                   # this node's addresses and IB GIDs, for the tainter's fleet correlation
+  enabled: true
+  topic: faultline.identity # compacted, key = node
+  interval: 5m
+  sysfs_root: /sys          # reads <root>/class/infiniband/*/ports/*/gids/*
 )yaml";
 }
 

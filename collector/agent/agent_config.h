@@ -14,6 +14,7 @@
 #include "base/diagnostics.h"
 #include "base/log.h"
 #include "base/vocabulary.h"
+#include "collector/agent/identity_publisher.h"
 #include "collector/agent/kafka_sink.h"
 #include "collector/sources/file_source.h"
 #include "collector/sources/ibcounters_source.h"
@@ -70,6 +71,10 @@ struct AgentConfig {
   std::vector<FileSourceConfig> files;
 
   KafkaSink::Options kafka;  // brokers is required (not in standalone mode)
+  // `identity:` the node identity published for fleet correlation (Kafka
+  // mode only; brokers and properties come from `kafka`).
+  bool identity_enabled = true;
+  IdentityPublisher::Options identity;
 };
 
 // Top-level sections another layer reads from the same file

@@ -61,6 +61,17 @@ Result<NodeInfo> NodeInfoFromJson(const json& node) {
       for (const auto& t : *taints) info.taints.push_back(TaintFromJson(t));
     }
   }
+  // status.addresses[].address (InternalIP, ExternalIP, Hostname): fleet
+  // correlation resolves the addresses fault lines name to nodes.
+  if (auto status = node.find("status"); status != node.end() && status->is_object()) {
+    if (auto addrs = status->find("addresses"); addrs != status->end() && addrs->is_array()) {
+      for (const auto& a : *addrs) {
+        if (a.is_object() && a.contains("address") && a["address"].is_string()) {
+          info.addresses.push_back(a["address"].get<std::string>());
+        }
+      }
+    }
+  }
   return info;
 }
 

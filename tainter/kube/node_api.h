@@ -34,6 +34,7 @@ struct NodeInfo {
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   std::vector<NodeTaint> taints;
+  std::vector<std::string> addresses;  // status.addresses[].address
 };
 
 // One change to one node, applied in a single optimistic write.

@@ -144,6 +144,9 @@ TEST_CASE("the printed default config parses to the defaults once brokers are se
   CHECK(c->suppression_max_folded == AgentConfig().suppression_max_folded);
   CHECK(c->podlog.max_line_bytes == PodLogSource::Options().max_line_bytes);
   CHECK(c->ibcounters.sysfs_root == IbCountersSource::Options().sysfs_root);
+  CHECK(c->identity_enabled);
+  CHECK(c->identity.topic == IdentityPublisher::Options().topic);
+  CHECK(c->identity.interval == IdentityPublisher::Options().interval);
 }
 
 }  // namespace

@@ -550,8 +550,13 @@ def check_strimzi(docs, f):
         return
     k = cfg["kafka"]
     names = {t["spec"].get("topicName", t["metadata"]["name"]) for t in topics}
-    f.check(names == {k["topic"], k["dead_letter_topic"]},
-            f"KafkaTopics {sorted(names)} are the events and dead-letter topics of the config")
+    # Default identity topic: tainter/correlation/correlation_consumer.h.
+    identity = (cfg.get("correlation") or {}).get("identity_topic", "faultline.identity")
+    f.check(names == {k["topic"], k["dead_letter_topic"], identity},
+            f"KafkaTopics {sorted(names)} are the events, dead-letter and identity topics of the config")
+    ident = [t for t in topics if t["spec"].get("topicName") == identity]
+    f.check(ident and ident[0]["spec"].get("config", {}).get("cleanup.policy") == "compact",
+            "the identity topic is compacted (the latest identity of every node is kept)")
     events = [t for t in topics if t["spec"].get("topicName") == k["topic"]]
     span = seconds(k.get("rebuild_span", "24h"))  # default: tainter/README.md
     retention = events and events[0]["spec"].get("config", {}).get("retention.ms")

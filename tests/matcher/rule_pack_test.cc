@@ -161,6 +161,20 @@ rules:
   CHECK(l.Where("E105") == Strings{"8:16", "7:14", "10:16", "10:16", "15:11"});
 }
 
+TEST_CASE("E105: a peer capture the pattern does not define is reported at its value") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: a
+    sources: [pod]
+    pattern: 'from peer (?P<addr>\S+)'
+    peer: peer
+)");
+  CHECK(l.Where("E105") == Strings{"7:11"});
+  CHECK(l.Message("E105") ==
+        "capture 'peer' used in peer is not defined by the pattern of rule 'a'");
+}
+
 TEST_CASE("E106: a bad duration is reported at its value") {
   Loaded l = LoadPack(R"(pack: x
 version: 1

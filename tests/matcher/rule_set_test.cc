@@ -257,6 +257,38 @@ TEST_CASE("MakeFaultEvent fills the event from the match and the record") {
   CHECK(e.expire == std::chrono::seconds(7200));
 }
 
+// Issue 16.2: a rule's `peer` capture travels as the event's `peer` (the
+// tainter attributes the line to the node at that address), and survives
+// the JSON round trip through Kafka.
+TEST_CASE("MakeFaultEvent carries the peer capture of a rule with `peer`") {
+  Loaded l = LoadPack(R"(pack: n
+version: 1
+rules:
+  - id: nccl.ib
+    sources: [pod]
+    pattern: 'Got completion from peer (?P<peer>[^<\s]+)'
+    peer: peer
+  - id: nccl.other
+    sources: [pod]
+    pattern: 'Got completion from peer (?P<peer>[^<\s]+)'
+)");
+  REQUIRE(l.set);
+  LogRecord record;
+  record.source = "podlog";
+  record.origin = Origin::kPod;
+  record.text = "NET/IB : Got completion from peer 10.0.4.12<33941> with status=12";
+  std::vector<RuleMatch> out;
+  l.set->Match(record, out);
+  REQUIRE(out.size() == 2);
+  const FaultEvent e = MakeFaultEvent(out[0], record, "gpu-1", "b", {});
+  CHECK(e.peer == "10.0.4.12");
+  CHECK(MakeFaultEvent(out[1], record, "gpu-1", "b", {}).peer.empty());
+  auto back = ParseFaultEvent(SerializeFaultEvent(e));
+  REQUIRE(back);
+  CHECK(back->peer == "10.0.4.12");
+  CHECK(ToJson(MakeFaultEvent(out[1], record, "gpu-1", "b", {})).count("peer") == 0);
+}
+
 // Issue 11.4: NCCL WARN's `(?P<message>.+)` of a 250 KiB line made 250 KiB
 // captures, a 250 KiB summary, and a 500 KiB event held by the agent.
 TEST_CASE(

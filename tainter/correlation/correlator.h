@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/fault_event.h"
+#include "base/node_identity.h"
+#include "tainter/correlation/address_book.h"
+#include "tainter/correlation/incidents.h"
+#include "tainter/correlation/peer_attribution.h"
+
+namespace faultline {
+
+// Fleet correlation (tainter/README.md, "Fleet correlation"): every node's
+// events in, accusations and incidents out.
+//
+//  - Observe() takes every event of every node (the attribution stage reads
+//    all partitions) and every identity; node addresses come from the node
+//    watch through addresses().
+//  - An event with a `peer` that resolves to another node is a report
+//    against that node (PeerAttribution) and is not held against its
+//    reporter: Accused() says so, and the Tainter sets such an event aside.
+//  - TakeBlames() turns due accusations into events for the accused node
+//    (rule `<rule>.by-peers`, action taint, the reporters' lines as the
+//    evidence), which the accused node's owner hands to its Tainter like
+//    any event.
+//  - TakeIncidents() returns the incidents closed since the last call.
+//
+// Thread-safety: none; one thread owns it.
+class Correlator {
+ public:
+  struct Options {
+    PeerAttribution::Options peers;
+    IncidentTracker::Options incidents;
+  };
+  using TimePoint = std::chrono::system_clock::time_point;
+
+  explicit Correlator(Options options);
+
+  AddressBook& addresses() { return addresses_; }
+  void ObserveIdentity(const NodeIdentity& identity);
+  void Observe(const FaultEvent& event);
+  // The node `event` blames, when its peer resolves to a node other than
+  // its own; nullopt otherwise (no peer, unknown address, itself).
+  std::optional<std::string> Accused(const FaultEvent& event) const;
+
+  std::vector<FaultEvent> TakeBlames(TimePoint now);
+  std::vector<Incident> TakeIncidents(TimePoint now, bool all = false) {
+    return incidents_.Close(now, all);
+  }
+  std::vector<Incident> OpenIncidents() const { return incidents_.Open(); }
+  std::size_t accusations() const { return peers_.size(); }
+  std::size_t open_incidents() const { return incidents_.open_count(); }
+  // Reports whose peer did not resolve (counted; the line stays the reporter's).
+  std::uint64_t unresolved() const { return unresolved_; }
+
+  // The event a due accusation becomes (exposed for tests).
+  static FaultEvent BlameEvent(const PeerAttribution::Blame& blame, TimePoint now);
+  static TimePoint EventTime(const FaultEvent& event);
+
+ private:
+  AddressBook addresses_;
+  PeerAttribution peers_;
+  IncidentTracker incidents_;
+  std::uint64_t unresolved_ = 0;
+};
+
+}  // namespace faultline

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tainter/correlation/fleet_correlation.h"
+
+#include "base/log.h"
+#include "base/time_format.h"
+
+namespace faultline {
+
+FleetCorrelation::FleetCorrelation(Correlator::Options options, MetricsRegistry& metrics,
+                                   const Clock& clock)
+    : correlator_(options),
+      metrics_(metrics),
+      clock_(clock),
+      created_(clock.MonotonicNow()),
+      incident_window_(options.incidents.window) {}
+
+Result<std::unique_ptr<FleetCorrelation>> FleetCorrelation::Create(
+    CorrelationConsumer::Options kafka, Correlator::Options options, MetricsRegistry& metrics,
+    const Clock& clock) {
+  std::unique_ptr<FleetCorrelation> self(new FleetCorrelation(std::move(options), metrics, clock));
+  auto consumer = CorrelationConsumer::Create(std::move(kafka), self->correlator_, metrics, clock);
+  if (!consumer) return consumer.error();
+  self->consumer_ = std::move(*consumer);
+  Correlator* c = &self->correlator_;
+  metrics.SetGaugeCallback("faultline_tainter_accusations", "accused nodes being counted", {},
+                           [c] { return static_cast<double>(c->accusations()); });
+  metrics.SetGaugeCallback("faultline_tainter_open_incidents", "incidents still gathering lines",
+                           {}, [c] { return static_cast<double>(c->open_incidents()); });
+  return self;
+}
+
+void FleetCorrelation::Attach(Tainter& tainter) {
+  tainter.SetBlamesPeer([this](const FaultEvent& e) { return correlator_.Accused(e).has_value(); });
+}
+
+void FleetCorrelation::ObserveNodes(const std::vector<NodeInformer::Change>& changes) {
+  for (const NodeInformer::Change& c : changes) {
+    for (const NodeInfo& n : c.nodes) {
+      if (c.kind == NodeInformer::Change::Kind::kDeleted) {
+        correlator_.addresses().Forget(n.name);
+      } else {
+        correlator_.addresses().Set(AddressBook::Witness::kNodeStatus, n.name, n.addresses);
+      }
+    }
+  }
+}
+
+void FleetCorrelation::Poll(std::chrono::milliseconds timeout) {
+  if (!consumer_->started()) {
+    if (clock_.MonotonicNow() < next_start_) return;
+    if (Status s = consumer_->Start(); !s.ok()) {
+      LogWarning("correlation", "cannot read every partition yet; retrying",
+                 {{"error", s.ToString()}});
+      next_start_ = clock_.MonotonicNow() + std::chrono::seconds(5);
+      return;
+    }
+  }
+  consumer_->Poll(timeout);
+}
+
+bool FleetCorrelation::ready() const {
+  return consumer_->caught_up() || clock_.MonotonicNow() - created_ > std::chrono::seconds(10);
+}
+
+void FleetCorrelation::Tick(Tainter& tainter, const Owns& owns) {
+  const auto now = clock_.Now();
+  for (FaultEvent& blame : correlator_.TakeBlames(now)) {
+    if (!owns(blame.node)) continue;  // its owner, reading the same history, acts
+    LogInfo("correlation", "peers blame node",
+            {{"node", blame.node}, {"rule", blame.rule}, {"summary", blame.summary}});
+    metrics_
+        .GetCounter("faultline_tainter_attributions_total",
+                    "accusations by peers handed to the policy", {{"rule", blame.rule}})
+        .Inc();
+    tainter.Handle(blame);
+  }
+  // Incidents close only once the history is read: a partly rebuilt one
+  // would be reported short.
+  if (!consumer_->caught_up()) return;
+  for (const Incident& inc : correlator_.TakeIncidents(now)) {
+    // Reported before a restart (it had closed before this process began).
+    if (inc.end + incident_window_ < consumer_->started_at()) continue;
+    if (!owns(inc.attributed.empty() ? inc.job : inc.attributed)) continue;
+    std::string nodes;
+    for (const std::string& n : inc.nodes) nodes += (nodes.empty() ? "" : ",") + n;
+    std::string evidence;
+    for (const IncidentEvidence& ev : inc.evidence) {
+      evidence += (evidence.empty() ? "" : "; ") + ev.node + " " + ev.rule;
+    }
+    LogInfo("correlation", "incident",
+            {{"id", inc.id},
+             {"job", inc.job},
+             {"start", FormatRfc3339(inc.start)},
+             {"nodes", inc.nodes.size()},
+             {"node_names", nodes},
+             {"attributed", inc.attributed},
+             {"evidence", evidence}});
+    metrics_
+        .GetCounter("faultline_tainter_incidents_total", "incidents closed (one job, many nodes)",
+                    {{"attributed", inc.attributed.empty() ? "false" : "true"}})
+        .Inc();
+  }
+}
+
+}  // namespace faultline

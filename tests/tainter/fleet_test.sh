@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Fleet correlation (issue 16) through real processes: a simulated 64-node
+# training job. faultline-agent (node gpu-17's identity, with a GID from a
+# fake sysfs, and its IB port going down) and kcat (the other nodes' events)
+# -> fl-mockcluster -> faultline-tainter -> fl-fake-apiserver; then
+# `faultline-tainter incidents`.
+#
+# usage: fleet_test.sh BUILD_DIR SCENARIO
+#   hca_failure    gpu-17's HCA fails: 63 nodes report IB completion errors
+#                  naming it (odd ones by its Node InternalIP, even ones by the
+#                  RoCE GID only its agent published), 3 lines each (each
+#                  reporter's own threshold is 3); gpu-17's port goes down;
+#                  every rank logs a watchdog timeout. Only gpu-17 is tainted,
+#                  blamed by its peers; one incident, attributed to gpu-17.
+#   storm          a 64-node NCCL watchdog storm with no hardware evidence: no
+#                  taint, one incident, attributed to nobody.
+#   two_jobs       two jobs failing at once on disjoint nodes (gpu-0..31 with
+#                  gpu-3's port down, gpu-32..63 with an Xid 79 on gpu-40): two
+#                  incidents, attributed to gpu-3 and gpu-40.
+#   restart        hca_failure with the tainter stopped after half the reports
+#                  and started again: the same outcome, one incident.
+#
+# API-double semantics relied on (as kube-apiserver): a Node's
+# status.addresses (InternalIP) are served in list and watch as stored
+# (POST /debug/nodes stores a Node as given); a JSON Patch `add
+# /spec/taints` adds the taint and bumps resourceVersion.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/../support/e2e_lib.sh"
+e2e_require kcat jq curl
+e2e_init "$1" faultline-fleet
+SCENARIO=$2
+RUN=$(od -An -tx4 -N4 /dev/urandom | tr -d ' ')$$
+GID17="fe80:0000:0000:0000:0002:c903:0031:1017"
+
+e2e_start_mock -b 1 -t events:6:1 -t events.dead-letter:1:1 -t identity:1:1
+e2e_start_api
+# 64 nodes, gpu-i at InternalIP 10.0.0.i.
+for i in $(seq 0 63); do
+  jq -nc --arg n "gpu-$i" --arg ip "10.0.0.$i" \
+    '{apiVersion: "v1", kind: "Node",
+      metadata: {name: $n, uid: ("uid-" + $n), labels: {"kubernetes.io/hostname": $n}},
+      spec: {}, status: {addresses: [{type: "InternalIP", address: $ip}, {type: "Hostname", address: $n}],
+                         conditions: [{type: "Ready", status: "True"}]}}' |
+    curl -sf --max-time 5 --cacert "$T/ca.pem" -X POST --data-binary @- "$API_URL/debug/nodes" >/dev/null ||
+    e2e_fail "cannot add node gpu-$i"
+done
+
+# Lines of one job with gaps shorter than this are one incident. The restart
+# scenario's storm spans a tainter restart (its gap is the restart's length).
+INCIDENT_WINDOW=4s
+[[ $SCENARIO == restart ]] && INCIDENT_WINDOW=20s
+cat >"$T/tainter.yaml" <<YAML
+kafka:
+  brokers: "$BS"
+  topic: events
+  group: faultline-fleet-$RUN
+  dead_letter_topic: events.dead-letter
+  properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500", log_level: "0"}
+kubernetes: {kubeconfig: $T/kubeconfig, qps: 200, burst: 400}  # 64 nodes of Events at once
+valve: {event_interval: 1ms}
+correlation: {identity_topic: identity, incident_window: $INCIDENT_WINDOW}
+metrics_address: 127.0.0.1:0
+YAML
+tainter() {
+  e2e_start tainter "$TAINTER" --config "$T/tainter.yaml"
+  e2e_wait_log 30 tainter '"msg":"partitions assigned"'
+}
+
+# gpu-17's agent: its identity (the GID from a fake sysfs) and its port-down
+# line (a file source of origin ibcounters, as the ibcounters source writes it).
+start_agent17() {
+  mkdir -p "$T/sys/class/infiniband/mlx5_3/ports/1/gids"
+  echo "$GID17" >"$T/sys/class/infiniband/mlx5_3/ports/1/gids/0"
+  echo "0000:0000:0000:0000:0000:0000:0000:0000" >"$T/sys/class/infiniband/mlx5_3/ports/1/gids/1"
+  : >"$T/ib17.log"
+  cat >"$T/agent.yaml" <<YAML
+node_name: gpu-17
+state_dir: $T/state
+metrics_address: ""
+shutdown_grace: 5s
+checkpoint_interval: 200ms
+sources:
+  kmsg: {enabled: false}
+  file: [{path: $T/ib17.log, follow: true, origin: ibcounters}]
+kafka:
+  brokers: "$BS"
+  topic: events
+  linger: 1ms
+  properties: {log_level: "0"}
+identity: {topic: identity, interval: 1h, sysfs_root: $T/sys}
+YAML
+  e2e_start agent "$AGENT" --config "$T/agent.yaml"
+  e2e_wait_log 15 agent '"msg":"published node identity"'
+  e2e_wait 15 identity_has gpu-17 || e2e_fail "gpu-17's identity did not reach the identity topic"
+}
+identity_has() { kcat -C -b "$BS" -t identity -e -q -f '%k\n' 2>/dev/null | grep -qx "$1"; }
+port_down17() { echo "mlx5_3 port 1 state ACTIVE -> DOWN" >>"$T/ib17.log"; }
+
+# produce FILE: one event per line, "key|json".
+produce() { kcat -P -b "$BS" -t events -K '|' -l "$1" 2>/dev/null || e2e_fail "kcat -P failed"; }
+JQ_DEFS='def watchdog($i; $n; $labels; $t; $run):
+  {schema: 1, id: ($run + "-wd-" + $n), node: $n, source: "podlog", origin: "pod",
+   rule: "nccl.watchdog-timeout", pack: "nccl", category: "application", severity: "warning",
+   action: "event", summary: "NCCL collective ALLREDUCE (seq 88213) timed out",
+   fields: {seq: "88213", op: "ALLREDUCE"},
+   message: "[Rank \($i)] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88213, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600007 milliseconds before timing out.",
+   log_time: $t, detected_time: $t, labels: $labels, suppressed: 0};'
+# ib_reports FROM TO: the IB completion errors and watchdogs of reports().
+ib_reports() {
+  local now
+  now=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
+  jq -nr --argjson from "$1" --argjson to "$2" --arg t "$now" --arg run "$RUN" --arg gid "$GID17" "$JQ_DEFS"'
+    range($from; $to + 1) as $i | select($i != 17) | ("gpu-" + ($i | tostring)) as $n |
+    ({namespace: "ml", pod: ("train-llm-worker-" + ($i | tostring)), container: "trainer"}) as $labels |
+    (if $i % 2 == 1 then "10.0.0.17" else $gid end) as $peer |
+    ((range(0; 3) as $k |
+      {schema: 1, id: ($run + "-ib-" + $n + "-" + ($k | tostring)), node: $n, source: "podlog", origin: "pod",
+       rule: "nccl.ib-completion-error", pack: "nccl", category: "network", severity: "error", action: "taint",
+       summary: ("NCCL IB completion error status 12 talking to " + $peer + " on local HCA mlx5_3"),
+       fields: {peer: $peer, status: "12", hca: "mlx5_3"}, peer: $peer,
+       message: ("NCCL WARN NET/IB : Got completion from peer " + $peer + "<33941> with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_3"),
+       log_time: $t, detected_time: $t, labels: $labels, suppressed: 0,
+       threshold: {count: 3, window: "6h", key: ["hca"]}, expire: "24h"}),
+     watchdog($i; $n; $labels; $t; $run))
+    | $n + "|" + tojson' >"$T/batch.txt"
+  produce "$T/batch.txt"
+}
+# watchdogs FROM TO JOB: every node FROM..TO logs a watchdog timeout in job JOB.
+watchdogs() {
+  local now
+  now=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
+  jq -nr --argjson from "$1" --argjson to "$2" --arg job "$3" --arg t "$now" --arg run "$RUN" "$JQ_DEFS"'
+    range($from; $to + 1) as $i | ("gpu-" + ($i | tostring)) as $n |
+    watchdog($i; $n; {namespace: "ml", pod: ($job + "-worker-" + ($i | tostring))}; $t; $run)
+    | $n + "|" + tojson' >"$T/batch.txt"
+  produce "$T/batch.txt"
+}
+# hardware NODE RULE ORIGIN SEVERITY LINE [THRESHOLD_JSON]: one hardware event.
+hardware() {
+  local now
+  now=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
+  jq -nc --arg n "$1" --arg r "$2" --arg o "$3" --arg s "$4" --arg m "$5" --arg t "$now" --arg run "$RUN" \
+    '{schema: 1, id: ($run + "-hw-" + $n), node: $n, source: "kmsg", origin: $o, rule: $r, category: "hardware",
+      severity: $s, action: "taint", summary: ($r + " on " + $n), message: $m, log_time: $t, detected_time: $t}' |
+    jq -r --arg n "$1" '$n + "|" + tojson' >"$T/hw.txt"
+  produce "$T/hw.txt"
+}
+
+tainted_nodes() {
+  e2e_api_get /debug/nodes |
+    jq -r '.items[] | select([.spec.taints[]? | select(.key == "faultline.dev/faulty")] | length > 0) | .metadata.name' |
+    sort | tr '\n' ' '
+}
+only_tainted() { [[ "$(tainted_nodes)" == "$1 " ]]; }
+incident_lines() { grep -c '"msg":"incident"' "$T"/tainter*.log 2>/dev/null | awk -F: '{s += $NF} END {print s + 0}'; }
+incidents_logged() { (($(incident_lines) >= $1)); }
+incidents_cli() { "$TAINTER" incidents --config "$T/tainter.yaml" --kubeconfig "$T/kubeconfig" --since 1h 2>>"$T/cli.log"; }
+
+check_blamed17() {
+  e2e_wait 40 only_tainted gpu-17 || e2e_fail "tainted: '$(tainted_nodes)'; expected only gpu-17"
+  local reasons
+  reasons=$(e2e_node gpu-17 | jq -r '.metadata.annotations["faultline.dev/reasons"]')
+  jq -e '[.[] | select(.rule == "nccl.ib-completion-error.by-peers")] | length == 1' <<<"$reasons" >/dev/null ||
+    e2e_fail "gpu-17's reason is not the peers' accusation: $reasons"
+  echo "gpu-17 reasons: $reasons"
+  e2e_api_get /debug/events | jq -c '.items[]? | select(.involvedObject.name == "gpu-17") | {type, reason, message}' || true
+  grep -q 'blamed by [0-9]* peers for nccl.ib-completion-error' <<<"$reasons" ||
+    e2e_fail "the reason does not say how many peers blame gpu-17: $reasons"
+  # Every reporter's own 3 lines would reach its threshold (3 per HCA): they
+  # were set aside as the peer's fault, and nothing went to the valve.
+  sleep 3
+  only_tainted gpu-17 || e2e_fail "a reporter was tainted later: '$(tainted_nodes)'"
+  e2e_log_has tainter '"msg":"safety valve refused a taint"' && e2e_fail "the valve had to refuse taints"
+  return 0
+}
+check_one_incident() {  # ATTRIBUTED (or "none")
+  e2e_wait 45 incidents_logged 1 || e2e_fail "no incident was logged"
+  sleep 2
+  [[ $(incident_lines) == 1 ]] || e2e_fail "$(incident_lines) incidents logged; expected one"
+  local out
+  out=$(incidents_cli) || e2e_fail "faultline-tainter incidents failed: $(cat "$T/cli.log")"
+  echo "$out"
+  [[ $(grep -c '^20.*  ml/train-llm  64 nodes' <<<"$out") == 1 ]] || e2e_fail "expected one 64-node incident of ml/train-llm"
+  if [[ $1 == none ]]; then
+    grep -q 'attributed: none' <<<"$out" || e2e_fail "the incident was attributed"
+  else
+    grep -q "attributed: $1\$" <<<"$out" || e2e_fail "the incident is not attributed to $1"
+  fi
+}
+
+case "$SCENARIO" in
+hca_failure)
+  start_agent17
+  tainter
+  port_down17
+  ib_reports 0 63
+  watchdogs 17 17 train-llm
+  check_blamed17
+  check_one_incident gpu-17
+  ;;
+restart)
+  start_agent17
+  tainter
+  port_down17
+  ib_reports 0 30
+  e2e_wait 30 only_tainted gpu-17 || e2e_fail "gpu-17 was not tainted before the restart"
+  e2e_stop tainter || e2e_fail "tainter exited with $?"
+  mv "$T/tainter.log" "$T/tainter-1.log"
+  ib_reports 31 63
+  watchdogs 17 17 train-llm
+  tainter
+  check_blamed17
+  check_one_incident gpu-17
+  ;;
+storm)
+  tainter
+  watchdogs 0 63 train-llm
+  check_one_incident none
+  [[ -z "$(tainted_nodes)" ]] || e2e_fail "a watchdog storm tainted: $(tainted_nodes)"
+  ;;
+two_jobs)
+  tainter
+  hardware gpu-3 ib.port-down ibcounters warning "mlx5_0 port 1 state ACTIVE -> DOWN"
+  hardware gpu-40 nvidia.xid kernel critical "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."
+  watchdogs 0 31 job-a
+  watchdogs 32 63 job-b
+  e2e_wait 30 incidents_logged 2 || e2e_fail "fewer than two incidents were logged"
+  out=$(incidents_cli) || e2e_fail "faultline-tainter incidents failed: $(cat "$T/cli.log")"
+  echo "$out"
+  grep -q '  ml/job-a  32 nodes .*attributed: gpu-3$' <<<"$out" || e2e_fail "job-a's incident is not attributed to gpu-3"
+  grep -q '  ml/job-b  32 nodes .*attributed: gpu-40$' <<<"$out" || e2e_fail "job-b's incident is not attributed to gpu-40"
+  [[ $(grep -c '^20' <<<"$out") == 2 ]] || e2e_fail "expected exactly two incidents"
+  ;;
+*)
+  e2e_fail "unknown scenario $SCENARIO"
+  ;;
+esac
+e2e_stop tainter || e2e_fail "tainter exited with $?"
+echo "PASS: $SCENARIO"
