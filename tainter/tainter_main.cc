@@ -22,6 +22,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/stop_signals.h"
 #include "base/time_format.h"
 #include "base/version.h"
 #include "endpoint/http_endpoint.h"
@@ -196,11 +197,7 @@ int main(int argc, char** argv) {
   using namespace faultline;  // NOLINT(google-build-using-namespace): main only
   // Signals are taken synchronously through a signalfd by the one thread
   // that owns everything; block them before librdkafka starts its threads.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const sigset_t signals = BlockSignals({SIGINT, SIGTERM});
   signal(SIGPIPE, SIG_IGN);
 
   const std::vector<std::string> args(argv + 1, argv + argc);
