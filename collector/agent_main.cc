@@ -16,6 +16,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "base/log.h"
+#include "base/stop_signals.h"
 #include "base/version.h"
 #include "collector/agent/agent_config.h"
 #include "collector/agent/agent_flags.h"
@@ -123,9 +124,6 @@ int Run(int argc, char** argv, const sigset_t& signals) {
 int main(int argc, char** argv) {
   // Signals are taken synchronously by the main thread. Block them before any
   // thread starts: threads inherit the mask, so no handler ever interrupts one.
-  sigset_t signals;
-  sigemptyset(&signals);
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, s);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const sigset_t signals = faultline::BlockSignals({SIGINT, SIGTERM, SIGHUP});
   return faultline::Run(argc, argv, signals);
 }

@@ -23,6 +23,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/stop_signals.h"
 #include "base/time_format.h"
 #include "base/version.h"
 #include "endpoint/http_endpoint.h"
@@ -265,12 +266,8 @@ int main(int argc, char** argv) {
   using namespace faultline;  // NOLINT(google-build-using-namespace): main only
   // Signals are taken synchronously through a signalfd by the one thread
   // that owns everything; block them before librdkafka starts its threads.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGHUP);  // reload the rule packs
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // SIGHUP reloads the rule packs.
+  const sigset_t signals = BlockSignals({SIGINT, SIGTERM, SIGHUP});
   signal(SIGPIPE, SIG_IGN);
 
   const std::vector<std::string> args(argv + 1, argv + argc);

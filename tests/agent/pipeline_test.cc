@@ -126,15 +126,24 @@ TEST_CASE("an event Kafka rejects for good is counted and its record still commi
   CHECK(h.StopNow() == 0);
 }
 
-TEST_CASE("a full sink makes the source wait, and nothing is lost when it drains") {
+// A started pipeline over `lines` Xid lines with distinct keys (no
+// suppression), one record a batch, one batch queued, and an unreachable
+// sink of capacity 2 that has already refused a few events.
+std::unique_ptr<Harness> StartFullSink(int lines) {
   Pipeline::Options options = Harness::Defaults();
   options.max_batch_records = 1;
   options.max_queued_batches = 1;
-  Harness h(options, /*sink_capacity=*/2);
-  h.sink.Disconnect();
-  for (int i = 0; i < 100; ++i) h.source->Add(XidLine(i));  // distinct keys: no suppression
-  h.pipeline->Start();
-  REQUIRE(h.Wait([&] { return h.sink.full_rejections() > 3; }));
+  auto h = std::make_unique<Harness>(options, /*sink_capacity=*/2);
+  h->sink.Disconnect();
+  for (int i = 0; i < lines; ++i) h->source->Add(XidLine(i));
+  h->pipeline->Start();
+  REQUIRE(h->Wait([&] { return h->sink.full_rejections() > 3; }));
+  return h;
+}
+
+TEST_CASE("a full sink makes the source wait, and nothing is lost when it drains") {
+  std::unique_ptr<Harness> full = StartFullSink(100);
+  Harness& h = *full;
   // 2 in the sink, 1 being retried, 1 queued, 1 in the reader's hands.
   CHECK(h.source->read_count() <= 6);
   CHECK(h.source->pending() >= 94);
@@ -172,14 +181,8 @@ TEST_CASE("stop drains what was read, flushes until the deadline and reports und
 // the sink full, Stop() keeps retrying until that clock reaches the deadline,
 // then reports every event it read as undelivered and commits none.
 TEST_CASE("stop retries a full sink until the pipeline's clock reaches the deadline") {
-  Pipeline::Options options = Harness::Defaults();
-  options.max_batch_records = 1;
-  options.max_queued_batches = 1;
-  Harness h(options, /*sink_capacity=*/2);
-  h.sink.Disconnect();
-  for (int i = 0; i < 20; ++i) h.source->Add(XidLine(i));  // distinct keys: no suppression
-  h.pipeline->Start();
-  REQUIRE(h.Wait([&] { return h.sink.full_rejections() > 3; }));
+  std::unique_ptr<Harness> full = StartFullSink(20);
+  Harness& h = *full;
 
   std::atomic<bool> stopped{false};
   std::size_t undelivered = 0;

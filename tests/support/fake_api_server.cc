@@ -60,6 +60,15 @@ void Fail(httplib::Response& res, int status, const std::string& message) {
   Reply(res, status, StatusBody(status, ReasonFor(status), message));
 }
 
+// The real API server's answer to a write whose resourceVersion is stale
+// (409 Conflict, reason Conflict), word for word: clients match on it.
+void Conflict(httplib::Response& res, const std::string& resource, const std::string& name) {
+  Fail(res, 409,
+       "Operation cannot be fulfilled on " + resource + " \"" + name +
+           "\": the object has been modified; please apply your changes to the latest version "
+           "and try again");
+}
+
 std::string Base64(const std::string& data) {
   static constexpr char kChars[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -675,10 +684,7 @@ void FakeApiServer::Routes() {
     if (req.method == "PUT") {
       const std::string rv = RvOf(body);
       if (!rv.empty() && rv != current_rv) {
-        return Fail(res, 409,
-                    "Operation cannot be fulfilled on nodes \"" + name +
-                        "\": the object has been modified; please apply your changes to the "
-                        "latest version and try again");
+        return Conflict(res, "nodes", name);
       }
       updated = body;
     } else if (type.rfind("application/json-patch+json", 0) == 0) {
@@ -697,10 +703,7 @@ void FakeApiServer::Routes() {
                type.rfind("application/strategic-merge-patch+json", 0) == 0) {
       const std::string rv = RvOf(body);
       if (!rv.empty() && rv != current_rv) {
-        return Fail(res, 409,
-                    "Operation cannot be fulfilled on nodes \"" + name +
-                        "\": the object has been modified; please apply your changes to the "
-                        "latest version and try again");
+        return Conflict(res, "nodes", name);
       }
       updated = it->second;
       updated.merge_patch(body);
@@ -709,10 +712,7 @@ void FakeApiServer::Routes() {
     }
     const std::string new_rv = RvOf(updated);
     if (req.method != "PUT" && new_rv != current_rv) {
-      return Fail(res, 409,
-                  "Operation cannot be fulfilled on nodes \"" + name +
-                      "\": the object has been modified; please apply your changes to the latest "
-                      "version and try again");
+      return Conflict(res, "nodes", name);
     }
     if (!updated.contains("metadata") || !updated["metadata"].is_object() ||
         updated["metadata"].value("name", "") != name) {
@@ -844,11 +844,7 @@ void FakeApiServer::Routes() {
           }
           const std::string rv = RvOf(lease);
           if (!rv.empty() && rv != RvOf(it->second)) {
-            return Fail(res, 409,
-                        "Operation cannot be fulfilled on leases.coordination.k8s.io \"" +
-                            std::string(req.matches[2]) +
-                            "\": the object has been modified; please apply your changes to "
-                            "the latest version and try again");
+            return Conflict(res, "leases.coordination.k8s.io", req.matches[2]);
           }
           lease["metadata"]["uid"] = it->second["metadata"]["uid"];
           lease["metadata"]["namespace"] = std::string(req.matches[1]);

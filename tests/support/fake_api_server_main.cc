@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "base/stop_signals.h"
 #include "tests/support/fake_api_server.h"
 
 namespace {
@@ -100,11 +101,7 @@ int main(int argc, char** argv) {
 
   // Signals are taken by sigwait on this thread; block them before the
   // server's threads start so they inherit the mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const sigset_t signals = faultline::BlockSignals({SIGTERM, SIGINT});
   signal(SIGPIPE, SIG_IGN);
 
   auto server = faultline::FakeApiServer::Start(options);
