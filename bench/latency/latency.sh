@@ -66,6 +66,7 @@ for path in $PATHS; do
 kafka: {brokers: "$BS", topic: events, group: bench-$RUN, dead_letter_topic: events.dead-letter,
         properties: ${FL_BENCH_TAINTER_PROPERTIES:-{\}}}
 kubernetes: {kubeconfig: $T/kubeconfig${FL_BENCH_KUBE:+, $FL_BENCH_KUBE}}
+rules: {builtin: true, paths: [$T/rules]}  # the agent's packs: events are checked against them
 valve: {max_new_taints: 0}
 metrics_address: 127.0.0.1:0
 YAML

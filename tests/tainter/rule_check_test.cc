@@ -14,7 +14,9 @@
 
 #include <doctest/doctest.h>
 
+#include "base/metrics.h"
 #include "tainter/tainter_config.h"
+#include "tainter/tainter_metrics.h"
 #include "tests/support/temp_dir.h"
 
 namespace faultline {
@@ -159,6 +161,26 @@ TEST_CASE("rule check: an origin the rule does not trust, or journal labels it r
   CHECK(check.Check(copy).ok());
   dcgm.labels = {{"unit", "session-3.scope"}, {"uid", "1000"}};  // `logger` by a local user
   CHECK(check.Check(dcgm).set_aside == "rule_mismatch");
+}
+
+TEST_CASE("tainter metrics: decision, set-aside and lift counters exist at 0 from the start") {
+  MetricsRegistry registry;
+  TainterMetrics metrics(registry);
+  const std::string text = registry.RenderPrometheus();
+  for (const char* series : {
+           R"(faultline_tainter_decisions_total{outcome="taint"} 0)",
+           R"(faultline_tainter_decisions_total{outcome="refused_by_valve"} 0)",
+           R"(faultline_tainter_decisions_total{outcome="unknown_node"} 0)",
+           R"(faultline_tainter_events_set_aside_total{why="key_mismatch"} 0)",
+           R"(faultline_tainter_events_set_aside_total{why="unknown_rule"} 0)",
+           R"(faultline_tainter_events_set_aside_total{why="rule_mismatch"} 0)",
+           R"(faultline_tainter_taints_lifted_total{why="expired"} 0)",
+           "faultline_tainter_rule_mismatches_total 0",
+           "faultline_tainter_dead_lettered_total 0",
+       }) {
+    CAPTURE(series);
+    CHECK(text.find(std::string("\n") + series + "\n") != std::string::npos);
+  }
 }
 
 TEST_CASE("tainter config: rules key as the agent's, on_mismatch strict by default") {
