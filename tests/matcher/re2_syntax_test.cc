@@ -36,7 +36,7 @@ TEST_CASE("group openings: named, flags for a group, flags for the rest of the s
   CHECK(CaselessAfter("s", true));
 }
 
-TEST_CASE("a counted repeat, else RE2's literal brace; hex escapes; quoted text") {
+TEST_CASE("a counted repeat, else RE2's literal brace, hex escapes, quoted text") {
   auto r = ReadCountedRepeat("a{2,5}b", 1);
   REQUIRE(r);
   CHECK(r->min == 2);
