@@ -21,6 +21,7 @@
 #include "collector/agent/agent_config.h"
 #include "collector/agent/agent_stack.h"
 #include "collector/agent/kafka_sink.h"
+#include "collector/agent/malloc_bounds.h"
 #include "collector/standalone/standalone.h"
 #include "collector/standalone/standalone_config.h"
 #include "matcher/matcher_versions.h"
@@ -150,6 +151,7 @@ int Run(int argc, char** argv, const sigset_t& signals) {
 }  // namespace faultline
 
 int main(int argc, char** argv) {
+  faultline::BoundMallocFootprint();  // before any thread allocates
   // Signals are taken synchronously by the main thread. Block them before any
   // thread starts: threads inherit the mask, so no handler ever interrupts one.
   sigset_t signals;
