@@ -8,6 +8,7 @@
 # come from /usr/bin/time -v on the agent process.
 #
 # usage: bench/agent_flood.sh BUILD_DIR [LINES]     (use a RelWithDebInfo/Release build)
+#   FL_BENCH_AGENT_YAML='queue: {max_queued_batches: 8}'   appended to the agent's config
 set -euo pipefail
 
 BUILD=${1:?usage: agent_flood.sh BUILD_DIR [LINES]}
@@ -46,6 +47,7 @@ sources:
   kmsg: {enabled: false}
   file: [{path: $T/flood.log, follow: true, origin: kernel}]
 kafka: {brokers: "$BS", topic: events, properties: {log_level: "0"}}
+${FL_BENCH_AGENT_YAML:-}
 YAML
 
 start=$(date +%s.%N)

@@ -23,6 +23,7 @@
 #include "collector/agent/agent_stack.h"
 #include "collector/agent/identity_publisher.h"
 #include "collector/agent/kafka_sink.h"
+#include "collector/agent/malloc_bounds.h"
 #include "collector/standalone/standalone.h"
 #include "collector/standalone/standalone_config.h"
 #include "matcher/matcher_versions.h"
@@ -122,6 +123,7 @@ int Run(int argc, char** argv, const sigset_t& signals) {
 }  // namespace faultline
 
 int main(int argc, char** argv) {
+  faultline::BoundMallocFootprint();  // before any thread allocates
   // Signals are taken synchronously by the main thread. Block them before any
   // thread starts: threads inherit the mask, so no handler ever interrupts one.
   const sigset_t signals = faultline::BlockSignals({SIGINT, SIGTERM, SIGHUP});

@@ -249,7 +249,7 @@ suppression_max_folded: 100000  # a follow-up is sent early after this many repe
 checkpoint_interval: 1s     # how often committed positions are written to state_dir
 queue:
   max_batch_records: 256    # records per Read()
-  max_queued_batches: 64    # batches between readers and the match thread (backpressure)
+  max_queued_batches: 8     # batches between readers and the match thread (backpressure)
   max_uncommitted_records: 250000  # per source, read but not yet delivered, before it waits
 rules:
   builtin: true             # the packs compiled into the binary

@@ -54,7 +54,7 @@ struct AgentConfig {
   std::chrono::milliseconds checkpoint_interval{1000};
 
   std::size_t max_batch_records = 256;
-  std::size_t max_queued_batches = 64;
+  std::size_t max_queued_batches = 8;  // bench/README.md "Agent memory": 64 held ~10 MiB in a flood
   std::size_t max_uncommitted_records = 250'000;
 
   RuleSources rules;  // builtin: true, paths: []

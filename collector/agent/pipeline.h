@@ -56,7 +56,7 @@ class Pipeline {
     std::string node_name;
     std::string boot_id;
     std::size_t max_batch_records = 256;
-    std::size_t max_queued_batches = 64;  // when full, sources wait: backpressure
+    std::size_t max_queued_batches = 8;  // when full, sources wait: backpressure
     // Memory bounds for long lines: a Read() stops at max_batch_bytes of
     // text (Source::set_max_batch_bytes), and readers wait while the queued
     // batches hold max_queued_bytes (text, cursors and labels).
