@@ -83,13 +83,21 @@ FaultEvent Correlator::BlameEvent(const PeerAttribution::Blame& b, TimePoint now
   return e;
 }
 
-std::vector<FaultEvent> Correlator::TakeBlames(TimePoint now) {
-  std::vector<FaultEvent> out;
-  for (const PeerAttribution::Blame& b : peers_.TakeDue(now)) {
-    out.push_back(BlameEvent(b, now));
-    // Being blamed by its peers is evidence for the job's incident too.
-    incidents_.AddEvidence({b.accused, out.back().rule, out.back().summary, b.first});
+std::vector<FaultEvent> Correlator::TakeBlames(
+    TimePoint now, const std::function<bool(const std::string&)>& owns) {
+  // Being blamed by its peers is evidence for the job's incident too, once
+  // per standing accusation (one that lapses and comes back is new).
+  std::set<std::pair<std::string, std::string>> standing;
+  for (const PeerAttribution::Blame& b : peers_.Standing(now)) {
+    standing.insert({b.accused, b.rule});
+    if (evidenced_.count({b.accused, b.rule})) continue;
+    const FaultEvent e = BlameEvent(b, now);
+    incidents_.AddEvidence({b.accused, e.rule, e.summary, b.first});
   }
+  evidenced_ = std::move(standing);
+  std::vector<FaultEvent> out;
+  for (const PeerAttribution::Blame& b : peers_.TakeDue(now, owns))
+    out.push_back(BlameEvent(b, now));
   return out;
 }
 

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/fault_event.h"
@@ -47,7 +50,11 @@ class Correlator {
   // its own; nullopt otherwise (no peer, unknown address, itself).
   std::optional<std::string> Accused(const FaultEvent& event) const;
 
-  std::vector<FaultEvent> TakeBlames(TimePoint now);
+  // Due accusations of the nodes `owns` accepts (all when empty), as
+  // events. Every standing accusation, owned or not, is also evidence for
+  // incidents, so every replica attributes incidents alike.
+  std::vector<FaultEvent> TakeBlames(TimePoint now,
+                                     const std::function<bool(const std::string&)>& owns = {});
   std::vector<Incident> TakeIncidents(TimePoint now, bool all = false) {
     return incidents_.Close(now, all);
   }
@@ -66,6 +73,7 @@ class Correlator {
   PeerAttribution peers_;
   IncidentTracker incidents_;
   std::uint64_t unresolved_ = 0;
+  std::set<std::pair<std::string, std::string>> evidenced_;  // (accused, rule) given as evidence
 };
 
 }  // namespace faultline

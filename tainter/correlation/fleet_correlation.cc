@@ -64,8 +64,9 @@ bool FleetCorrelation::ready() const {
 
 void FleetCorrelation::Tick(Tainter& tainter, const Owns& owns) {
   const auto now = clock_.Now();
-  for (FaultEvent& blame : correlator_.TakeBlames(now)) {
-    if (!owns(blame.node)) continue;  // its owner, reading the same history, acts
+  // A node this replica does not own stays due here: its owner, reading the
+  // same history, acts; if this replica gains it later, it acts then.
+  for (FaultEvent& blame : correlator_.TakeBlames(now, owns)) {
     LogInfo("correlation", "peers blame node",
             {{"node", blame.node}, {"rule", blame.rule}, {"summary", blame.summary}});
     metrics_

@@ -51,7 +51,19 @@ PeerAttribution::Blame PeerAttribution::MakeBlame(const std::string& key, const 
   return b;
 }
 
-std::vector<PeerAttribution::Blame> PeerAttribution::TakeDue(TimePoint now) {
+std::vector<PeerAttribution::Blame> PeerAttribution::Standing(TimePoint now) {
+  std::vector<Blame> out;
+  for (auto& [key, e] : entries_) {
+    Prune(e, now);
+    if (static_cast<int>(e.reporters.size()) >= options_.min_reporters) {
+      out.push_back(MakeBlame(key, e));
+    }
+  }
+  return out;
+}
+
+std::vector<PeerAttribution::Blame> PeerAttribution::TakeDue(
+    TimePoint now, const std::function<bool(const std::string&)>& owns) {
   std::vector<Blame> due;
   for (auto& [key, e] : entries_) {
     Prune(e, now);
@@ -61,6 +73,7 @@ std::vector<PeerAttribution::Blame> PeerAttribution::TakeDue(TimePoint now) {
     const bool doubled = n >= 2 * e.taken_count;
     const bool refreshed = n > e.taken_count && now - e.taken_at >= options_.refresh;
     if (!first && !doubled && !refreshed) continue;
+    if (owns && !owns(key.substr(0, key.find('\n')))) continue;
     e.taken_count = n;
     e.taken_at = now;
     due.push_back(MakeBlame(key, e));

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <list>
 #include <map>
 #include <optional>
@@ -49,8 +50,14 @@ class PeerAttribution {
 
   // `event` (from `event.node`) blames `accused` at `at`.
   void Report(const FaultEvent& event, const std::string& accused, TimePoint at);
-  // Accusations due now (see class comment); marks them taken.
-  std::vector<Blame> TakeDue(TimePoint now);
+  // Accusations due now (see class comment) of the nodes `owns` accepts
+  // (all when empty); marks those taken. One not owned stays due, so the
+  // replica that gains the node later (a rebalance, a late assignment)
+  // still acts on it.
+  std::vector<Blame> TakeDue(TimePoint now,
+                             const std::function<bool(const std::string&)>& owns = {});
+  // Every accusation with at least min_reporters now, taken or not.
+  std::vector<Blame> Standing(TimePoint now);
   // The current accusation of `accused` for `rule`, whether due or not.
   std::optional<Blame> Current(const std::string& accused, const std::string& rule, TimePoint now);
   std::size_t size() const { return entries_.size(); }

@@ -148,6 +148,28 @@ TEST_CASE("63 peers naming node 17 by IP or GID blame node 17 only, once per dou
   CHECK(blames.back().id != blames.front().id);
 }
 
+// Issue 16.3: a replica that does not own the accused node must not use up
+// the accusation: when it gains the node (a rebalance, or its partitions
+// arrive after the history was read) it still acts on it.
+TEST_CASE("an accusation of a node this replica does not own stays due until it owns it") {
+  Correlator c({});
+  for (int i = 0; i < 4; ++i) {
+    const std::string n = "gpu-" + std::to_string(i);
+    c.addresses().Set(AddressBook::Witness::kNodeStatus, n, {"10.0.0." + std::to_string(i)});
+  }
+  for (int i = 1; i < 4; ++i) c.Observe(Completion("gpu-" + std::to_string(i), "10.0.0.0", kT0));
+  bool own = false;
+  auto owns = [&own](const std::string&) { return own; };
+  CHECK(c.TakeBlames(kT0 + 1s, owns).empty());
+  CHECK(c.TakeBlames(kT0 + 2s, owns).empty());
+  own = true;
+  auto blames = c.TakeBlames(kT0 + 3s, owns);
+  REQUIRE(blames.size() == 1);
+  CHECK(blames[0].node == "gpu-0");
+  CHECK(blames[0].summary.rfind("blamed by 3 peers", 0) == 0);
+  CHECK(c.TakeBlames(kT0 + 4s, owns).empty());  // taken
+}
+
 TEST_CASE("one reporter, an unknown address or a node naming itself blames nobody") {
   Correlator c({});
   c.addresses().Set(AddressBook::Witness::kNodeStatus, "gpu-1", {"10.0.0.1"});
