@@ -196,8 +196,9 @@ Result<FaultEvent> FaultEventFromJson(const nlohmann::json& j) {
   name.clear();
   FL_RETURN_IF_ERROR(get_string("severity", &name, true));
   auto severity = ParseSeverity(name);
-  if (!severity)
+  if (!severity) {
     return InvalidArgumentError("event key 'severity' has unknown value '" + name + "'");
+  }
   e.severity = *severity;
   name.clear();
   FL_RETURN_IF_ERROR(get_string("action", &name, true));
@@ -225,8 +226,9 @@ Result<FaultEvent> FaultEventFromJson(const nlohmann::json& j) {
     }
     t.count = count->get<int>();
     auto window = it->find("window");
-    if (window == it->end() || !window->is_string())
+    if (window == it->end() || !window->is_string()) {
       return Missing("threshold.window", "a duration");
+    }
     auto d = ParseDuration(window->get<std::string>());
     if (!d) return InvalidArgumentError("event key 'threshold.window' is not a duration");
     t.window = std::chrono::duration_cast<std::chrono::seconds>(*d);

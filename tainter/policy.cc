@@ -171,6 +171,7 @@ std::uint64_t Policy::CountInWindow(const FaultEvent& event,
   }
   w.span = std::min(event.threshold->window, options_.max_threshold_window);
   w.hits.emplace_back(at, 1 + event.suppressed);
+  w.last_arrival = clock_.MonotonicNow();
   std::uint64_t total = 0;
   if (w.span.count() > 0) {
     std::erase_if(w.hits, [&](const auto& hit) { return hit.first <= at - w.span; });
@@ -400,18 +401,15 @@ std::vector<Decision> Policy::Expire(const std::function<bool(const std::string&
     Plan(d, state);
     out.push_back(std::move(d));
   }
-  // Forget windows whose newest hit has left the window.
+  // Forget windows that had no hit for a whole span (by arrival: see Window).
+  const auto mono = clock_.MonotonicNow();
   std::erase_if(windows_, [&](const auto& kv) {
     const Window& w = kv.second;
     bool gone = w.hits.empty();
-    if (!gone && w.span.count() != 0) {
-      auto newest = std::max_element(w.hits.begin(), w.hits.end())->first;
-      gone = newest <= now - w.span;
-    }
+    if (!gone && w.span.count() != 0) gone = mono - w.last_arrival >= w.span;
     if (gone) window_lru_.erase(w.lru);
     return gone;
   });
-  const auto mono = clock_.MonotonicNow();
   while (!dedupe_lru_.empty() && mono - dedupe_lru_.back().second > options_.dedupe_ttl) {
     dedupe_index_.erase(dedupe_lru_.back().first);
     dedupe_lru_.pop_back();

@@ -207,6 +207,11 @@ class Policy {
     std::list<std::string>::iterator lru;  // in window_lru_
     std::chrono::seconds span{0};
     std::deque<std::pair<std::chrono::system_clock::time_point, std::uint64_t>> hits;
+    // When the newest hit arrived, on this process's monotonic clock. Hits
+    // carry the agent's detection time; forgetting a window by them would
+    // drop every window of an agent whose clock is more than `span` behind
+    // between two of its events, and its threshold would never be reached.
+    std::chrono::steady_clock::time_point last_arrival{};
   };
 
   Decision DecideEvent(const FaultEvent& event, bool fresh);

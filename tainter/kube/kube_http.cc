@@ -57,8 +57,9 @@ std::size_t OnHeader(char* data, std::size_t size, std::size_t n, void* user) {
   constexpr std::string_view kName = "retry-after:";
   if (line.size() > kName.size() && strncasecmp(line.data(), kName.data(), kName.size()) == 0) {
     std::string_view value = line.substr(kName.size());
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
       value.remove_prefix(1);
+    }
     while (!value.empty() &&
            (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) {
       value.remove_suffix(1);
@@ -391,8 +392,9 @@ Result<KubeResponse> KubeHttpClient::Stream(const KubeRequest& request,
                                             const std::function<bool(std::string_view)>& on_data,
                                             const std::atomic<bool>* stop) {
   auto wait = limiter_.Reserve(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
-  if (!wait)
+  if (!wait) {
     return UnavailableError("kube " + request.verb + ": rate-limit wait exceeds the timeout");
+  }
   if (wait->count() > 0) Sleep(*wait);
   auto token = tokens_.Token();
   if (!token) return token.error();

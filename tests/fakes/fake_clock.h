@@ -23,6 +23,12 @@ class FakeClock final : public Clock {
     return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(mono_.load()));
   }
 
+  // The wall clock alone jumps (NTP step, an operator's `date -s`); the
+  // monotonic clock does not move. Negative: backwards.
+  void JumpWall(std::chrono::nanoseconds by) {
+    wall_ += std::chrono::duration_cast<std::chrono::system_clock::duration>(by).count();
+  }
+
   void Advance(std::chrono::nanoseconds by) {
     wall_ += std::chrono::duration_cast<std::chrono::system_clock::duration>(by).count();
     mono_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(by).count();
