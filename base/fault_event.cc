@@ -124,6 +124,7 @@ nlohmann::json ToJson(const FaultEvent& e) {
                       {"key", e.threshold->key}};
   }
   if (e.expire) j["expire"] = FormatDuration(*e.expire);
+  if (!e.condition.empty()) j["condition"] = e.condition;
   return j;
 }
 
@@ -243,6 +244,10 @@ Result<FaultEvent> FaultEventFromJson(const nlohmann::json& j) {
     auto d = ParseDuration(it->get<std::string>());
     if (!d) return InvalidArgumentError("event key 'expire' is not a duration");
     e.expire = std::chrono::duration_cast<std::chrono::seconds>(*d);
+  }
+  if (auto it = j.find("condition"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) return Missing("condition", "a string");
+    e.condition = it->get<std::string>();
   }
   return e;
 }

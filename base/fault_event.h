@@ -42,7 +42,8 @@ struct EventThreshold {
 //    "log_time":"2026-11-22T07:02:53.179000Z", "detected_time":"…Z",
 //    "labels":{"priority":"4"}, "suppressed":0,
 //    "threshold":{"count":5,"window":"24h","key":["device","port"]},   (optional)
-//    "expire":"1h"}                                                    (optional)
+//    "expire":"1h",                                                    (optional)
+//    "condition":"GPUFault"}                                           (optional)
 struct FaultEvent {
   static constexpr int kSchemaVersion = 1;
   // `message` is cut to this many bytes (on a UTF-8 boundary, after each
@@ -77,6 +78,10 @@ struct FaultEvent {
   std::uint64_t suppressed = 0;
   std::optional<EventThreshold> threshold;     // absent: one match is enough
   std::optional<std::chrono::seconds> expire;  // absent: a taint stays until lifted by hand
+  // The rule's `condition:` (a NodeCondition type such as "GPUFault"); empty:
+  // the tainter maps the category (tainter/conditions.h). JSON key
+  // "condition", optional.
+  std::string condition;
 };
 
 // Stable id of the event for one rule on one record: 32 lowercase hex digits

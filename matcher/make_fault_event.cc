@@ -25,6 +25,7 @@ FaultEvent MakeFaultEvent(const RuleMatch& match, const LogRecord& record, std::
   e.labels = record.labels;
   e.threshold = match.threshold;
   e.expire = match.expire;
+  e.condition = match.condition;
   return e;
 }
 
