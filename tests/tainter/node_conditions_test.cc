@@ -12,6 +12,7 @@
 #include "tainter/conditions.h"
 #include "tainter/kube/kube_node_json.h"
 #include "tainter/tainter.h"
+#include "tainter/tainter_config.h"
 #include "tests/tainter/kube_test_util.h"
 
 namespace faultline {
@@ -283,6 +284,35 @@ TEST_CASE("the condition has the shape draino, NodeHealthCheck and MachineHealth
     CHECK(c["reason"].is_string());
     CHECK(c["message"].is_string());
   }
+}
+
+TEST_CASE("node_conditions: false in the config: the taint without any status write") {
+  Result<TainterConfig> c = ParseTainterConfig(
+      "kafka: {brokers: 'localhost:9092'}\nnode_conditions: false\n", "tainter.yaml");
+  REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+  CHECK_FALSE(c->tainter.node_conditions);
+  REQUIRE(ParseTainterConfig("kafka: {brokers: 'localhost:9092'}\n", "tainter.yaml").ok());
+  CHECK(ParseTainterConfig("kafka: {brokers: 'localhost:9092'}\n", "tainter.yaml")
+            ->tainter.node_conditions);
+
+  KubeFixture f;
+  f.server->AddNode("gpu-1", {{"gpu", "true"}});
+  Tainter::Options o = c->tainter;
+  o.node_selector = "gpu=true";
+  auto t = Tainter::Create(o, f.Api(), f.metrics, f.clock);
+  REQUIRE(t.ok());
+  REQUIRE((*t)->AdoptAll().ok());
+  FaultEvent e;
+  e.id = MakeEventId("gpu-1", "kmsg", "boot:1", "nvidia.xid");
+  e.node = "gpu-1";
+  e.rule = "nvidia.xid";
+  e.category = "hardware";
+  e.action = Action::kTaint;
+  e.log_time = e.detected_time = f.clock.Now();
+  (*t)->Handle(e);
+  REQUIRE((*t)->pending() == 0);
+  CHECK(f.server->CountRequests("PATCH", "/api/v1/nodes/gpu-1") == 1);  // the taint
+  CHECK(f.server->CountRequests("PATCH", "/api/v1/nodes/gpu-1/status") == 0);
 }
 
 }  // namespace
