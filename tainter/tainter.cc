@@ -127,6 +127,7 @@ Status Tainter::AdoptAll() {
   for (const NodeInfo& n : *nodes) {
     if (auto q = queues_.find(n.name); q != queues_.end() && !q->second.work.empty()) continue;
     AdoptNode(n, /*merge_memory=*/adopted_);
+    ReconcileConditions(n);
   }
   MarkAdopted();
   next_resync_ = clock_.MonotonicNow() + options_.resync_interval;
@@ -571,6 +572,24 @@ void Tainter::ObserveNode(const NodeInfo& node) {
     return;
   }
   AdoptNode(node, /*merge_memory=*/true);
+  ReconcileConditions(node);
+}
+
+void Tainter::ReconcileConditions(const NodeInfo& node) {
+  if (!options_.node_conditions || !conditions_supported_ || !policy_.Knows(node.name)) return;
+  if (owns_ && !owns_(node.name)) return;  // the owner of its partition writes it
+  // The node as seen, against the reasons now held: a taint lifted with
+  // kubectl (not `untaint`) leaves no reason, so the condition goes False;
+  // a condition someone else changed is put back. No write when they agree.
+  std::set<std::string>& owned = condition_types_[node.name];
+  for (std::string_view t : kFaultConditionTypes) owned.emplace(t);
+  std::vector<NodeCondition> updates =
+      ConditionUpdates(node.conditions, policy_.ActiveReasons(node.name), owned, clock_.Now());
+  if (updates.empty()) return;
+  if (Status s = SyncConditions(node.name); !s.ok()) {
+    LogWarning("tainter", "could not set node conditions",
+               {{"node", node.name}, {"error", s.message()}});
+  }
 }
 
 void Tainter::ObserveDeleted(const std::string& node) {

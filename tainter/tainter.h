@@ -210,6 +210,8 @@ class Tainter {
   // Brings the node's conditions in line with its active reasons
   // (ConditionUpdates): one GET, then one status PATCH if anything changed.
   Status SyncConditions(const std::string& node);
+  // SyncConditions when `node` as observed disagrees with the active reasons.
+  void ReconcileConditions(const NodeInfo& node);
   TaintedNodeReport ReportFor(const NodeInfo& node) const;
   Status Track(std::string_view op, Status s, std::chrono::steady_clock::time_point start);
   void Count(const Decision& d);

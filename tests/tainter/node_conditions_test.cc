@@ -251,6 +251,25 @@ TEST_CASE("untaint by hand sets faultline's condition False and no other") {
   CHECK(HasCondition(t.Node(), "Ready", "True"));
 }
 
+TEST_CASE("a taint lifted with kubectl, seen by the watch, sets the condition False") {
+  TainterFixture t;
+  t.tainter->Handle(t.Xid79("boot:1"));
+  REQUIRE(t.tainter->pending() == 0);
+  REQUIRE(t.Condition("GPUFault")["status"] == "True");
+  // `kubectl taint node gpu-1 faultline.dev/faulty-`: a foreign write.
+  t.f.server->MutateNode("gpu-1", [](json& n) { n["spec"].erase("taints"); });
+  Result<NodeInfo> seen = NodeInfoFromJson(t.Node());
+  REQUIRE(seen.ok());
+  t.tainter->ObserveNode(*seen);  // what the node watch delivers
+  CHECK(t.Condition("GPUFault")["status"] == "False");
+  CHECK(t.StatusWrites() == 2);
+  // Seeing the node again (our own write coming back) writes nothing.
+  seen = NodeInfoFromJson(t.Node());
+  REQUIRE(seen.ok());
+  t.tainter->ObserveNode(*seen);
+  CHECK(t.StatusWrites() == 2);
+}
+
 TEST_CASE("the condition has the shape draino, NodeHealthCheck and MachineHealthCheck read") {
   // Each tool's documented configuration (tainter/README.md, "Node
   // conditions") reads a condition by exact `type`, a `status` string
