@@ -125,6 +125,7 @@ nlohmann::json ToJson(const FaultEvent& e) {
   }
   if (e.expire) j["expire"] = FormatDuration(*e.expire);
   if (!e.peer.empty()) j["peer"] = e.peer;
+  if (!e.condition.empty()) j["condition"] = e.condition;
   return j;
 }
 
@@ -250,6 +251,10 @@ Result<FaultEvent> FaultEventFromJson(const nlohmann::json& j) {
   if (auto it = j.find("peer"); it != j.end() && !it->is_null()) {
     if (!it->is_string()) return Missing("peer", "a string");
     e.peer = TruncateUtf8(it->get<std::string>(), FaultEvent::kMaxFieldBytes);
+  }
+  if (auto it = j.find("condition"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) return Missing("condition", "a string");
+    e.condition = it->get<std::string>();
   }
   return e;
 }

@@ -43,7 +43,8 @@ struct EventThreshold {
 //    "labels":{"priority":"4"}, "suppressed":0,
 //    "threshold":{"count":5,"window":"24h","key":["device","port"]},   (optional)
 //    "expire":"1h",                                                    (optional)
-//    "peer":"10.0.4.12"}                                               (optional)
+//    "peer":"10.0.4.12",                                               (optional)
+//    "condition":"GPUFault"}                                           (optional)
 struct FaultEvent {
   static constexpr int kSchemaVersion = 1;
   // `message` is cut to this many bytes (on a UTF-8 boundary, after each
@@ -83,6 +84,10 @@ struct FaultEvent {
   // it to a node and counts distinct reporters per accused node
   // (tainter/correlation/). Optional in the JSON ("peer"); empty: none.
   std::string peer;
+  // The rule's `condition:` (a NodeCondition type such as "GPUFault"); empty:
+  // the tainter maps the category (tainter/conditions.h). JSON key
+  // "condition", optional.
+  std::string condition;
 };
 
 // Stable id of the event for one rule on one record: 32 lowercase hex digits

@@ -37,6 +37,7 @@ void Apply(const Outcome& o, RuleMatch& m) {
   if (o.summary) m.summary = *o.summary;
   if (o.threshold) m.threshold = o.threshold;
   if (o.expire) m.expire = o.expire;
+  if (o.condition) m.condition = *o.condition;
 }
 
 const Outcome* ClassifyFields(const Classification& c,
@@ -102,6 +103,7 @@ void ResolveOutcome(const Rule& rule, RuleMatch& m) {
   m.summary = rule.summary;
   m.threshold = rule.threshold;
   m.expire = rule.expire;
+  m.condition = rule.condition;
   if (rule.classify) {
     const Outcome* o = ClassifyFields(*rule.classify, m.fields);
     Apply(*o, m);

@@ -29,6 +29,7 @@ FaultEvent MakeFaultEvent(const RuleMatch& match, const LogRecord& record, std::
     if (auto it = match.fields.find(match.rule->peer); it != match.fields.end())
       e.peer = it->second;
   }
+  e.condition = match.condition;
   return e;
 }
 

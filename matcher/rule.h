@@ -25,6 +25,7 @@ struct Outcome {
   std::optional<std::string> summary;  // may interpolate captures: "Xid {xid} on {pci}"
   std::optional<EventThreshold> threshold;
   std::optional<std::chrono::seconds> expire;
+  std::optional<std::string> condition;  // NodeCondition type, e.g. GPUInterconnectFault
   // A nested `classify:` (one level below a rule's own), applied after this
   // outcome. Shared and immutable once loaded.
   std::shared_ptr<const Classification> classify;
@@ -78,6 +79,7 @@ struct Rule {
   std::string summary;  // may interpolate captures
   std::optional<EventThreshold> threshold;
   std::optional<std::chrono::seconds> expire;
+  std::string condition;  // NodeCondition type; empty: mapped from the category by the tainter
   std::optional<Classification> classify;
   std::optional<JournalConstraint> journal;  // absent: any journal record
   // `peer: CAPTURE`: the capture names the remote end the line blames (an
@@ -108,6 +110,7 @@ struct RuleMatch {
   std::string summary;
   std::optional<EventThreshold> threshold;
   std::optional<std::chrono::seconds> expire;
+  std::string condition;
 };
 
 }  // namespace faultline

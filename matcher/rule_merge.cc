@@ -14,6 +14,7 @@ void MergeOutcome(const Outcome& from, Outcome& into) {
   if (from.summary) into.summary = from.summary;
   if (from.threshold) into.threshold = from.threshold;
   if (from.expire) into.expire = from.expire;
+  if (from.condition) into.condition = from.condition;
   if (from.classify) into.classify = from.classify;
 }
 
@@ -79,6 +80,7 @@ void ApplyOverride(const Rule& over, Rule& base) {
   if (given("summary")) base.summary = over.summary;
   if (given("threshold")) base.threshold = over.threshold;
   if (given("expire")) base.expire = over.expire;
+  if (given("condition")) base.condition = over.condition;
   if (given("journal")) base.journal = over.journal;
   if (given("peer")) base.peer = over.peer;
   if (given("classify") && over.classify) {

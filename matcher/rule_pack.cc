@@ -4,6 +4,7 @@
 // overrides are merged, because an override may change the pattern.
 #include "matcher/rule_pack.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -19,12 +20,13 @@ namespace {
 using Keys = std::vector<std::string_view>;
 
 const Keys kPackKeys = {"pack", "version", "description", "defaults", "rules"};
-const Keys kDefaultKeys = {"sources", "category", "severity", "action", "threshold", "expire"};
-const Keys kRuleKeys = {"id",       "description", "sources",   "pattern", "category", "severity",
-                        "action",   "summary",     "threshold", "expire",  "classify", "tests",
-                        "override", "disabled",    "journal",   "peer"};
-const Keys kOutcomeKeys = {"category",  "severity", "action",  "summary",
-                           "threshold", "expire",   "classify"};
+const Keys kDefaultKeys = {"sources",   "category", "severity", "action",
+                           "threshold", "expire",   "condition"};
+const Keys kRuleKeys = {"id",       "description", "sources",   "pattern",   "category", "severity",
+                        "action",   "summary",     "threshold", "expire",    "classify", "tests",
+                        "override", "disabled",    "journal",   "condition", "peer"};
+const Keys kOutcomeKeys = {"category",  "severity", "action",   "summary",
+                           "threshold", "expire",   "classify", "condition"};
 const Keys kClassifyKeys = {"capture", "values", "default"};
 const Keys kThresholdKeys = {"count", "window", "key"};
 const Keys kTestsKeys = {"match", "no_match"};
@@ -307,6 +309,37 @@ class PackReader {
     }
   }
 
+  // `condition:`: a NodeCondition type faultline sets on the node (status
+  // True while the fault is active). CamelCase like every Kubernetes
+  // condition type; the kubelet's own types are refused, since faultline
+  // writing Ready or MemoryPressure would fight the kubelet.
+  std::optional<std::string> Condition(const YAML::Node& node) {
+    std::optional<std::string> s = String(node, "condition");
+    if (!s) return std::nullopt;
+    const bool camel =
+        !s->empty() && s->size() <= 63 && (*s)[0] >= 'A' && (*s)[0] <= 'Z' &&
+        std::all_of(s->begin(), s->end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        });
+    if (!camel) {
+      diags_.Error("E115", At(node),
+                   "bad condition type '" + *s +
+                       "': use CamelCase letters and digits, e.g. GPUFault (at most 63)");
+      return std::nullopt;
+    }
+    for (std::string_view kubelet :
+         {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"}) {
+      if (*s == kubelet) {
+        diags_.Error("E115", At(node),
+                     "bad condition type '" + *s +
+                         "': the kubelet owns it; faultline would fight "
+                         "the kubelet over it");
+        return std::nullopt;
+      }
+    }
+    return s;
+  }
+
   // Reads outcome keys present in `node` into `out`. `allow_classify`: the
   // nesting depth left for a classify inside this outcome.
   void ReadOutcome(const YAML::Node& node, Outcome& out, int classify_depth) {
@@ -323,6 +356,7 @@ class PackReader {
     if (YAML::Node n = node["summary"]) out.summary = String(n, "summary");
     if (YAML::Node n = node["threshold"]) out.threshold = Threshold(n);
     if (YAML::Node n = node["expire"]) out.expire = Duration(n, "expire");
+    if (YAML::Node n = node["condition"]) out.condition = Condition(n);
     if (YAML::Node n = node["classify"]) {
       if (classify_depth <= 0) {
         diags_.Error("E003", At(n), "classify may nest only one level deep");
@@ -445,6 +479,7 @@ class PackReader {
     std::optional<Action> action;
     std::optional<EventThreshold> threshold;
     std::optional<std::chrono::seconds> expire;
+    std::optional<std::string> condition;
   };
 
   Defaults ReadDefaults(const YAML::Node& node) {
@@ -462,6 +497,7 @@ class PackReader {
       d.action = Enum<Action>(n, "action", "E107", kActionNames, &ParseAction);
     if (YAML::Node n = node["threshold"]) d.threshold = Threshold(n);
     if (YAML::Node n = node["expire"]) d.expire = Duration(n, "expire");
+    if (YAML::Node n = node["condition"]) d.condition = Condition(n);
     return d;
   }
 
@@ -540,6 +576,11 @@ class PackReader {
       r.expire = defaults.expire;
     }
     if (YAML::Node n = node["peer"]) r.peer = String(n, "peer").value_or("");
+    if (YAML::Node n = node["condition"]) {
+      r.condition = Condition(n).value_or("");
+    } else if (!r.is_override && defaults.condition) {
+      r.condition = *defaults.condition;
+    }
     if (YAML::Node n = node["classify"]) r.classify = ReadClassify(n, 1);
     if (YAML::Node n = node["journal"]) {
       r.journal = Journal(n);

@@ -6,6 +6,7 @@
 
 #include "base/fault_event.h"
 #include "base/time_format.h"
+#include "tainter/conditions.h"
 
 namespace faultline {
 
@@ -188,6 +189,7 @@ Reason Policy::MakeReason(const FaultEvent& event, std::chrono::system_clock::ti
   r.event_id = event.id;
   r.first_seen = r.last_seen = at;
   if (event.expire) r.expires_at = at + std::min(*event.expire, options_.max_expire);
+  r.condition = ConditionTypeFor(event);
   return r;
 }
 

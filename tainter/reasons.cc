@@ -20,6 +20,7 @@ nlohmann::json ReasonToJson(const Reason& r) {
                       {"first_seen", FormatRfc3339(r.first_seen)},
                       {"last_seen", FormatRfc3339(r.last_seen)}};
   if (r.expires_at) j["expires_at"] = FormatRfc3339(*r.expires_at);
+  if (!r.condition.empty()) j["condition"] = r.condition;
   return j;
 }
 
@@ -98,6 +99,7 @@ Result<std::vector<Reason>> DecodeReasons(std::string_view text) {
     if (auto it = item.find("expires_at"); it != item.end() && it->is_string()) {
       r.expires_at = ParseRfc3339(it->get<std::string>());
     }
+    r.condition = StringOr(item, "condition");
     out.push_back(std::move(r));
   }
   return out;

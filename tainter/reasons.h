@@ -30,6 +30,9 @@ struct Reason {
   std::chrono::system_clock::time_point first_seen;
   std::chrono::system_clock::time_point last_seen;
   std::optional<std::chrono::system_clock::time_point> expires_at;  // nullopt: lifted by hand only
+  // The NodeCondition type this reason holds True (tainter/conditions.h);
+  // empty: none. Annotation key "condition", absent when empty.
+  std::string condition;
 
   friend bool operator==(const Reason&, const Reason&) = default;
 };

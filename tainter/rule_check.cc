@@ -28,6 +28,14 @@ std::string ExpireText(const std::optional<std::chrono::seconds>& e) {
   return e ? FormatDuration(*e) : "never";
 }
 
+// The address the rule's `peer:` capture names in this match (the agent
+// copies it into the event; matcher/make_fault_event.cc); empty: none.
+std::string PeerOf(const RuleMatch& m) {
+  if (m.rule->peer.empty()) return {};
+  auto it = m.fields.find(m.rule->peer);
+  return it == m.fields.end() ? std::string() : it->second;
+}
+
 // The first claim of `event` that the rule's outcome `m` contradicts, as
 // "action 'taint' but rule 'x' says 'event'"; empty when none does.
 std::string FirstDifference(const FaultEvent& event, const RuleMatch& m) {
@@ -49,6 +57,10 @@ std::string FirstDifference(const FaultEvent& event, const RuleMatch& m) {
     return differs("threshold", ThresholdText(event.threshold), ThresholdText(m.threshold));
   }
   if (event.category != m.category) return differs("category", event.category, m.category);
+  if (event.condition != m.condition) return differs("condition", event.condition, m.condition);
+  if (const std::string peer = PeerOf(m); event.peer != peer) {
+    return differs("peer", event.peer, peer);
+  }
   return {};
 }
 
@@ -143,6 +155,8 @@ RuleCheck::Verdict RuleCheck::Check(FaultEvent& event) const {
   event.summary = m.summary;
   event.threshold = m.threshold;
   event.expire = m.expire;
+  event.condition = m.condition;
+  event.peer = PeerOf(m);
   return verdict;
 }
 

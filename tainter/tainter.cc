@@ -9,6 +9,7 @@
 #include "base/fault_event.h"
 #include "base/log.h"
 #include "base/time_format.h"
+#include "tainter/conditions.h"
 
 namespace faultline {
 namespace {
@@ -126,6 +127,7 @@ Status Tainter::AdoptAll() {
   for (const NodeInfo& n : *nodes) {
     if (auto q = queues_.find(n.name); q != queues_.end() && !q->second.work.empty()) continue;
     AdoptNode(n, /*merge_memory=*/adopted_);
+    ReconcileConditions(n);
   }
   MarkAdopted();
   next_resync_ = clock_.MonotonicNow() + options_.resync_interval;
@@ -398,6 +400,18 @@ Status Tainter::Execute(Work& work) {
     }
   }
   work.update_done = true;
+  if (!work.conditions_done && plan.write != NodePlan::Write::kNone) {
+    // After the taint, before the Events: a remediation tool watching the
+    // condition sees the fault once the node is out of scheduling.
+    Status s = SyncConditions(node);
+    if (s.code() == StatusCode::kUnavailable) return s;  // retried with backoff
+    if (!s.ok()) {
+      // RBAC without nodes/status, a 422...: the taint stands regardless.
+      LogWarning("tainter", "could not set node conditions",
+                 {{"node", node}, {"error", s.message()}});
+    }
+    work.conditions_done = true;
+  }
   for (; work.events_done < plan.events.size(); ++work.events_done) {
     FL_RETURN_IF_ERROR(Event(node, plan.events[work.events_done]));
   }
@@ -564,6 +578,24 @@ void Tainter::ObserveNode(const NodeInfo& node) {
     return;
   }
   AdoptNode(node, /*merge_memory=*/true);
+  ReconcileConditions(node);
+}
+
+void Tainter::ReconcileConditions(const NodeInfo& node) {
+  if (!options_.node_conditions || !conditions_supported_ || !policy_.Knows(node.name)) return;
+  if (owns_ && !owns_(node.name)) return;  // the owner of its partition writes it
+  // The node as seen, against the reasons now held: a taint lifted with
+  // kubectl (not `untaint`) leaves no reason, so the condition goes False;
+  // a condition someone else changed is put back. No write when they agree.
+  std::set<std::string>& owned = condition_types_[node.name];
+  for (std::string_view t : kFaultConditionTypes) owned.emplace(t);
+  std::vector<NodeCondition> updates =
+      ConditionUpdates(node.conditions, policy_.ActiveReasons(node.name), owned, clock_.Now());
+  if (updates.empty()) return;
+  if (Status s = SyncConditions(node.name); !s.ok()) {
+    LogWarning("tainter", "could not set node conditions",
+               {{"node", node.name}, {"error", s.message()}});
+  }
 }
 
 void Tainter::ObserveDeleted(const std::string& node) {
@@ -641,6 +673,10 @@ Status Tainter::Untaint(const std::string& node, const std::string& why) {
   change.annotations[options_.annotation_key] = std::nullopt;
   FL_RETURN_IF_ERROR(Update(node, change));
   policy_.Untaint(node);
+  if (Status s = SyncConditions(node); !s.ok()) {
+    LogWarning("tainter", "could not set node conditions back to False",
+               {{"node", node}, {"error", s.message()}});
+  }
   m_.TaintsLifted("by_hand").Inc();
   LogInfo("tainter", "taint lifted by hand", {{"node", node}, {"why", why}});
   UpdateGauges();
@@ -648,6 +684,39 @@ Status Tainter::Untaint(const std::string& node, const std::string& why) {
                       TruncateUtf8("faultline's taint lifted by hand: " +
                                        (why.empty() ? "no reason given" : why),
                                    kMaxEventMessageBytes)});
+}
+
+Status Tainter::SyncConditions(const std::string& node) {
+  if (!options_.node_conditions || !conditions_supported_) return OkStatus();
+  std::vector<Reason> active = policy_.ActiveReasons(node);
+  std::set<std::string>& owned = condition_types_[node];
+  for (std::string_view t : kFaultConditionTypes) owned.emplace(t);
+  for (const Reason& r : active) {
+    if (!r.condition.empty()) owned.insert(r.condition);
+  }
+  auto start = clock_.MonotonicNow();
+  Result<NodeInfo> live = api_.GetNode(node);
+  FL_RETURN_IF_ERROR(Track("get", live.status(), start));
+  std::vector<NodeCondition> updates =
+      ConditionUpdates(live->conditions, active, owned, clock_.Now());
+  if (updates.empty()) return OkStatus();  // already so: no heartbeat-only write
+  start = clock_.MonotonicNow();
+  Status s = api_.PatchNodeConditions(node, updates);
+  if (s.code() == StatusCode::kFailedPrecondition) {
+    conditions_supported_ = false;  // a NodeApi without conditions (an in-memory fake)
+    return OkStatus();
+  }
+  FL_RETURN_IF_ERROR(Track("conditions", s, start));
+  for (const NodeCondition& c : updates) {
+    m_.registry()
+        .GetCounter("faultline_tainter_condition_writes_total",
+                    "NodeCondition changes written to nodes/status, by type and status",
+                    {{"type", c.type}, {"status", c.status}})
+        .Inc();
+    LogInfo("tainter", "set node condition",
+            {{"node", node}, {"type", c.type}, {"status", c.status}, {"reason", c.reason}});
+  }
+  return OkStatus();
 }
 
 TaintedNodeReport Tainter::ReportFor(const NodeInfo& n) const {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,9 @@ class Tainter {
     // it, queued work waits for the next round, so the loop returns to
     // Kafka's poll in time (max.poll.interval.ms). 0: no bound.
     std::chrono::milliseconds round_budget{0};
+    // Set faultline's NodeConditions (GPUFault, ...) on nodes/status after
+    // each taint, reasons or lift write (tainter/conditions.h).
+    bool node_conditions = true;
   };
 
   // kInvalidArgument: a bad node_selector, opt_out_label or taint.
@@ -167,9 +171,10 @@ class Tainter {
     FaultEvent event;   // the event to decide (kept: decided again if the node changed)
     Decision decision;  // decided: the decision to apply, with its plan
     bool update_done = false;
-    bool reserved = false;        // kTaint: the valve record has its place
-    bool again = false;           // a parked refusal: decided again (no dedupe, no second count)
-    std::size_t events_done = 0;  // planned Events already recorded
+    bool reserved = false;         // kTaint: the valve record has its place
+    bool again = false;            // a parked refusal: decided again (no dedupe, no second count)
+    std::size_t events_done = 0;   // planned Events already recorded
+    bool conditions_done = false;  // the node's conditions were brought in line
     Done done;
   };
   struct NodeQueue {
@@ -209,6 +214,11 @@ class Tainter {
   NodeChange ChangeFor(const NodePlan& plan) const;
   Status Update(const std::string& node, const NodeChange& change);
   Status Event(const std::string& node, const PlannedEvent& planned);
+  // Brings the node's conditions in line with its active reasons
+  // (ConditionUpdates): one GET, then one status PATCH if anything changed.
+  Status SyncConditions(const std::string& node);
+  // SyncConditions when `node` as observed disagrees with the active reasons.
+  void ReconcileConditions(const NodeInfo& node);
   TaintedNodeReport ReportFor(const NodeInfo& node) const;
   Status Track(std::string_view op, Status s, std::chrono::steady_clock::time_point start);
   void Count(const Decision& d);
@@ -239,6 +249,11 @@ class Tainter {
   std::function<bool(const FaultEvent&)> blames_peer_;
   // Watch news for nodes with queued work; nullopt: deleted.
   std::map<std::string, std::optional<NodeInfo>> deferred_;
+  // Per node, the condition types faultline has held True here (besides
+  // kFaultConditionTypes): a custom `condition:` type is set back to False
+  // on lift although no active reason names it any more.
+  std::map<std::string, std::set<std::string>> condition_types_;
+  bool conditions_supported_ = true;  // false once the NodeApi says it cannot
   std::chrono::steady_clock::time_point next_resync_{};
 };
 

@@ -34,6 +34,7 @@ void ReadNodeStateSections(const ConfigMap& parent, Tainter::Options& out,
   parent.String("annotation", out.annotation_key);
   parent.Number("max_annotation_bytes", out.max_annotation_bytes, std::size_t{1024});
   parent.String("opt_out_label", out.opt_out_label);
+  parent.Bool("node_conditions", out.node_conditions);
   if (auto s = LabelMatch::Parse(out.opt_out_label); !s) {
     parent.Error("opt_out_label", "C003",
                  "'" + parent.PathOf("opt_out_label") + "': " + s.error().message());
@@ -63,7 +64,7 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
         reader, *root, "",
         {"kafka", "kubernetes", "taint", "annotation", "max_annotation_bytes", "node_selector",
          "opt_out_label", "valve", "dedupe", "resync_interval", "max_pending", "dry_run",
-         "metrics_address", "log_level", "rules", "correlation"});
+         "metrics_address", "log_level", "rules", "correlation", "node_conditions"});
     if (!map.valid()) return std::nullopt;
     if (auto k = map.Sub("kafka", {"brokers", "topic", "group", "dead_letter_topic", "rebuild_span",
                                    "rebuild_max_messages", "properties"})) {

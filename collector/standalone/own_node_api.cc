@@ -36,6 +36,12 @@ Status OwnNodeApi::UpdateNode(std::string_view name, const NodeChange& change) {
   return inner_.UpdateNode(name, change);
 }
 
+Status OwnNodeApi::PatchNodeConditions(std::string_view name,
+                                       const std::vector<NodeCondition>& conditions) {
+  FL_RETURN_IF_ERROR(Check(name, "set conditions on"));
+  return inner_.PatchNodeConditions(name, conditions);
+}
+
 Status OwnNodeApi::CreateEvent(const NodeEvent& event) {
   FL_RETURN_IF_ERROR(Check(event.node, "record an Event about"));
   return inner_.CreateEvent(event);

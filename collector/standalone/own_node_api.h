@@ -29,6 +29,8 @@ class OwnNodeApi final : public NodeApi {
   Result<std::vector<NodeInfo>> ListNodes(std::string_view label_selector) override;
   Status UpdateNode(std::string_view name, const NodeChange& change) override;
   Status CreateEvent(const NodeEvent& event) override;
+  Status PatchNodeConditions(std::string_view name,
+                             const std::vector<NodeCondition>& conditions) override;
 
   const std::string& own_node() const { return own_node_; }
 

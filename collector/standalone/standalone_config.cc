@@ -18,7 +18,7 @@ std::optional<StandaloneAgentConfig> ParseStandaloneAgentConfig(std::string_view
     // min_allowed (1) lets that one node be tainted, so only the count of
     // new taints per window is a setting here.
     if (auto s = root.Sub("standalone", {"dry_run", "taint", "annotation", "max_annotation_bytes",
-                                         "opt_out_label", "valve"})) {
+                                         "opt_out_label", "valve", "node_conditions"})) {
       s->Bool("dry_run", settings.dry_run);
       ReadNodeStateSections(*s, settings.tainter, {"max_new_taints", "window", "event_interval"});
     }

@@ -316,6 +316,24 @@ Status KubeNodeApi::PatchEventCount(const std::string& name, int count, const st
   return StatusFromResponse(*response, "patch event " + name);
 }
 
+Status KubeNodeApi::PatchNodeConditions(std::string_view name,
+                                        const std::vector<NodeCondition>& conditions) {
+  if (conditions.empty()) return OkStatus();
+  // Strategic merge, not JSON merge patch: NodeStatus.conditions is
+  // declared patchStrategy=merge, patchMergeKey=type, so the server merges
+  // our entries into the list by type. A JSON merge patch (RFC 7386)
+  // replaces the whole array and would drop the kubelet's Ready; a JSON
+  // patch addresses entries by index, which moves under other writers.
+  auto response = http_->Send({.verb = "patch",
+                               .method = "PATCH",
+                               .path = "/api/v1/nodes/" + UrlEncode(name) + "/status",
+                               .content_type = "application/strategic-merge-patch+json",
+                               .body = BuildConditionsPatch(conditions).dump()});
+  if (!response) return response.error();
+  if (response->status >= 200 && response->status < 300) return OkStatus();
+  return StatusFromResponse(*response, "patch node " + std::string(name) + " status");
+}
+
 Status KubeNodeApi::CreateEvent(const NodeEvent& event) {
   const json body = BuildEventJson(event, clock_.Now(), options_.events);
   const std::string name = body["metadata"]["name"].get<std::string>();

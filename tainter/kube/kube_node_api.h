@@ -64,6 +64,11 @@ class KubeNodeApi final : public NodeApi {
                     const std::atomic<bool>* stop) override;
   Status UpdateNode(std::string_view name, const NodeChange& change) override;
   Status CreateEvent(const NodeEvent& event) override;
+  // PATCH /api/v1/nodes/{name}/status, application/strategic-merge-patch+json
+  // (BuildConditionsPatch). No resourceVersion precondition: the merge is by
+  // condition type, so a concurrent writer of another type loses nothing.
+  Status PatchNodeConditions(std::string_view name,
+                             const std::vector<NodeCondition>& conditions) override;
   // The Lease `valve_lease` in the event namespace; the value is its
   // annotation faultline.dev/new-taints. GET, then POST (create) or PUT with
   // metadata.resourceVersion (409: kAborted).

@@ -61,9 +61,21 @@ Result<NodeInfo> NodeInfoFromJson(const json& node) {
       for (const auto& t : *taints) info.taints.push_back(TaintFromJson(t));
     }
   }
-  // status.addresses[].address (InternalIP, ExternalIP, Hostname): fleet
-  // correlation resolves the addresses fault lines name to nodes.
   if (auto status = node.find("status"); status != node.end() && status->is_object()) {
+    if (auto conds = status->find("conditions"); conds != status->end() && conds->is_array()) {
+      for (const auto& c : *conds) {
+        if (!c.is_object()) continue;
+        info.conditions.push_back({StringAt(c, "type"), StringAt(c, "status"),
+                                   StringAt(c, "reason"), StringAt(c, "message"),
+                                   StringAt(c, "lastHeartbeatTime"),
+                                   StringAt(c, "lastTransitionTime")});
+      }
+    }
+    if (auto ni = status->find("nodeInfo"); ni != status->end() && ni->is_object()) {
+      info.boot_id = StringAt(*ni, "bootID");
+    }
+    // status.addresses[].address (InternalIP, ExternalIP, Hostname): fleet
+    // correlation resolves the addresses fault lines name to nodes.
     if (auto addrs = status->find("addresses"); addrs != status->end() && addrs->is_array()) {
       for (const auto& a : *addrs) {
         if (a.is_object() && a.contains("address") && a["address"].is_string()) {
@@ -73,6 +85,17 @@ Result<NodeInfo> NodeInfoFromJson(const json& node) {
     }
   }
   return info;
+}
+
+json BuildConditionsPatch(const std::vector<NodeCondition>& conditions) {
+  json list = json::array();
+  for (const NodeCondition& c : conditions) {
+    json j = {{"type", c.type}, {"status", c.status}, {"reason", c.reason}, {"message", c.message}};
+    if (!c.last_heartbeat_time.empty()) j["lastHeartbeatTime"] = c.last_heartbeat_time;
+    if (!c.last_transition_time.empty()) j["lastTransitionTime"] = c.last_transition_time;
+    list.push_back(std::move(j));
+  }
+  return {{"status", {{"conditions", std::move(list)}}}};
 }
 
 json TaintToJson(const NodeTaint& taint) {

@@ -19,6 +19,13 @@ namespace faultline {
 // object (no metadata.name).
 Result<NodeInfo> NodeInfoFromJson(const nlohmann::json& node);
 
+// The strategic merge patch body that sets `conditions` on nodes/status:
+// {"status":{"conditions":[{type,status,reason,message,lastHeartbeatTime,
+// lastTransitionTime}, ...]}} (times only when set). Sent to the status
+// subresource as application/strategic-merge-patch+json, the API server
+// merges the list by `type`: other conditions stay as they are.
+nlohmann::json BuildConditionsPatch(const std::vector<NodeCondition>& conditions);
+
 // core/v1 Taint; value and timeAdded only when set.
 nlohmann::json TaintToJson(const NodeTaint& taint);
 

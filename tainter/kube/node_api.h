@@ -26,6 +26,19 @@ struct NodeTaint {
   bool SameAs(const NodeTaint& other) const { return key == other.key && effect == other.effect; }
 };
 
+// A core/v1 NodeCondition (status.conditions[]). Kubernetes merges the list
+// by `type` under a strategic merge patch (patchMergeKey "type").
+struct NodeCondition {
+  std::string type;    // CamelCase: "GPUFault"
+  std::string status;  // "True" | "False" | "Unknown" (a string, as the API has it)
+  std::string reason;  // CamelCase, machine-readable
+  std::string message;
+  std::string last_heartbeat_time;   // RFC 3339; may be empty
+  std::string last_transition_time;  // RFC 3339; may be empty
+
+  friend bool operator==(const NodeCondition&, const NodeCondition&) = default;
+};
+
 // What the tainter needs to know of a Node.
 struct NodeInfo {
   std::string name;
@@ -34,7 +47,9 @@ struct NodeInfo {
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   std::vector<NodeTaint> taints;
-  std::vector<std::string> addresses;  // status.addresses[].address
+  std::vector<std::string> addresses;     // status.addresses[].address
+  std::vector<NodeCondition> conditions;  // status.conditions, every writer's
+  std::string boot_id;                    // status.nodeInfo.bootID; may be empty
 };
 
 // One change to one node, applied in a single optimistic write.
@@ -110,6 +125,17 @@ class NodeApi {
   virtual Status UpdateNode(std::string_view name, const NodeChange& change) = 0;
 
   virtual Status CreateEvent(const NodeEvent& event) = 0;
+
+  // Sets `conditions` on the node's status subresource, merged by type: a
+  // condition of another type (the kubelet's Ready, NPD's KernelDeadlock)
+  // is never touched, whoever wrote it and whenever. KubeNodeApi: PATCH
+  // /api/v1/nodes/{name}/status, application/strategic-merge-patch+json.
+  // kFailedPrecondition: this NodeApi cannot write conditions (the caller
+  // goes on without them).
+  virtual Status PatchNodeConditions(std::string_view /*name*/,
+                                     const std::vector<NodeCondition>& /*conditions*/) {
+    return FailedPreconditionError("this NodeApi does not write node conditions");
+  }
 
   // ListNodes with the list's resourceVersion (empty when the
   // implementation has none: a watch must then start without one).

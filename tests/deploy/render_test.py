@@ -75,6 +75,8 @@ API_REQUESTS = [
     ("tainter", "list", "", "nodes", "KubeNodeApi::ListNodes: inventory, adoption, resync"),
     ("tainter", "watch", "", "nodes", "NodeInformer: watch from the list's resourceVersion"),
     ("tainter", "patch", "", "nodes", "KubeNodeApi::UpdateNode: JSON Patch of taint + reasons"),
+    ("tainter", "patch", "", "nodes/status",
+     "KubeNodeApi::PatchNodeConditions: faultline's NodeConditions (strategic merge by type)"),
     ("tainter", "create", "", "events", "KubeNodeApi::CreateEvent"),
     ("tainter", "get", "", "events", "KubeNodeApi::CreateEvent: count after a 409"),
     ("tainter", "patch", "", "events", "KubeNodeApi::PatchEventCount"),
@@ -85,6 +87,7 @@ API_REQUESTS = [
     ("tainter", "update", "coordination.k8s.io", "leases", "KubeNodeApi::PutValveRecord"),
     ("standalone", "get", "", "nodes", "OwnNodeApi::GetNode / ListNodes"),
     ("standalone", "patch", "", "nodes", "OwnNodeApi::UpdateNode"),
+    ("standalone", "patch", "", "nodes/status", "OwnNodeApi::PatchNodeConditions"),
     ("standalone", "create", "", "events", "OwnNodeApi::CreateEvent"),
     ("standalone", "get", "", "events", "KubeNodeApi::CreateEvent: count after a 409"),
     ("standalone", "patch", "", "events", "KubeNodeApi::PatchEventCount"),
@@ -102,8 +105,8 @@ def requested_rules(who, resources):
     return rules
 
 
-TAINTER_RULES = requested_rules("tainter", {"nodes"})
-STANDALONE_RULES = requested_rules("standalone", {"nodes"})
+TAINTER_RULES = requested_rules("tainter", {"nodes", "nodes/status"})
+STANDALONE_RULES = requested_rules("standalone", {"nodes", "nodes/status"})
 EVENT_RULES = requested_rules("tainter", {"events"})
 TAINTER_EVENT_RULES = requested_rules("tainter", {"events", "leases"})
 STANDALONE_EVENT_RULES = requested_rules("standalone", {"events"})
@@ -130,6 +133,8 @@ def code_requests(source_dir):
                 window = text[max(function_start, 0):send_end]
                 resource = ("leases" if '/leases' in window else
                             "events" if '/events' in window else
+                            "nodes/status" if ('"/api/v1/nodes' in window and
+                                               '"/status"' in window) else
                             "nodes" if '"/api/v1/nodes' in window else
                             f"unknown ({name} offset {m.start()})")
                 found.add((m.group(1), resource))

@@ -169,6 +169,18 @@ TEST_CASE(
   CHECK(f.Taints("gpu-1", "example.com/maintenance").size() == 1);  // the foreign taint survives
   CHECK(f.Annotation("gpu-1").find("nvidia.xid") != std::string::npos);
   CHECK(f.Annotation("gpu-1").find(marker) != std::string::npos);
+  // The node condition remediation tools read, written (before the Event)
+  // as a strategic merge patch to nodes/status: the kubelet's Ready stays.
+  const nlohmann::json conditions = (*f.server->GetNodeJson("gpu-1"))["status"]["conditions"];
+  auto condition = [&](const std::string& type) {
+    for (const auto& c : conditions) {
+      if (c.value("type", "") == type) return c;
+    }
+    return nlohmann::json();
+  };
+  CHECK(condition("GPUFault").value("status", "") == "True");
+  CHECK(condition("GPUFault").value("reason", "") == "NvidiaXid");
+  CHECK(condition("Ready").value("status", "") == "True");
   CHECK(f.Taints("gpu-2", "faultline.dev/faulty").empty());
   for (const auto& e : f.server->Events()) {
     CHECK(e.value("type", "") == "Warning");

@@ -5,6 +5,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <sstream>
@@ -165,6 +166,45 @@ bool MatchesSelector(const json& node, const std::string& selector) {
     if (labels.count(req) == 0) return false;
   }
   return true;
+}
+
+// kube-apiserver's strategic merge patch, for the parts of a Node faultline
+// writes: maps merge key by key (null deletes), lists are replaced whole
+// (spec.taints has no patch strategy) except status.conditions, which
+// core/v1 NodeStatus declares `patchStrategy:"merge" patchMergeKey:"type"`:
+// each patch entry is merged into the entry of the same type (or appended),
+// `{"type":T,"$patch":"delete"}` removes T, and entries of other types stay.
+void StrategicMerge(json& target, const json& patch, const std::string& path) {
+  if (!patch.is_object() || !target.is_object()) {
+    target = patch;
+    return;
+  }
+  for (const auto& [key, value] : patch.items()) {
+    const std::string here = path.empty() ? key : path + "." + key;
+    if (value.is_null()) {
+      target.erase(key);
+    } else if (here == "status.conditions" && value.is_array() && target.contains(key) &&
+               target[key].is_array()) {
+      json& list = target[key];
+      for (const json& item : value) {
+        if (!item.is_object() || !item.contains("type")) continue;
+        auto it = std::find_if(list.begin(), list.end(), [&](const json& c) {
+          return c.is_object() && c.value("type", json()) == item["type"];
+        });
+        if (item.value("$patch", "") == "delete") {
+          if (it != list.end()) list.erase(it);
+        } else if (it != list.end()) {
+          StrategicMerge(*it, item, here + "[]");
+        } else {
+          list.push_back(item);
+        }
+      }
+    } else if (value.is_object() && target.contains(key) && target[key].is_object()) {
+      StrategicMerge(target[key], value, here);
+    } else {
+      target[key] = value;
+    }
+  }
 }
 
 // What a real API server's validation would refuse in a Node we care about.
@@ -670,6 +710,8 @@ void FakeApiServer::Routes() {
 
   auto write_node = [this](const httplib::Request& req, httplib::Response& res) {
     const std::string name = req.matches[1];
+    // PATCH /api/v1/nodes/{name}/status: the status subresource.
+    const bool status_subresource = req.path.size() > 7 && req.path.ends_with("/status");
     auto it = nodes_.find(name);
     if (it == nodes_.end()) return Fail(res, 404, "nodes \"" + name + "\" not found");
     const std::string current_rv = RvOf(it->second);
@@ -699,8 +741,17 @@ void FakeApiServer::Routes() {
                                 "our request: ") +
                         e.what());
       }
-    } else if (type.rfind("application/merge-patch+json", 0) == 0 ||
-               type.rfind("application/strategic-merge-patch+json", 0) == 0) {
+    } else if (type.rfind("application/strategic-merge-patch+json", 0) == 0) {
+      const std::string rv = RvOf(body);
+      if (!rv.empty() && rv != current_rv) {
+        return Fail(res, 409,
+                    "Operation cannot be fulfilled on nodes \"" + name +
+                        "\": the object has been modified; please apply your changes to the "
+                        "latest version and try again");
+      }
+      updated = it->second;
+      StrategicMerge(updated, body, "");
+    } else if (type.rfind("application/merge-patch+json", 0) == 0) {
       const std::string rv = RvOf(body);
       if (!rv.empty() && rv != current_rv) {
         return Conflict(res, "nodes", name);
@@ -718,6 +769,23 @@ void FakeApiServer::Routes() {
         updated["metadata"].value("name", "") != name) {
       return Fail(res, 400, "metadata.name must be " + name);
     }
+    // The node and its status subresource each write only their part, as
+    // kube-apiserver's node strategies do: a write to the node keeps the
+    // old status (nodeStrategy.PrepareForUpdate), a write to nodes/status
+    // keeps the old spec and metadata (nodeStatusStrategy).
+    if (status_subresource) {
+      json only_status = it->second;
+      if (updated.contains("status")) {
+        only_status["status"] = updated["status"];
+      } else {
+        only_status.erase("status");
+      }
+      updated = std::move(only_status);
+    } else if (it->second.contains("status")) {
+      updated["status"] = it->second["status"];
+    } else {
+      updated.erase("status");
+    }
     if (std::string invalid = ValidateNode(updated); !invalid.empty()) {
       return Fail(res, 422, "Node \"" + name + "\" is invalid: " + invalid);
     }
@@ -732,6 +800,7 @@ void FakeApiServer::Routes() {
     Reply(res, 200, updated);
   };
   s.Patch(R"(/api/v1/nodes/([^/]+))", api(write_node, /*node_write=*/true));
+  s.Patch(R"(/api/v1/nodes/([^/]+)/status)", api(write_node, /*node_write=*/true));
   s.Put(R"(/api/v1/nodes/([^/]+))", api(write_node, /*node_write=*/true));
 
   s.Post(R"(/api/v1/namespaces/([^/]+)/events)",

@@ -46,10 +46,14 @@ namespace faultline {
 //          (application/json-patch+json, RFC 6902 with JSON Pointer escaping)
 //          is applied atomically; a failed `test` -> 422; `add /spec/taints/-`
 //          on a node without spec.taints -> 422; a patch that changes
-//          metadata.resourceVersion -> 409. Merge and strategic-merge patches
-//          (lists replaced whole, as for taints) and PUT with a stale
-//          metadata.resourceVersion -> 409. Invalid taints (empty key, unknown
-//          effect, duplicate key+effect) and annotations over 256 KiB -> 422.
+//          metadata.resourceVersion -> 409. Merge patches (RFC 7386: every
+//          list replaced whole) and strategic-merge patches (lists replaced
+//          whole, as for taints, except status.conditions: merged by `type`,
+//          patchMergeKey of NodeStatus) and PUT with a stale
+//          metadata.resourceVersion -> 409. PATCH /api/v1/nodes/{name}/status
+//          (the status subresource) changes only status; a write to the node
+//          itself keeps the old status, as kube-apiserver's node strategies do. Invalid taints
+//          (empty key, unknown effect, duplicate key+effect) and annotations over 256 KiB -> 422.
 //  Events  POST/GET (list, fieldSelector involvedObject.name=) /api/v1/namespaces/{ns}/events,
 //          GET/PATCH (merge) .../events/{name}; POST of an existing name -> 409.
 //  Leases  GET/POST/PUT /apis/coordination.k8s.io/v1/namespaces/{ns}/leases[/{name}]:
