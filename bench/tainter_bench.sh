@@ -15,7 +15,7 @@
 #    them. Decide rate = N / ("partitions assigned" -> decisions_total = N).
 #    Writes = the API double's non-GET requests during the run.
 #
-# usage: bench/tainter_bench.sh BUILD_DIR [EVENTS=100000]
+# usage: bench/tainter_bench.sh BUILD_DIR [EVENTS=40000]   (fl-mockcluster keeps ~49,000 per partition)
 #   FL_BENCH_KUBE='qps: 100, burst: 100'   extra kubernetes keys for the tainter
 # Not part of ctest (tens of seconds). python3, curl, jq.
 set -euo pipefail
@@ -24,7 +24,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../tests/support/e2e_lib.sh"
 e2e_require python3 curl jq
 e2e_init "$1" faultline-tainter-bench
-N=${2:-100000}
+N=${2:-40000}
 NODE=gpu-bench-0
 
 e2e_start_api --node "$NODE:nvidia.com/gpu.present=true"
