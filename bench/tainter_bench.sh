@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Tainter throughput: how many events/s one faultline-tainter replica decides
+# from Kafka (fl-mockcluster, librdkafka's mock broker as a process, loopback)
+# against the API double (fl-fake-apiserver, HTTPS), and how many Kubernetes
+# writes it sends per event; printed beside the rate at which faultline-agent
+# produced the same events.
+#
+# 1. faultline-agent (built-in packs, suppression off) reads a file of N
+#    distinct lines for one node: alternately an Xid 79 (action taint: the
+#    first taints the node, every later one is an event on an already-tainted
+#    node) and an Xid 13 (action event: an event-only rule). Produce rate = N /
+#    (agent "started" -> N events delivered).
+# 2. faultline-tainter (a new group, so every event is live) then consumes
+#    them. Decide rate = N / ("partitions assigned" -> decisions_total = N).
+#    Writes = the API double's non-GET requests during the run.
+#
+# usage: bench/tainter_bench.sh BUILD_DIR [EVENTS=40000]   (fl-mockcluster keeps ~49,000 per partition)
+#   FL_BENCH_KUBE='qps: 100, burst: 100'   extra kubernetes keys for the tainter
+# Not part of ctest (tens of seconds). python3, curl, jq.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/../tests/support/e2e_lib.sh"
+e2e_require python3 curl jq
+e2e_init "$1" faultline-tainter-bench
+N=${2:-40000}
+NODE=gpu-bench-0
+
+e2e_start_api --node "$NODE:nvidia.com/gpu.present=true"
+e2e_start_mock -b 1 -t events:6:1 -t events.dead-letter:1:1
+
+awk -v n="$N" 'BEGIN { for (i = 0; i < n; i++) {
+  x = (i % 2 == 0) ? 79 : 13
+  printf "[%d.%06d] NVRM: Xid (PCI:0000:3b:00): %d, pid=%d, name=bench%d, bench line\n", 1000 + i / 1000, i % 1000000, x, i, i } }' \
+  >"$T/bench.lines"
+# The followed file starts with one warm-up line (see step 0 below).
+echo "[999.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=warmup, warm-up line" >"$T/lines.log"
+
+cat >"$T/agent.yaml" <<YAML
+node_name: $NODE
+state_dir: $T/state
+metrics_address: 127.0.0.1:0
+suppression_window: 0s
+rules: {builtin: true}
+sources:
+  kmsg: {enabled: false}
+  journal: {enabled: false}
+  podlog: {enabled: false}
+  file: [{path: $T/lines.log, follow: true, origin: kernel}]
+kafka: {brokers: "$BS", topic: events, properties: {log_level: "0"}}
+YAML
+
+now() { date +%s.%N; }
+metric() {  # PORT NAME-PREFIX: sum of the matching samples
+  curl -sf "http://127.0.0.1:$1/metrics" | awk -v m="$2" 'index($1, m) == 1 {n += $2} END {printf "%d\n", n}'
+}
+port_of() { grep -o '"metrics_port":[0-9]*' "$T/$1.log" | head -1 | cut -d: -f2; }
+
+TPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$T/tainter.yaml" <<YAML
+kafka: {brokers: "$BS", topic: events, group: bench, dead_letter_topic: events.dead-letter}
+kubernetes: {kubeconfig: $T/kubeconfig${FL_BENCH_KUBE:+, $FL_BENCH_KUBE}}
+valve: {max_new_taints: 0}
+metrics_address: 127.0.0.1:$TPORT
+YAML
+# 0. The group's first member decides the warm-up event and commits it: with
+# a committed offset, the measured member starts there (a new group would
+# start at now - rebuild_span, which the mock broker cannot resolve, and
+# re-read only the last rebuild_max_messages = 10,000 messages).
+e2e_start tainter "$TAINTER" --config "$T/tainter.yaml"
+e2e_wait_log 60 tainter '"msg":"partitions assigned"'
+e2e_start agent "$AGENT" --config "$T/agent.yaml"
+e2e_wait_log 20 agent '"msg":"started"'
+APORT=$(port_of agent)
+warm_decided() { [[ $(metric "$TPORT" faultline_tainter_decisions_total) -ge 1 ]]; }
+e2e_wait 30 warm_decided ||
+  e2e_fail "the warm-up event was not decided"
+sleep 2.5  # the daemon commits once a second
+e2e_stop tainter || true
+
+# 1. The agent produces N events.
+a0=$(now)
+cat "$T/bench.lines" >>"$T/lines.log"
+until [[ $(metric "$APORT" 'faultline_agent_events_total{outcome="delivered"}') -ge $((N + 1)) ]]; do
+  sleep 0.05
+done
+a1=$(now)
+e2e_stop agent || true
+
+# 2. The tainter decides them.
+curl -sf --cacert "$T/ca.pem" -X DELETE "$API_URL/debug/requests" >/dev/null
+mv "$T/tainter.log" "$T/tainter-warmup.log"
+e2e_start tainter "$TAINTER" --config "$T/tainter.yaml"
+e2e_wait_log 60 tainter '"msg":"partitions assigned"'
+t0=$(now)
+# shellcheck disable=SC2154  # set by e2e_start
+PID=$E2E_PID_tainter
+c0=$(awk '{print $14 + $15}' "/proc/$PID/stat")
+# Until all are decided, or the count has not moved for 2 s (then the end
+# time is that of the last change: the mock broker keeps a bounded log per
+# partition, and a larger EVENTS loses its oldest messages).
+last=-1
+t1=$(now)
+while :; do
+  d=$(metric "$TPORT" faultline_tainter_decisions_total)
+  if [[ $d -ne $last ]]; then
+    last=$d
+    t1=$(now)
+  elif (($(echo "$(now) - $t1 > 2" | bc))); then
+    echo "STALLED: $d of $N decided; the rate below is over those" >&2
+    break
+  fi
+  [[ $d -ge $N ]] && break
+  sleep 0.02
+done
+c1=$(awk '{print $14 + $15}' "/proc/$PID/stat")  # (includes up to 2 s of idling after a stall)
+decided=$(metric "$TPORT" faultline_tainter_decisions_total)
+outcomes=$(curl -sf "http://127.0.0.1:$TPORT/metrics" | awk '$1 ~ /^faultline_tainter_decisions_total/ {print $1 "=" $2}' | sed 's/faultline_tainter_decisions_total//' | tr '\n' ' ')
+writes=$(curl -sf --cacert "$T/ca.pem" "$API_URL/debug/requests" | jq '[.[] | select(.method != "GET")] | length')
+by_kind=$(curl -sf --cacert "$T/ca.pem" "$API_URL/debug/requests" |
+  jq -r '[.[] | select(.method != "GET") | "\(.method) \(.path | sub("/[^/]*$"; "/…"))"] | group_by(.) | map("\(length) \(.[0])") | join(", ")')
+e2e_stop tainter || true
+hz=$(getconf CLK_TCK)
+
+python3 - "$N" "$a0" "$a1" "$t0" "$t1" "$decided" "$writes" "$((c1 - c0))" "$hz" <<'PY'
+import sys
+n, a0, a1, t0, t1 = int(sys.argv[1]), *map(float, sys.argv[2:6])
+decided, writes, ticks, hz = int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8]), int(sys.argv[9])
+print(f"events:                     {n} (half Xid 79 on an already-tainted node, half Xid 13 event-only)")
+print(f"agent produce rate:         {n / (a1 - a0):>10,.0f} events/s ({a1 - a0:.2f} s, start to all delivered)")
+print(f"tainter decide rate:        {decided / (t1 - t0):>10,.0f} events/s per replica ({t1 - t0:.2f} s, {ticks / hz:.2f} s CPU)")
+print(f"Kubernetes writes:          {writes} ({writes / n:.5f} per event)")
+PY
+echo "writes by kind:             $by_kind"
+echo "decisions by outcome:       $outcomes"
+echo "load average:               $(cut -d' ' -f1-3 /proc/loadavg) (at the end; 2 cores shared)"
