@@ -148,6 +148,12 @@ class Tainter {
   void SetBlamesPeer(std::function<bool(const FaultEvent& event)> blames_peer) {
     blames_peer_ = std::move(blames_peer);
   }
+  // Records one Event on `node` now (an incident attributed to it): one
+  // attempt, not queued; the Event's deterministic name makes a repeat a
+  // count, not a duplicate. Through the dry-run API when dry_run is set.
+  Status RecordNodeEvent(const std::string& node, const PlannedEvent& event) {
+    return Event(node, event);
+  }
   // `explain NODE`: the node's taint and reasons as the API server has them
   // (one GET). `tainted` false: no faultline taint; `reasons` then holds
   // whatever annotation is left. kNotFound: no such node.

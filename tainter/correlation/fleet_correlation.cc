@@ -100,6 +100,19 @@ void FleetCorrelation::Tick(Tainter& tainter, const Owns& owns) {
         .GetCounter("faultline_tainter_incidents_total", "incidents closed (one job, many nodes)",
                     {{"attributed", inc.attributed.empty() ? "false" : "true"}})
         .Inc();
+    if (inc.attributed.empty()) continue;
+    // One Event per attributed incident, on the node it is attributed to,
+    // so `kubectl describe node` says which job's failure it caused.
+    std::string message = "incident of job " + inc.job + " on " + std::to_string(inc.nodes.size()) +
+                          " nodes at " + FormatRfc3339(inc.start) +
+                          " attributed to this node: " + evidence;
+    if (message.size() > 1024) message.resize(1024);
+    if (Status s =
+            tainter.RecordNodeEvent(inc.attributed, {"Warning", "FaultlineIncident", message});
+        !s.ok()) {
+      LogWarning("correlation", "cannot record the incident's Event",
+                 {{"node", inc.attributed}, {"error", s.ToString()}});
+    }
   }
 }
 

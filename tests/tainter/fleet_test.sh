@@ -157,6 +157,11 @@ tainted_nodes() {
 }
 only_tainted() { [[ "$(tainted_nodes)" == "$1 " ]]; }
 incident_lines() { grep -c '"msg":"incident"' "$T"/tainter*.log 2>/dev/null | awk -F: '{s += $NF} END {print s + 0}'; }
+# An Event the API double recorded (POST .../events, kept as sent).
+has_incident_event() {
+  e2e_api_get /debug/events | jq -e --arg n "$1" \
+    '[.items[]? | select(.involvedObject.name == $n and .reason == "FaultlineIncident")] | length == 1' >/dev/null
+}
 incidents_logged() { (($(incident_lines) >= $1)); }
 incidents_cli() { "$TAINTER" incidents --config "$T/tainter.yaml" --kubeconfig "$T/kubeconfig" --since 1h 2>>"$T/cli.log"; }
 
@@ -189,6 +194,7 @@ check_one_incident() {  # ATTRIBUTED (or "none")
     grep -q 'attributed: none' <<<"$out" || e2e_fail "the incident was attributed"
   else
     grep -q "attributed: $1\$" <<<"$out" || e2e_fail "the incident is not attributed to $1"
+    has_incident_event "$1" || e2e_fail "no FaultlineIncident Event on $1"
   fi
 }
 
@@ -234,6 +240,8 @@ two_jobs)
   grep -q '  ml/job-a  32 nodes .*attributed: gpu-3$' <<<"$out" || e2e_fail "job-a's incident is not attributed to gpu-3"
   grep -q '  ml/job-b  32 nodes .*attributed: gpu-40$' <<<"$out" || e2e_fail "job-b's incident is not attributed to gpu-40"
   [[ $(grep -c '^20' <<<"$out") == 2 ]] || e2e_fail "expected exactly two incidents"
+  has_incident_event gpu-3 || e2e_fail "no FaultlineIncident Event on gpu-3"
+  has_incident_event gpu-40 || e2e_fail "no FaultlineIncident Event on gpu-40"
   ;;
 *)
   e2e_fail "unknown scenario $SCENARIO"
