@@ -91,7 +91,7 @@ void Policy::Plan(Decision& d, NodeState& state) {
   }
 }
 
-Policy::Policy(Options options, const Clock& clock) : options_(std::move(options)), clock_(clock) {}
+Policy::Policy(Options options, const Clock& clock) : options_(options), clock_(clock) {}
 
 void Policy::SetNode(const std::string& node, bool managed, bool opted_out) {
   NodeState& state = nodes_[node];

@@ -38,7 +38,7 @@ struct Reason {
 };
 
 inline constexpr std::size_t kMaxReasonMessageBytes = 512;
-inline constexpr std::size_t kDefaultMaxAnnotationBytes = 16 * 1024;
+inline constexpr std::size_t kDefaultMaxAnnotationBytes = std::size_t{16} * 1024;
 
 // The annotation's JSON text, at most `max_bytes` long. To fit, it first
 // empties the messages of the oldest reasons (by last_seen), then their

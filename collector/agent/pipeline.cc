@@ -415,11 +415,12 @@ void Pipeline::Process(Batch& batch) {
 
 void Pipeline::PublishFollowUps(std::vector<Suppressor::FollowUp>& follow_ups) {
   for (Suppressor::FollowUp& follow_up : follow_ups) {
-    PublishWithRetry(follow_up.event, std::move(follow_up.holds));
+    PublishWithRetry(follow_up.event, follow_up.holds);
   }
 }
 
-bool Pipeline::PublishWithRetry(const FaultEvent& event, std::vector<Suppressor::Hold> holds) {
+bool Pipeline::PublishWithRetry(const FaultEvent& event,
+                                const std::vector<Suppressor::Hold>& holds) {
   const SteadyTime published_at = clock_.MonotonicNow();
   for (;;) {
     Status status =

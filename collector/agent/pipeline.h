@@ -120,7 +120,7 @@ class Pipeline {
   void PublishFollowUps(std::vector<Suppressor::FollowUp>& follow_ups);
   // Publishes, retrying while the sink is full. False if it gave up at the
   // shutdown deadline (the event counts as undelivered, its holds stay).
-  bool PublishWithRetry(const FaultEvent& event, std::vector<Suppressor::Hold> holds);
+  bool PublishWithRetry(const FaultEvent& event, const std::vector<Suppressor::Hold>& holds);
   void OnDelivered(const std::vector<Suppressor::Hold>& holds, const Status& result,
                    std::chrono::steady_clock::time_point published_at, const std::string& rule);
   void Hold(const Suppressor::Hold& hold);
