@@ -325,8 +325,9 @@ int KafkaEventConsumer::Poll(std::chrono::milliseconds timeout, int max_messages
   int wait_ms = static_cast<int>(timeout.count());
   while (taken < max_messages) {
     std::unique_ptr<RdKafka::Message> m(consumer_->consume(wait_ms));
-    wait_ms = 0;
     if (!m || m->err() == RdKafka::ERR__TIMED_OUT) break;
+    if (options_.before_decide) options_.before_decide();
+    wait_ms = 0;
     Take(*m);
     if (m->err() == RdKafka::ERR_NO_ERROR) ++taken;
   }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -81,6 +82,11 @@ class KafkaEventConsumer {
     // is set aside like a key mismatch. faultline-tainter always sets it;
     // null (embedding tests only) takes events as written. Not owned.
     RuleCheck* rule_check = nullptr;
+    // Called in Poll() before each message is decided: the daemon applies
+    // the node changes its watch received meanwhile (a taint lifted by hand
+    // a moment before this event must not count against the valve). Empty:
+    // nothing.
+    std::function<void()> before_decide;
   };
 
   // Consumer properties set before `properties` (which override them), for

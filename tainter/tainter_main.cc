@@ -133,6 +133,12 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
   TainterConfig config = given;
   config.tainter.round_budget = MaxPollInterval(config.kafka.properties) / 3;
   config.kafka.rule_check = &rule_check;
+  // Set below, once the informer and the tainter exist (Options is copied
+  // into the consumer, so it calls through this holder).
+  std::function<void(bool only_changes)> observe_nodes;
+  config.kafka.before_decide = [&observe_nodes] {
+    if (observe_nodes) observe_nodes(/*only_changes=*/true);
+  };
   std::unique_ptr<TainterStack> stack = MakeTainterStack(config, "faultline-tainter", std::cerr);
   if (!stack) return 2;
   MetricsRegistry& metrics = stack->metrics;
@@ -172,6 +178,12 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
     fleet = std::move(*made);
     fleet->Attach(*tainter);
   }
+  observe_nodes = [&informer, &fleet, tainter](bool only_changes) {
+    std::vector<NodeInformer::Change> changes = informer.Take();
+    if (only_changes && changes.empty()) return;
+    if (fleet) fleet->ObserveNodes(changes);
+    tainter->Observe(std::move(changes));
+  };
   std::atomic<bool> kube_ok{tainter->adopted()};
   KafkaEventConsumer* kafka = consumer->get();
   auto endpoint =
@@ -217,12 +229,8 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
       next_rules_check = clock.MonotonicNow() + kRulePackCheckInterval;
     }
     tainter->BeginRound();
-    std::vector<NodeInformer::Change> changes = informer.Take();
-    if (fleet) {
-      fleet->ObserveNodes(changes);
-      fleet->Poll(std::chrono::milliseconds(0));
-    }
-    tainter->Observe(std::move(changes));
+    observe_nodes(/*only_changes=*/false);
+    if (fleet) fleet->Poll(std::chrono::milliseconds(0));
     // Nothing is consumed before the nodes were read: the valve counts
     // them, and a decision needs the node's state.
     // With correlation, also not before the identities are read: a
