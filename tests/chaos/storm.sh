@@ -50,6 +50,7 @@ kafka:
   dead_letter_topic: events.dead-letter
   properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500", log_level: "0"}
 kubernetes: {kubeconfig: $T/kubeconfig, qps: $QPS, burst: $((2 * QPS))}
+rules: {builtin: true, paths: [$HERE/storm_rules.yaml]}
 valve: {max_fraction: $MAX_FRACTION, per_rule_max_fraction: $MAX_FRACTION, max_new_taints: 0, min_allowed: 1}
 metrics_address: 127.0.0.1:0
 YAML
@@ -74,7 +75,7 @@ for ((b = 0; b < 10; b++)); do
   for ((j = b * batch; j < (b + 1) * batch && j < FAULTY; j++)); do
     node="gpu-$((j * NODES / FAULTY))"
     printf '%s %s\n' "$node" "$stamp" >>"$T/produced"
-    printf '%s:{"schema":1,"id":"storm-%s","node":"%s","source":"kmsg","origin":"kernel","rule":"storm.link_down","severity":"critical","action":"taint","summary":"link down","message":"mlx5: link down","log_time":"%s","detected_time":"%s"}\n' \
+    printf '%s:{"schema":1,"id":"storm-%s","node":"%s","source":"kmsg","origin":"kernel","rule":"storm.link_down","category":"network","severity":"critical","action":"taint","summary":"link down","message":"mlx5: link down","log_time":"%s","detected_time":"%s"}\n' \
       "$node" "$j" "$node" "$now" "$now"
   done | kcat -P -b "$BS" -t events -K: 2>/dev/null || e2e_fail "kcat -P failed"
   sleep "$(awk -v s="$SPREAD_S" 'BEGIN { printf "%.3f", s / 10 }')"
