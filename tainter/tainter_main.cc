@@ -33,6 +33,7 @@
 #include "tainter/incidents_command.h"
 #include "tainter/node_commands.h"
 #include "tainter/node_informer.h"
+#include "tainter/pod_informer.h"
 #include "tainter/rule_check.h"
 #include "tainter/tainter.h"
 #include "tainter/tainter_config.h"
@@ -155,6 +156,8 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
   // Fleet correlation (tainter/README.md): every partition, read apart
   // from the group, so accusations and incidents see every node.
   std::unique_ptr<FleetCorrelation> fleet;
+  std::unique_ptr<KubeNodeApi> pod_api;
+  std::unique_ptr<PodInformer> pod_informer;
   if (config.correlation.enabled) {
     auto made =
         FleetCorrelation::Create({.brokers = config.kafka.brokers,
@@ -171,6 +174,16 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
     }
     fleet = std::move(*made);
     fleet->Attach(*tainter);
+    // Pod IPs and controllers for correlation, watched on a thread and
+    // through a client of their own (tainter/pod_informer.h).
+    auto api = MakeApi(config, metrics);
+    if (!api) {
+      std::cerr << "faultline-tainter: " << api.error().message() << '\n';
+      return 2;
+    }
+    pod_api = std::move(*api);
+    pod_informer = std::make_unique<PodInformer>(*pod_api, PodInformer::Options{}, metrics);
+    pod_informer->Start();
   }
   std::atomic<bool> kube_ok{tainter->adopted()};
   KafkaEventConsumer* kafka = consumer->get();
@@ -220,6 +233,7 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
     std::vector<NodeInformer::Change> changes = informer.Take();
     if (fleet) {
       fleet->ObserveNodes(changes);
+      if (pod_informer) fleet->ObservePods(pod_informer->Take());
       fleet->Poll(std::chrono::milliseconds(0));
     }
     tainter->Observe(std::move(changes));
@@ -251,6 +265,7 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
   close(sfd);
   (*consumer)->Close();
   if (fleet) fleet->Close();
+  if (pod_informer) pod_informer->Stop();
   informer.Stop();
   LogInfo("tainter", "stopped",
           {{"pending_decisions", tainter->pending()},
