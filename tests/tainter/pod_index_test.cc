@@ -44,7 +44,7 @@ TEST_CASE("a pod IP resolves to the pod's node in any spelling, until the pod is
   CHECK(index.addresses() == 0);
 }
 
-TEST_CASE("a re-used pod IP belongs to its newest holder; the old pod's deletion keeps it") {
+TEST_CASE("a re-used pod IP belongs to its newest holder: the old pod's deletion keeps it") {
   PodIndex index;
   index.Upsert(Pod("old", "gpu-1", "10.1.0.9"));
   index.Upsert(Pod("new", "gpu-2", "10.1.0.9"));
@@ -62,7 +62,7 @@ TEST_CASE("host-network pods keep their owner but index no IP (it is the node's)
   CHECK(index.OwnerOf("ml", "agent-x7k2p")->kind == "DaemonSet");
 }
 
-TEST_CASE("the owner is the controller; a pod without one has none") {
+TEST_CASE("the owner is the controller: a pod without one has none") {
   PodIndex index;
   index.Upsert(Pod("train-a-worker-0", "gpu-0", "10.1.0.5"));
   index.Upsert(Pod("debug", "gpu-0", "10.1.0.6", "", ""));
@@ -75,7 +75,7 @@ TEST_CASE("the owner is the controller; a pod without one has none") {
   CHECK_FALSE(index.OwnerOf("other", "train-a-worker-0"));
 }
 
-TEST_CASE("the index holds at most max_pods; the rest are counted, a re-list starts over") {
+TEST_CASE("the index holds at most max_pods: the rest are counted, a re-list starts over") {
   PodIndex index({.max_pods = 3});
   for (int i = 0; i < 5; ++i) {
     index.Upsert(
