@@ -9,6 +9,7 @@
 #include "base/time_format.h"
 #include "tainter/correlation/correlation_consumer.h"
 #include "tainter/node_commands.h"
+#include "tainter/pod_informer.h"
 #include "tainter/tainter_config.h"
 
 namespace faultline {
@@ -84,6 +85,13 @@ int RunIncidentsCommand(const std::vector<std::string>& args, std::ostream& out,
     } else {
       err << "faultline-tainter incidents: warning: cannot list nodes (" << nodes.error().message()
           << "); resolving by published identities only\n";
+    }
+    // Pod IPs and controllers (one list, as the daemon's pod watch starts).
+    if (auto pods = (*api)->ListPodsAt(PodInformer::Options{}.field_selector); pods) {
+      correlator.pods().Replace(pods->pods);
+    } else {
+      err << "faultline-tainter incidents: warning: cannot list pods (" << pods.error().message()
+          << "); jobs are named from pod names, pod IPs do not resolve\n";
     }
   }
   CorrelationConsumer::Options o;

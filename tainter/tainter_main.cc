@@ -33,6 +33,7 @@
 #include "tainter/incidents_command.h"
 #include "tainter/node_commands.h"
 #include "tainter/node_informer.h"
+#include "tainter/pod_informer.h"
 #include "tainter/rule_check.h"
 #include "tainter/tainter.h"
 #include "tainter/tainter_config.h"
@@ -161,6 +162,8 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
   // Fleet correlation (tainter/README.md): every partition, read apart
   // from the group, so accusations and incidents see every node.
   std::unique_ptr<FleetCorrelation> fleet;
+  std::unique_ptr<KubeNodeApi> pod_api;
+  std::unique_ptr<PodInformer> pod_informer;
   if (config.correlation.enabled) {
     auto made =
         FleetCorrelation::Create({.brokers = config.kafka.brokers,
@@ -177,6 +180,16 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
     }
     fleet = std::move(*made);
     fleet->Attach(*tainter);
+    // Pod IPs and controllers for correlation, watched on a thread and
+    // through a client of their own (tainter/pod_informer.h).
+    auto api = MakeApi(config, metrics);
+    if (!api) {
+      std::cerr << "faultline-tainter: " << api.error().message() << '\n';
+      return 2;
+    }
+    pod_api = std::move(*api);
+    pod_informer = std::make_unique<PodInformer>(*pod_api, PodInformer::Options{}, metrics);
+    pod_informer->Start();
   }
   observe_nodes = [&informer, &fleet, tainter](bool only_changes) {
     std::vector<NodeInformer::Change> changes = informer.Take();
@@ -230,7 +243,10 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
     }
     tainter->BeginRound();
     observe_nodes(/*only_changes=*/false);
-    if (fleet) fleet->Poll(std::chrono::milliseconds(0));
+    if (fleet) {
+      if (pod_informer) fleet->ObservePods(pod_informer->Take());
+      fleet->Poll(std::chrono::milliseconds(0));
+    }
     // Nothing is consumed before the nodes were read: the valve counts
     // them, and a decision needs the node's state.
     // With correlation, also not before the identities are read: a
@@ -259,6 +275,7 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
   close(sfd);
   (*consumer)->Close();
   if (fleet) fleet->Close();
+  if (pod_informer) pod_informer->Stop();
   informer.Stop();
   LogInfo("tainter", "stopped",
           {{"pending_decisions", tainter->pending()},

@@ -8,7 +8,10 @@
 namespace faultline {
 
 Correlator::Correlator(Options options)
-    : peers_(options.peers), incidents_(std::move(options.incidents)) {}
+    : pods_(options.pods), peers_(options.peers), incidents_(std::move(options.incidents)) {
+  incidents_.SetOwnerOf(
+      [this](const std::string& ns, const std::string& pod) { return pods_.OwnerOf(ns, pod); });
+}
 
 Correlator::TimePoint Correlator::EventTime(const FaultEvent& e) {
   return e.log_time != TimePoint{} ? e.log_time : e.detected_time;
@@ -24,6 +27,7 @@ void Correlator::ObserveIdentity(const NodeIdentity& id) {
 std::optional<std::string> Correlator::Accused(const FaultEvent& e) const {
   if (e.peer.empty()) return std::nullopt;
   auto node = addresses_.Resolve(e.peer);
+  if (!node) node = pods_.NodeOf(e.peer);
   if (!node || *node == e.node) return std::nullopt;
   return node;
 }

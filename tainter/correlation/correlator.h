@@ -14,6 +14,7 @@
 #include "tainter/correlation/address_book.h"
 #include "tainter/correlation/incidents.h"
 #include "tainter/correlation/peer_attribution.h"
+#include "tainter/correlation/pod_index.h"
 
 namespace faultline {
 
@@ -38,12 +39,17 @@ class Correlator {
   struct Options {
     PeerAttribution::Options peers;
     IncidentTracker::Options incidents;
+    PodIndex::Options pods;
   };
   using TimePoint = std::chrono::system_clock::time_point;
 
   explicit Correlator(Options options);
 
   AddressBook& addresses() { return addresses_; }
+  // Pod IP -> node and namespace/pod -> controller, from the pod watch: a
+  // peer named by a pod IP resolves to its node (after the address book),
+  // an incident's job is its pods' controller when known.
+  PodIndex& pods() { return pods_; }
   void ObserveIdentity(const NodeIdentity& identity);
   void Observe(const FaultEvent& event);
   // The node `event` blames, when its peer resolves to a node other than
@@ -70,6 +76,7 @@ class Correlator {
 
  private:
   AddressBook addresses_;
+  PodIndex pods_;
   PeerAttribution peers_;
   IncidentTracker incidents_;
   std::uint64_t unresolved_ = 0;

@@ -24,6 +24,12 @@ Result<std::unique_ptr<FleetCorrelation>> FleetCorrelation::Create(
   Correlator* c = &self->correlator_;
   metrics.SetGaugeCallback("faultline_tainter_accusations", "accused nodes being counted", {},
                            [c] { return static_cast<double>(c->accusations()); });
+  metrics.SetGaugeCallback("faultline_tainter_indexed_pods",
+                           "pods whose IP and controller correlation keeps", {},
+                           [c] { return static_cast<double>(c->pods().size()); });
+  metrics.SetGaugeCallback("faultline_tainter_pods_not_indexed",
+                           "pods left out of the index, over its bound", {},
+                           [c] { return static_cast<double>(c->pods().dropped()); });
   metrics.SetGaugeCallback("faultline_tainter_open_incidents", "incidents still gathering lines",
                            {}, [c] { return static_cast<double>(c->open_incidents()); });
   return self;
@@ -41,6 +47,23 @@ void FleetCorrelation::ObserveNodes(const std::vector<NodeInformer::Change>& cha
       } else {
         correlator_.addresses().Set(AddressBook::Witness::kNodeStatus, n.name, n.addresses);
       }
+    }
+  }
+}
+
+void FleetCorrelation::ObservePods(const std::vector<PodInformer::Change>& changes) {
+  PodIndex& index = correlator_.pods();
+  for (const PodInformer::Change& c : changes) {
+    switch (c.kind) {
+      case PodInformer::Change::Kind::kList:
+        index.Replace(c.pods);
+        break;
+      case PodInformer::Change::Kind::kDeleted:
+        for (const PodInfo& p : c.pods) index.Remove(p.namespace_name, p.name);
+        break;
+      case PodInformer::Change::Kind::kUpsert:
+        for (const PodInfo& p : c.pods) index.Upsert(p);
+        break;
     }
   }
 }
@@ -91,6 +114,7 @@ void FleetCorrelation::Tick(Tainter& tainter, const Owns& owns) {
     LogInfo("correlation", "incident",
             {{"id", inc.id},
              {"job", inc.job},
+             {"owner", inc.owner.name.empty() ? "" : inc.owner.kind + "/" + inc.owner.name},
              {"start", FormatRfc3339(inc.start)},
              {"nodes", inc.nodes.size()},
              {"node_names", nodes},

@@ -13,6 +13,7 @@
 #include "tainter/correlation/correlation_consumer.h"
 #include "tainter/correlation/correlator.h"
 #include "tainter/node_informer.h"
+#include "tainter/pod_informer.h"
 #include "tainter/tainter.h"
 
 namespace faultline {
@@ -37,6 +38,8 @@ class FleetCorrelation {
   // against their own node.
   void Attach(Tainter& tainter);
   void ObserveNodes(const std::vector<NodeInformer::Change>& changes);
+  // The pod watch: pod IPs and controllers (PodIndex).
+  void ObservePods(const std::vector<PodInformer::Change>& changes);
   // Starts reading (retried by Poll until the topic exists).
   void Poll(std::chrono::milliseconds timeout);
   // The identities and recent history are read (or 10 s passed): the

@@ -90,7 +90,9 @@ bool IncidentTracker::Observe(const FaultEvent& e, TimePoint at) {
   auto ns = e.labels.find("namespace");
   auto pod = e.labels.find("pod");
   if (ns == e.labels.end() || pod == e.labels.end()) return false;
-  const std::string job = JobOf(ns->second, pod->second);
+  std::optional<JobOwner> owner;
+  if (owner_of_) owner = owner_of_(ns->second, pod->second);
+  const std::string job = owner ? ns->second + "/" + owner->name : JobOf(ns->second, pod->second);
   if (job.empty()) return false;
   auto it = open_.find(job);
   if (it != open_.end() && at - it->second.end > options_.window) {
@@ -103,10 +105,12 @@ bool IncidentTracker::Observe(const FaultEvent& e, TimePoint at) {
     if (open_.size() >= options_.max_open) return true;
     Incident inc;
     inc.job = job;
+    if (owner) inc.owner = *owner;
     inc.start = inc.end = at;
     it = open_.emplace(job, std::move(inc)).first;
   }
   Incident& inc = it->second;
+  if (owner && inc.owner.name.empty()) inc.owner = *owner;  // a line read before the pod watch
   inc.start = std::min(inc.start, at);
   inc.end = std::max(inc.end, at);
   inc.nodes.insert(e.node);
@@ -178,6 +182,7 @@ std::string FormatIncident(const Incident& inc) {
                     " lines  ";
   out += inc.attributed.empty() ? "attributed: none (no hardware evidence)"
                                 : "attributed: " + inc.attributed;
+  if (!inc.owner.name.empty()) out += "\n    owner: " + inc.owner.kind + "/" + inc.owner.name;
   std::string nodes;
   int shown = 0;
   for (const std::string& n : inc.nodes) {

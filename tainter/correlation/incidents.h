@@ -4,12 +4,15 @@
 #include <chrono>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "base/fault_event.h"
+#include "tainter/correlation/pod_index.h"
 
 namespace faultline {
 
@@ -25,7 +28,8 @@ struct IncidentEvidence {
 // errors that every rank prints when one of them fails, grouped.
 struct Incident {
   std::string id;   // job + start time: the same incident rebuilt gets the same id
-  std::string job;  // namespace/job, from the pod-log origin (IncidentTracker::JobOf)
+  std::string job;  // namespace/job: the pods' controller's name, else IncidentTracker::JobOf
+  JobOwner owner;   // the pods' controller when the pod watch knows it; else empty
   std::chrono::system_clock::time_point start;
   std::chrono::system_clock::time_point end;
   std::set<std::string> nodes;
@@ -68,6 +72,11 @@ class IncidentTracker {
   using TimePoint = std::chrono::system_clock::time_point;
 
   explicit IncidentTracker(Options options) : options_(std::move(options)) {}
+  using OwnerOf =
+      std::function<std::optional<JobOwner>(const std::string& ns, const std::string& pod)>;
+  // Where a pod's controller is looked up (the pod watch); without it, or
+  // when it does not know the pod, the job is JobOf's guess from the name.
+  void SetOwnerOf(OwnerOf owner_of) { owner_of_ = std::move(owner_of); }
 
   // Every event of every node; returns true if it was an incident line.
   bool Observe(const FaultEvent& event, TimePoint at);
@@ -89,12 +98,14 @@ class IncidentTracker {
   void Attribute(Incident& incident) const;
 
   Options options_;
+  OwnerOf owner_of_;
   std::map<std::string, Incident> open_;  // by job
   std::vector<Incident> finished_;        // ended by a gap, reported at the next Close()
   std::map<std::string, std::deque<IncidentEvidence>> evidence_;  // by node
 };
 
-// "2026-11-22T07:02:53Z  ml/train-llm  64 nodes  attributed: gpu-17 (ib.port-down ...)"
+// "2026-11-22T07:02:53Z  ml/train-llm  64 nodes  attributed: gpu-17 (ib.port-down ...)",
+// then "    owner: PyTorchJob/train-llm" when known, nodes, lines and evidence.
 std::string FormatIncident(const Incident& incident);
 
 }  // namespace faultline

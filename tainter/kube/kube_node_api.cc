@@ -92,17 +92,12 @@ Result<std::vector<NodeInfo>> KubeNodeApi::ListNodes(std::string_view label_sele
   return std::move(listing->nodes);
 }
 
-Status KubeNodeApi::WatchNodes(std::string_view label_selector, std::string_view resource_version,
-                               std::chrono::seconds timeout,
-                               const std::function<bool(const NodeWatchEvent&)>& on_event,
-                               const std::atomic<bool>* stop) {
-  std::string path = "/api/v1/nodes?watch=true&allowWatchBookmarks=true&timeoutSeconds=" +
-                     std::to_string(timeout.count());
-  if (!resource_version.empty()) path += "&resourceVersion=" + UrlEncode(resource_version);
-  if (!label_selector.empty()) path += "&labelSelector=" + UrlEncode(label_selector);
+Status KubeNodeApi::StreamWatch(const std::string& path, const std::string& what,
+                                std::chrono::seconds timeout, const WatchObject& on_object,
+                                const std::atomic<bool>* stop) {
   std::string buffer;
   Status failure = OkStatus();
-  constexpr std::size_t kMaxLine = 16u << 20;  // one Node; a bound, not a limit in practice
+  constexpr std::size_t kMaxLine = 16u << 20;  // one object; a bound, not a limit in practice
   std::function<bool(std::string_view)> on_data = [&](std::string_view data) {
     buffer.append(data);
     std::size_t start = 0;
@@ -113,7 +108,7 @@ Status KubeNodeApi::WatchNodes(std::string_view label_selector, std::string_view
       try {
         event = json::parse(line);
       } catch (const json::exception& e) {
-        failure = InternalError(std::string("watch nodes: a line is not JSON: ") + e.what());
+        failure = InternalError(what + ": a line is not JSON: " + e.what());
         return false;
       }
       const std::string type = event.value("type", "");
@@ -121,29 +116,16 @@ Status KubeNodeApi::WatchNodes(std::string_view label_selector, std::string_view
       if (type == "ERROR") {
         const int code = object.is_object() ? object.value("code", 0) : 0;
         const std::string message = object.is_object() ? object.value("message", "") : "";
-        failure =
-            code == 410
-                ? OutOfRangeError("watch nodes: 410 Gone: " + message)
-                : UnavailableError("watch nodes: error " + std::to_string(code) + ": " + message);
+        failure = code == 410
+                      ? OutOfRangeError(what + ": 410 Gone: " + message)
+                      : UnavailableError(what + ": error " + std::to_string(code) + ": " + message);
         return false;
       }
-      NodeWatchEvent e;
-      if (type == "BOOKMARK") {
-        e.type = NodeWatchEvent::Type::kBookmark;
-        e.node.resource_version = ResourceVersionOf(object);
-      } else {
-        auto info = NodeInfoFromJson(object);
-        if (!info) continue;
-        e.node = std::move(*info);
-        e.type = type == "ADDED"     ? NodeWatchEvent::Type::kAdded
-                 : type == "DELETED" ? NodeWatchEvent::Type::kDeleted
-                                     : NodeWatchEvent::Type::kModified;
-      }
-      if (!on_event(e)) return false;
+      if (!on_object(type, object)) return false;
     }
     buffer.erase(0, start);
     if (buffer.size() > kMaxLine) {
-      failure = InternalError("watch nodes: a line longer than 16 MiB");
+      failure = InternalError(what + ": a line longer than 16 MiB");
       return false;
     }
     return true;
@@ -154,50 +136,127 @@ Status KubeNodeApi::WatchNodes(std::string_view label_selector, std::string_view
       on_data, stop);
   if (!failure.ok()) return failure;
   if (!response) return response.error();
-  if (response->status == 410) {
-    return OutOfRangeError("watch nodes: 410 Gone");
-  }
-  if (response->status != 200) return StatusFromResponse(*response, "watch nodes");
+  if (response->status == 410) return OutOfRangeError(what + ": 410 Gone");
+  if (response->status != 200) return StatusFromResponse(*response, what.c_str());
   return OkStatus();
 }
 
-Result<NodeListing> KubeNodeApi::ListNodesAt(std::string_view label_selector) {
-  NodeListing listing;
-  std::vector<NodeInfo>& nodes = listing.nodes;
+Result<std::string> KubeNodeApi::ListPages(const std::string& path, const std::string& what,
+                                           const std::function<void(const json&)>& on_item) {
+  std::string resource_version;
   std::string continue_token;
+  const char* sep = path.find('?') == std::string::npos ? "?" : "&";
   // A bound on pages, so a server that keeps handing out continue tokens
   // cannot keep us here forever.
   for (int page = 0; page < 10'000; ++page) {
-    std::string path = "/api/v1/nodes?limit=" + std::to_string(options_.list_page_size);
-    if (!label_selector.empty()) path += "&labelSelector=" + UrlEncode(label_selector);
-    if (!continue_token.empty()) path += "&continue=" + UrlEncode(continue_token);
-    auto response = http_->Send(
-        {.verb = "list", .method = "GET", .path = path, .content_type = {}, .body = {}});
+    std::string url = path + sep + "limit=" + std::to_string(options_.list_page_size);
+    if (!continue_token.empty()) url += "&continue=" + UrlEncode(continue_token);
+    auto response =
+        http_->Send({.verb = "list", .method = "GET", .path = url, .content_type = {}, .body = {}});
     if (!response) return response.error();
-    if (response->status != 200) return StatusFromResponse(*response, "list nodes");
-    auto body = ParseBody(*response, "list nodes");
+    if (response->status != 200) return StatusFromResponse(*response, what.c_str());
+    auto body = ParseBody(*response, what.c_str());
     if (!body) return body.error();
     if (!body->is_object() || !body->contains("items") || !(*body)["items"].is_array()) {
-      return InternalError("list nodes: response has no items array");
+      return InternalError(what + ": response has no items array");
     }
-    for (const auto& item : (*body)["items"]) {
-      auto info = NodeInfoFromJson(item);
-      if (info) nodes.push_back(std::move(*info));
-    }
+    for (const auto& item : (*body)["items"]) on_item(item);
     continue_token.clear();
     if (body->contains("metadata") && (*body)["metadata"].is_object()) {
       const json& meta = (*body)["metadata"];
       // Every page is read at the first page's version; the last one names it.
       if (meta.contains("resourceVersion") && meta["resourceVersion"].is_string()) {
-        listing.resource_version = meta["resourceVersion"].get<std::string>();
+        resource_version = meta["resourceVersion"].get<std::string>();
       }
       if (meta.contains("continue") && meta["continue"].is_string()) {
         continue_token = meta["continue"].get<std::string>();
       }
     }
-    if (continue_token.empty()) return listing;
+    if (continue_token.empty()) return resource_version;
   }
-  return InternalError("list nodes: more than 10000 pages");
+  return InternalError(what + ": more than 10000 pages");
+}
+
+Status KubeNodeApi::WatchNodes(std::string_view label_selector, std::string_view resource_version,
+                               std::chrono::seconds timeout,
+                               const std::function<bool(const NodeWatchEvent&)>& on_event,
+                               const std::atomic<bool>* stop) {
+  std::string path = "/api/v1/nodes?watch=true&allowWatchBookmarks=true&timeoutSeconds=" +
+                     std::to_string(timeout.count());
+  if (!resource_version.empty()) path += "&resourceVersion=" + UrlEncode(resource_version);
+  if (!label_selector.empty()) path += "&labelSelector=" + UrlEncode(label_selector);
+  return StreamWatch(
+      path, "watch nodes", timeout,
+      [&](const std::string& type, const json& object) {
+        NodeWatchEvent e;
+        if (type == "BOOKMARK") {
+          e.type = NodeWatchEvent::Type::kBookmark;
+          e.node.resource_version = ResourceVersionOf(object);
+        } else {
+          auto info = NodeInfoFromJson(object);
+          if (!info) return true;
+          e.node = std::move(*info);
+          e.type = type == "ADDED"     ? NodeWatchEvent::Type::kAdded
+                   : type == "DELETED" ? NodeWatchEvent::Type::kDeleted
+                                       : NodeWatchEvent::Type::kModified;
+        }
+        return on_event(e);
+      },
+      stop);
+}
+
+Result<NodeListing> KubeNodeApi::ListNodesAt(std::string_view label_selector) {
+  NodeListing listing;
+  std::string path = "/api/v1/nodes";
+  if (!label_selector.empty()) path += "?labelSelector=" + UrlEncode(label_selector);
+  auto version = ListPages(path, "list nodes", [&](const json& item) {
+    auto info = NodeInfoFromJson(item);
+    if (info) listing.nodes.push_back(std::move(*info));
+  });
+  if (!version) return version.error();
+  listing.resource_version = std::move(*version);
+  return listing;
+}
+
+Result<PodListing> KubeNodeApi::ListPodsAt(std::string_view field_selector) {
+  PodListing listing;
+  std::string path = "/api/v1/pods";
+  if (!field_selector.empty()) path += "?fieldSelector=" + UrlEncode(field_selector);
+  auto version = ListPages(path, "list pods", [&](const json& item) {
+    auto info = PodInfoFromJson(item);
+    if (info) listing.pods.push_back(std::move(*info));
+  });
+  if (!version) return version.error();
+  listing.resource_version = std::move(*version);
+  return listing;
+}
+
+Status KubeNodeApi::WatchPods(std::string_view field_selector, std::string_view resource_version,
+                              std::chrono::seconds timeout,
+                              const std::function<bool(const PodWatchEvent&)>& on_event,
+                              const std::atomic<bool>* stop) {
+  std::string path = "/api/v1/pods?watch=true&allowWatchBookmarks=true&timeoutSeconds=" +
+                     std::to_string(timeout.count());
+  if (!resource_version.empty()) path += "&resourceVersion=" + UrlEncode(resource_version);
+  if (!field_selector.empty()) path += "&fieldSelector=" + UrlEncode(field_selector);
+  return StreamWatch(
+      path, "watch pods", timeout,
+      [&](const std::string& type, const json& object) {
+        PodWatchEvent e;
+        if (type == "BOOKMARK") {
+          e.type = PodWatchEvent::Type::kBookmark;
+          e.pod.resource_version = ResourceVersionOf(object);
+        } else {
+          auto info = PodInfoFromJson(object);
+          if (!info) return true;
+          e.pod = std::move(*info);
+          e.type = type == "ADDED"     ? PodWatchEvent::Type::kAdded
+                   : type == "DELETED" ? PodWatchEvent::Type::kDeleted
+                                       : PodWatchEvent::Type::kModified;
+        }
+        return on_event(e);
+      },
+      stop);
 }
 
 Status KubeNodeApi::UpdateNode(std::string_view name, const NodeChange& change) {

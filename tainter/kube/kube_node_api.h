@@ -62,6 +62,12 @@ class KubeNodeApi final : public NodeApi {
                     std::chrono::seconds timeout,
                     const std::function<bool(const NodeWatchEvent&)>& on_event,
                     const std::atomic<bool>* stop) override;
+  // GET /api/v1/pods?fieldSelector=..[&watch=true..]: every namespace.
+  Result<PodListing> ListPodsAt(std::string_view field_selector) override;
+  Status WatchPods(std::string_view field_selector, std::string_view resource_version,
+                   std::chrono::seconds timeout,
+                   const std::function<bool(const PodWatchEvent&)>& on_event,
+                   const std::atomic<bool>* stop) override;
   Status UpdateNode(std::string_view name, const NodeChange& change) override;
   Status CreateEvent(const NodeEvent& event) override;
   // PATCH /api/v1/nodes/{name}/status, application/strategic-merge-patch+json
@@ -82,6 +88,14 @@ class KubeNodeApi final : public NodeApi {
               MetricsRegistry& metrics);
   Result<nlohmann::json> GetNodeJson(std::string_view name);
   Status PatchEventCount(const std::string& name, int count, const std::string& time);
+  // A watch stream of JSON lines: `on_object(type, object)` for each event
+  // but ERROR (410: kOutOfRange, else kUnavailable); false stops it.
+  using WatchObject = std::function<bool(const std::string& type, const nlohmann::json& object)>;
+  Status StreamWatch(const std::string& path, const std::string& what, std::chrono::seconds timeout,
+                     const WatchObject& on_object, const std::atomic<bool>* stop);
+  // Every page of a list (limit + continue); returns the list's resourceVersion.
+  Result<std::string> ListPages(const std::string& path, const std::string& what,
+                                const std::function<void(const nlohmann::json&)>& on_item);
 
   std::unique_ptr<KubeHttpClient> http_;
   const Options options_;

@@ -38,6 +38,51 @@ std::uint64_t Fnv1a(std::string_view data, std::uint64_t hash = 1469598103934665
 
 }  // namespace
 
+Result<PodInfo> PodInfoFromJson(const json& pod) {
+  auto str = [](const json& o, const char* key) -> std::string {
+    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>()
+                                                                  : std::string();
+  };
+  auto flag = [](const json& o, const char* key) {
+    return o.contains(key) && o[key].is_boolean() && o[key].get<bool>();
+  };
+  if (!pod.is_object() || !pod.contains("metadata") || !pod["metadata"].is_object()) {
+    return InvalidArgumentError("not a Pod object: no metadata");
+  }
+  const json& meta = pod["metadata"];
+  PodInfo info;
+  info.name = str(meta, "name");
+  if (info.name.empty()) return InvalidArgumentError("not a Pod object: no metadata.name");
+  info.namespace_name = str(meta, "namespace");
+  info.resource_version = str(meta, "resourceVersion");
+  if (meta.contains("ownerReferences") && meta["ownerReferences"].is_array()) {
+    for (const json& ref : meta["ownerReferences"]) {
+      if (!ref.is_object() || !flag(ref, "controller")) continue;
+      info.owner_api_version = str(ref, "apiVersion");
+      info.owner_kind = str(ref, "kind");
+      info.owner_name = str(ref, "name");
+      break;
+    }
+  }
+  if (pod.contains("spec") && pod["spec"].is_object()) {
+    const json& spec = pod["spec"];
+    info.node_name = str(spec, "nodeName");
+    info.host_network = flag(spec, "hostNetwork");
+  }
+  if (pod.contains("status") && pod["status"].is_object()) {
+    const json& status = pod["status"];
+    if (status.contains("podIPs") && status["podIPs"].is_array()) {
+      for (const json& ip : status["podIPs"]) {
+        if (std::string a = str(ip, "ip"); !a.empty()) info.ips.push_back(std::move(a));
+      }
+    }
+    if (info.ips.empty()) {
+      if (std::string a = str(status, "podIP"); !a.empty()) info.ips.push_back(std::move(a));
+    }
+  }
+  return info;
+}
+
 Result<NodeInfo> NodeInfoFromJson(const json& node) {
   if (!node.is_object() || !node.contains("metadata") || !node["metadata"].is_object()) {
     return InvalidArgumentError("not a Node object: no metadata");

@@ -19,6 +19,11 @@ namespace faultline {
 // object (no metadata.name).
 Result<NodeInfo> NodeInfoFromJson(const nlohmann::json& node);
 
+// core/v1 Pod -> PodInfo (namespace, name, spec.nodeName, status.podIPs
+// else status.podIP, spec.hostNetwork, the ownerReference with
+// controller: true). Errors: kInvalidArgument when it has no metadata.name.
+Result<PodInfo> PodInfoFromJson(const nlohmann::json& pod);
+
 // The strategic merge patch body that sets `conditions` on nodes/status:
 // {"status":{"conditions":[{type,status,reason,message,lastHeartbeatTime,
 // lastTransitionTime}, ...]}} (times only when set). Sent to the status

@@ -88,6 +88,33 @@ struct NodeWatchEvent {
   NodeInfo node;  // kBookmark: only resource_version is set
 };
 
+// What fleet correlation keeps of a Pod (tainter/correlation/pod_index.h):
+// where it runs, its IPs and its controller. Nothing else is read.
+struct PodInfo {
+  std::string namespace_name;
+  std::string name;
+  std::string resource_version;
+  std::string node_name;         // spec.nodeName; empty until scheduled
+  std::vector<std::string> ips;  // status.podIPs[].ip, else status.podIP
+  bool host_network = false;     // spec.hostNetwork: its IP is the node's
+  // The controller ownerReference (controller: true): "batch/v1" "Job"
+  // "train-a", "kubeflow.org/v1" "PyTorchJob" "train-a"; empty when none.
+  std::string owner_api_version;
+  std::string owner_kind;
+  std::string owner_name;
+};
+
+struct PodListing {
+  std::vector<PodInfo> pods;
+  std::string resource_version;
+};
+
+struct PodWatchEvent {
+  enum class Type : std::uint8_t { kAdded, kModified, kDeleted, kBookmark };
+  Type type = Type::kModified;
+  PodInfo pod;  // kBookmark: only resource_version is set
+};
+
 // A small shared record the replicas update optimistically (the safety
 // valve's recent new taints). `resource_version` empty: it does not exist yet.
 struct SharedRecord {
@@ -157,6 +184,20 @@ class NodeApi {
                             const std::function<bool(const NodeWatchEvent&)>& /*on_event*/,
                             const std::atomic<bool>* /*stop*/) {
     return FailedPreconditionError("this NodeApi cannot watch");
+  }
+
+  // Pods of every namespace matching `field_selector` ("status.podIP!=":
+  // those that have an IP), with the list's resourceVersion; and the watch
+  // from it, with WatchNodes's contract. kFailedPrecondition: this NodeApi
+  // cannot (fleet correlation goes on without pod IPs and owners).
+  virtual Result<PodListing> ListPodsAt(std::string_view /*field_selector*/) {
+    return FailedPreconditionError("this NodeApi cannot list pods");
+  }
+  virtual Status WatchPods(std::string_view /*field_selector*/,
+                           std::string_view /*resource_version*/, std::chrono::seconds /*timeout*/,
+                           const std::function<bool(const PodWatchEvent&)>& /*on_event*/,
+                           const std::atomic<bool>* /*stop*/) {
+    return FailedPreconditionError("this NodeApi cannot watch pods");
   }
 
   // The safety valve's record shared by every replica (KubeNodeApi: a

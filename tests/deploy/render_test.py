@@ -77,6 +77,10 @@ API_REQUESTS = [
     ("tainter", "patch", "", "nodes", "KubeNodeApi::UpdateNode: JSON Patch of taint + reasons"),
     ("tainter", "patch", "", "nodes/status",
      "KubeNodeApi::PatchNodeConditions: faultline's NodeConditions (strategic merge by type)"),
+    # Fleet correlation's pod index (tainter/pod_informer.h): pod IP -> node and
+    # the pods' controller, every namespace, field selector status.podIP!=.
+    ("tainter", "list", "", "pods", "KubeNodeApi::ListPodsAt: PodInformer, incidents command"),
+    ("tainter", "watch", "", "pods", "KubeNodeApi::WatchPods: PodInformer"),
     ("tainter", "create", "", "events", "KubeNodeApi::CreateEvent"),
     ("tainter", "get", "", "events", "KubeNodeApi::CreateEvent: count after a 409"),
     ("tainter", "patch", "", "events", "KubeNodeApi::PatchEventCount"),
@@ -105,7 +109,7 @@ def requested_rules(who, resources):
     return rules
 
 
-TAINTER_RULES = requested_rules("tainter", {"nodes", "nodes/status"})
+TAINTER_RULES = requested_rules("tainter", {"nodes", "nodes/status", "pods"})
 STANDALONE_RULES = requested_rules("standalone", {"nodes", "nodes/status"})
 EVENT_RULES = requested_rules("tainter", {"events"})
 TAINTER_EVENT_RULES = requested_rules("tainter", {"events", "leases"})
@@ -119,7 +123,21 @@ def code_requests(source_dir):
     """{(verb, resource)} of every `.verb = "..."` request in the Kubernetes
     client's sources. The resource is read from the path literals of the
     function making the request ("/events" or "/api/v1/nodes"), since a path
-    may be built in a variable first."""
+    may be built in a variable first; a helper that takes its path from its
+    callers (KubeNodeApi::ListPages, StreamWatch) sends the resources of the
+    functions that call it."""
+    def resource_of(window):
+        return ("leases" if '/leases' in window else
+                "events" if '/events' in window else
+                "nodes/status" if ('"/api/v1/nodes' in window and '"/status"' in window) else
+                "nodes" if '"/api/v1/nodes' in window else
+                "pods" if '"/api/v1/pods' in window else None)
+
+    def function_around(text, at):
+        start = text.rfind("\n}\n", 0, at)
+        end = text.find("\n}\n", at)
+        return max(start, 0), (len(text) if end < 0 else end)
+
     found = set()
     for rel in KUBE_CLIENT_SOURCES:
         directory = os.path.join(source_dir, rel)
@@ -131,13 +149,20 @@ def code_requests(source_dir):
                 function_start = text.rfind("\n}\n", 0, m.start())
                 send_end = text.find("});", m.start())
                 window = text[max(function_start, 0):send_end]
-                resource = ("leases" if '/leases' in window else
-                            "events" if '/events' in window else
-                            "nodes/status" if ('"/api/v1/nodes' in window and
-                                               '"/status"' in window) else
-                            "nodes" if '"/api/v1/nodes' in window else
-                            f"unknown ({name} offset {m.start()})")
-                found.add((m.group(1), resource))
+                resource = resource_of(window)
+                if resource is not None:
+                    found.add((m.group(1), resource))
+                    continue
+                helper = re.search(r"KubeNodeApi::(\w+)\(", window)
+                callers = [c for c in re.finditer(r"(?<!::)\b%s\(" % helper.group(1), text)
+                           if function_around(text, c.start())[0] != max(function_start, 0)] \
+                    if helper else []
+                if not callers:
+                    found.add((m.group(1), f"unknown ({name} offset {m.start()})"))
+                for c in callers:
+                    start, end = function_around(text, c.start())
+                    found.add((m.group(1), resource_of(text[start:end]) or
+                               f"unknown ({name} offset {c.start()})"))
     return found
 
 

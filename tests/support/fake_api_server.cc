@@ -130,6 +130,61 @@ std::set<std::string> ParseSet(const std::string& text) {
   return values;
 }
 
+// The value of a pod's selectable field as kube-apiserver's
+// PodToSelectableFields gives it (a missing field is ""); nullopt: the
+// field cannot be selected on.
+std::optional<std::string> PodField(const json& pod, const std::string& field) {
+  static const std::set<std::string> kFields = {
+      "metadata.name",      "metadata.namespace",      "spec.nodeName",    "spec.restartPolicy",
+      "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase",
+      "status.podIP",       "status.nominatedNodeName"};
+  if (!kFields.count(field)) return std::nullopt;
+  const std::size_t dot = field.find('.');
+  const std::string top = field.substr(0, dot);
+  const std::string key = field.substr(dot + 1);
+  if (key == "hostNetwork") {
+    const bool host =
+        pod.contains("spec") && pod["spec"].is_object() && pod["spec"].contains("hostNetwork") &&
+        pod["spec"]["hostNetwork"].is_boolean() && pod["spec"]["hostNetwork"].get<bool>();
+    return host ? "true" : "false";
+  }
+  if (!pod.contains(top) || !pod[top].is_object() || !pod[top].contains(key) ||
+      !pod[top][key].is_string()) {
+    return std::string();
+  }
+  return pod[top][key].get<std::string>();
+}
+
+// A field selector ("status.podIP!=,spec.nodeName=gpu-1"): every term must
+// hold. `error` is set for a field pods cannot be selected on.
+bool MatchesFieldSelector(const json& pod, const std::string& selector,
+                          std::string* error = nullptr) {
+  std::stringstream in(selector);
+  std::string term;
+  while (std::getline(in, term, ',')) {
+    term = Trim(term);
+    if (term.empty()) continue;
+    const std::size_t ne = term.find("!=");
+    const std::size_t eq = term.find('=');
+    if (eq == std::string::npos) {
+      if (error) *error = "invalid selector: '" + term + "'; can't understand '" + term + "'";
+      return false;
+    }
+    const bool negate = ne != std::string::npos && ne < eq;
+    const std::string field = Trim(term.substr(0, negate ? ne : eq));
+    std::string value = term.substr(negate ? ne + 2 : eq + 1);
+    if (!negate && !value.empty() && value[0] == '=') value = value.substr(1);  // "=="
+    value = Trim(value);
+    auto actual = PodField(pod, field);
+    if (!actual) {
+      if (error) *error = "field label not supported: " + field;
+      return false;
+    }
+    if ((*actual == value) == negate) return false;
+  }
+  return true;
+}
+
 bool MatchesSelector(const json& node, const std::string& selector) {
   std::map<std::string, std::string> labels;
   if (node["metadata"].contains("labels")) {
@@ -398,11 +453,12 @@ void FakeApiServer::PutNodeJson(json node) {
 }
 
 void FakeApiServer::RecordNodeChangeLocked(const std::string& type, const json& object,
-                                           std::optional<json> previous) {
+                                           std::optional<json> previous,
+                                           const std::string& resource) {
   // Bounded like the API server's watch cache: older changes are forgotten
   // and a watch from before them gets 410 Gone.
   constexpr std::size_t kMaxHistory = 10'000;
-  node_history_.push_back({resource_version_, type, object, std::move(previous)});
+  node_history_.push_back({resource_version_, resource, type, object, std::move(previous)});
   while (node_history_.size() > kMaxHistory) {
     history_floor_ = node_history_.front().rv;
     node_history_.pop_front();
@@ -410,24 +466,34 @@ void FakeApiServer::RecordNodeChangeLocked(const std::string& type, const json& 
   changed_.notify_all();
 }
 
-void FakeApiServer::Watch(const httplib::Request& req, httplib::Response& res) {
+void FakeApiServer::Watch(const httplib::Request& req, httplib::Response& res,
+                          const std::string& resource) {
   struct Stream {
     std::int64_t cursor = 0;
     std::string selector;
+    std::string resource;
+    std::function<bool(const json&)> matches;
     std::chrono::steady_clock::time_point deadline;
     std::string pending;  // lines to send before waiting
     bool ending = false;  // send `pending`, then end the stream
   };
   auto st = std::make_shared<Stream>();
-  st->selector = req.get_param_value("labelSelector");
+  st->resource = resource;
+  if (resource == "pods") {
+    st->selector = req.get_param_value("fieldSelector");
+    st->matches = [sel = st->selector](const json& o) { return MatchesFieldSelector(o, sel); };
+  } else {
+    st->selector = req.get_param_value("labelSelector");
+    st->matches = [sel = st->selector](const json& o) { return MatchesSelector(o, sel); };
+  }
   int timeout_s = 300;
   if (req.has_param("timeoutSeconds")) timeout_s = std::stoi(req.get_param_value("timeoutSeconds"));
   st->deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   const std::string rv = req.get_param_value("resourceVersion");
   if (rv.empty() || rv == "0") {
     // "Start at most recent": the current state as ADDED, then the changes.
-    for (const auto& [name, node] : nodes_) {
-      if (!MatchesSelector(node, st->selector)) continue;
+    for (const auto& [name, node] : resource == "pods" ? pods_ : nodes_) {
+      if (!st->matches(node)) continue;
       st->pending += json({{"type", "ADDED"}, {"object", node}}).dump() + "\n";
     }
     st->cursor = resource_version_;
@@ -466,9 +532,9 @@ void FakeApiServer::Watch(const httplib::Request& req, httplib::Response& res) {
             for (const NodeChangeRecord& c : node_history_) {
               if (c.rv <= st->cursor) continue;
               st->cursor = c.rv;
-              const bool now_matches =
-                  c.type != "DELETED" && MatchesSelector(c.object, st->selector);
-              const bool matched = c.previous && MatchesSelector(*c.previous, st->selector);
+              if (c.resource != st->resource) continue;
+              const bool now_matches = c.type != "DELETED" && st->matches(c.object);
+              const bool matched = c.previous && st->matches(*c.previous);
               std::string type = c.type;
               if (c.type == "DELETED") {
                 if (!matched) continue;
@@ -542,6 +608,28 @@ void FakeApiServer::DeleteNode(const std::string& name) {
   BumpLocked(last);  // a DELETED event carries the object at the deletion's revision
   RecordNodeChangeLocked("DELETED", last, it->second);
   nodes_.erase(it);
+}
+
+void FakeApiServer::PutPodJson(json pod) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string key = pod["metadata"].value("namespace", "default") + "/" +
+                          pod["metadata"]["name"].get<std::string>();
+  pod["metadata"]["namespace"] = key.substr(0, key.find('/'));
+  BumpLocked(pod);
+  std::optional<json> previous;
+  if (auto it = pods_.find(key); it != pods_.end()) previous = it->second;
+  RecordNodeChangeLocked(previous ? "MODIFIED" : "ADDED", pod, previous, "pods");
+  pods_[key] = std::move(pod);
+}
+
+void FakeApiServer::DeletePod(const std::string& ns, const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pods_.find(ns + "/" + name);
+  if (it == pods_.end()) return;
+  json last = it->second;
+  BumpLocked(last);
+  RecordNodeChangeLocked("DELETED", last, it->second, "pods");
+  pods_.erase(it);
 }
 
 std::vector<json> FakeApiServer::Events() const {
@@ -692,6 +780,43 @@ void FakeApiServer::Routes() {
             items.push_back(it->second);
           }
           json list = {{"kind", "NodeList"},
+                       {"apiVersion", "v1"},
+                       {"metadata", {{"resourceVersion", std::to_string(resource_version_)}}},
+                       {"items", items}};
+          if (!next.empty()) list["metadata"]["continue"] = next;
+          Reply(res, 200, list);
+        }));
+
+  s.Get("/api/v1/pods", api([this](const httplib::Request& req, httplib::Response& res) {
+          const std::string selector = req.get_param_value("fieldSelector");
+          // An unknown field is refused before anything is listed or watched.
+          std::string error;
+          MatchesFieldSelector(json::object(), selector, &error);
+          if (!error.empty()) return Fail(res, 400, error);
+          const std::string watch = req.get_param_value("watch");
+          if (watch == "true" || watch == "1") return Watch(req, res, "pods");
+          std::size_t limit = 0;
+          if (req.has_param("limit")) limit = std::stoul(req.get_param_value("limit"));
+          std::string after;
+          if (req.has_param("continue")) {
+            after = req.get_param_value("continue");
+            if (after.rfind("after:", 0) != 0) return Fail(res, 410, "continue token is invalid");
+            after = after.substr(6);
+          }
+          json items = json::array();
+          std::string next;
+          std::string last_key;
+          for (auto it = after.empty() ? pods_.begin() : pods_.upper_bound(after);
+               it != pods_.end(); ++it) {
+            if (!MatchesFieldSelector(it->second, selector)) continue;
+            if (limit != 0 && items.size() == limit) {
+              next = "after:" + last_key;
+              break;
+            }
+            items.push_back(it->second);
+            last_key = it->first;
+          }
+          json list = {{"kind", "PodList"},
                        {"apiVersion", "v1"},
                        {"metadata", {{"resourceVersion", std::to_string(resource_version_)}}},
                        {"items", items}};
@@ -974,6 +1099,22 @@ void FakeApiServer::Routes() {
   s.Delete("/debug/fail", [this](const httplib::Request&, httplib::Response& res) {
     std::lock_guard<std::mutex> lock(mu_);
     faults_.clear();  // the outage is over
+    Reply(res, 200, json::object());
+  });
+  s.Post("/debug/pods", [this](const httplib::Request& req, httplib::Response& res) {
+    try {
+      json pod = json::parse(req.body);
+      if (!pod.contains("metadata") || !pod["metadata"].contains("name")) {
+        return Fail(res, 400, "a Pod with metadata.name");
+      }
+      PutPodJson(std::move(pod));
+    } catch (const json::exception& e) {
+      return Fail(res, 400, e.what());
+    }
+    Reply(res, 201, json::object());
+  });
+  s.Delete("/debug/pods", [this](const httplib::Request& req, httplib::Response& res) {
+    DeletePod(req.get_param_value("namespace"), req.get_param_value("name"));
     Reply(res, 200, json::object());
   });
   s.Post("/debug/nodes", [this](const httplib::Request& req, httplib::Response& res) {

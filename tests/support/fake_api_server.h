@@ -54,6 +54,15 @@ namespace faultline {
 //          (the status subresource) changes only status; a write to the node
 //          itself keeps the old status, as kube-apiserver's node strategies do. Invalid taints
 //          (empty key, unknown effect, duplicate key+effect) and annotations over 256 KiB -> 422.
+//  Pods    GET /api/v1/pods (every namespace; fieldSelector with =, ==, != over
+//          the fields kube-apiserver selects pods by: metadata.name,
+//          metadata.namespace, spec.nodeName, spec.restartPolicy,
+//          spec.schedulerName, spec.serviceAccountName, spec.hostNetwork,
+//          status.phase, status.podIP, status.nominatedNodeName; any other
+//          field -> 400 BadRequest; limit + continue) and its watch
+//          (?watch=true, as for nodes: a pod that stops matching the field
+//          selector is DELETED, one that starts matching is ADDED). Pods
+//          share the one resourceVersion sequence with every other object.
 //  Events  POST/GET (list, fieldSelector involvedObject.name=) /api/v1/namespaces/{ns}/events,
 //          GET/PATCH (merge) .../events/{name}; POST of an existing name -> 409.
 //  Leases  GET/POST/PUT /apis/coordination.k8s.io/v1/namespaces/{ns}/leases[/{name}]:
@@ -70,7 +79,9 @@ namespace faultline {
 //          DELETE /debug/requests, GET /debug/nodes, GET /debug/events,
 //          POST /debug/fail?status=&count=&method=&path=&retry_after=, DELETE
 //          /debug/fail (clears every pending fault),
-//          POST /debug/nodes (a Node JSON body, or ?name=), for shell-level tests.
+//          POST /debug/nodes (a Node JSON body, or ?name=), POST /debug/pods (a
+//          Pod JSON body, stored as given), DELETE /debug/pods?namespace=&name=,
+//          for shell-level tests.
 //
 // Thread-safety: all methods are safe from any thread; handlers run on the
 // server's own threads.
@@ -129,6 +140,10 @@ class FakeApiServer {
   bool AddForeignTaint(const std::string& node, const std::string& key, const std::string& value,
                        const std::string& effect);
   void DeleteNode(const std::string& name);
+  // Pods (kubelet and scheduler are not simulated: status.podIP and
+  // spec.nodeName are as given). Stores or replaces; bumps resourceVersion.
+  void PutPodJson(nlohmann::json pod);
+  void DeletePod(const std::string& ns, const std::string& name);
   // Forgets the change history (etcd compaction): a watch from any
   // resourceVersion before now gets 410 Gone and must re-list.
   void CompactWatchHistory();
@@ -167,15 +182,18 @@ class FakeApiServer {
   void Routes();
   // GET /api/v1/nodes?watch=true: called with mu_ held; streams from the
   // server's thread after the handler returns.
-  void Watch(const httplib::Request& req, httplib::Response& res);
+  void Watch(const httplib::Request& req, httplib::Response& res,
+             const std::string& resource = "nodes");
   nlohmann::json NewNode(const std::string& name, const std::map<std::string, std::string>& labels,
                          const std::vector<nlohmann::json>& taints) const;
   std::string BumpLocked(nlohmann::json& object);
   // Records a node change for watchers (after BumpLocked) and wakes them.
   void RecordNodeChangeLocked(const std::string& type, const nlohmann::json& object,
-                              std::optional<nlohmann::json> previous);
+                              std::optional<nlohmann::json> previous,
+                              const std::string& resource = "nodes");
   struct NodeChangeRecord {
     std::int64_t rv;
+    std::string resource;  // "nodes" or "pods"
     std::string type;
     nlohmann::json object;
     std::optional<nlohmann::json> previous;
@@ -192,6 +210,7 @@ class FakeApiServer {
   std::int64_t resource_version_ = 1000;
   std::int64_t uid_counter_ = 0;
   std::map<std::string, nlohmann::json> nodes_;
+  std::map<std::string, nlohmann::json> pods_;    // "ns/name" -> Pod
   std::map<std::string, nlohmann::json> events_;  // "ns/name" -> Event
   std::map<std::string, nlohmann::json> leases_;  // "ns/name" -> Lease
   std::deque<Fault> faults_;

@@ -8,11 +8,14 @@
 #
 # usage: fleet_test.sh BUILD_DIR SCENARIO
 #   hca_failure    gpu-17's HCA fails: 63 nodes report IB completion errors
-#                  naming it (odd ones by its Node InternalIP, even ones by the
-#                  RoCE GID only its agent published), 3 lines each (each
+#                  naming it (gpu-1, 5, 9, ... by the pod IP of its rank, which
+#                  only the tainter's pod watch knows; the other odd ones by
+#                  its Node InternalIP; even ones by the RoCE GID only its
+#                  agent published), 3 lines each (each
 #                  reporter's own threshold is 3); gpu-17's port goes down;
 #                  every rank logs a watchdog timeout. Only gpu-17 is tainted,
-#                  blamed by its peers; one incident, attributed to gpu-17.
+#                  blamed by its peers; one incident of the ranks' owner
+#                  PyTorchJob/train-llm, attributed to gpu-17.
 #   storm          a 64-node NCCL watchdog storm with no hardware evidence: no
 #                  taint, one incident, attributed to nobody.
 #   two_jobs       two jobs failing at once on disjoint nodes (gpu-0..31 with
@@ -24,7 +27,9 @@
 # API-double semantics relied on (as kube-apiserver): a Node's
 # status.addresses (InternalIP) are served in list and watch as stored
 # (POST /debug/nodes stores a Node as given); a JSON Patch `add
-# /spec/taints` adds the taint and bumps resourceVersion.
+# /spec/taints` adds the taint and bumps resourceVersion; a Pod (POST
+# /debug/pods stores it as given) is listed and watched with the field
+# selector status.podIP!= (pods are selectable by status.podIP).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -48,6 +53,22 @@ done < <(jq -nc 'range(0; 64) as $i | ("gpu-" + ($i | tostring)) as $n |
                                   {type: "Hostname", address: $n}],
                       conditions: [{type: "Ready", status: "True"}]}}')
 [[ $(e2e_api_get /debug/nodes | jq '.items | length') == 64 ]] || e2e_fail "the API double does not hold 64 nodes"
+
+# The job's ranks: ml/train-llm-worker-i on gpu-i at pod IP 10.1.i.5, owned
+# (controller) by PyTorchJob train-llm.
+if [[ $SCENARIO == hca_failure || $SCENARIO == restart ]]; then
+  while read -r pod; do
+    curl -sf --max-time 5 --cacert "$T/ca.pem" -X POST --data-binary "$pod" "$API_URL/debug/pods" >/dev/null ||
+      e2e_fail "cannot add a pod: $pod"
+  done < <(jq -nc 'range(0; 64) as $i |
+    {apiVersion: "v1", kind: "Pod",
+     metadata: {name: ("train-llm-worker-" + ($i | tostring)), namespace: "ml",
+                ownerReferences: [{apiVersion: "kubeflow.org/v1", kind: "PyTorchJob", name: "train-llm",
+                                   uid: "uid-train-llm", controller: true}]},
+     spec: {nodeName: ("gpu-" + ($i | tostring))},
+     status: {phase: "Running", podIP: ("10.1." + ($i | tostring) + ".5"),
+              podIPs: [{ip: ("10.1." + ($i | tostring) + ".5")}]}}')
+fi
 
 # Lines of one job with gaps shorter than this are one incident. The restart
 # scenario's storm spans a tainter restart (its gap is the restart's length).
@@ -116,7 +137,7 @@ ib_reports() {
   jq -nr --argjson from "$1" --argjson to "$2" --arg t "$now" --arg run "$RUN" --arg gid "$GID17" "$JQ_DEFS"'
     range($from; $to + 1) as $i | select($i != 17) | ("gpu-" + ($i | tostring)) as $n |
     ({namespace: "ml", pod: ("train-llm-worker-" + ($i | tostring)), container: "trainer"}) as $labels |
-    (if $i % 2 == 1 then "10.0.0.17" else $gid end) as $peer |
+    (if $i % 4 == 1 then "10.1.17.5" elif $i % 2 == 1 then "10.0.0.17" else $gid end) as $peer |
     ((range(0; 3) as $k |
       {schema: 1, id: ($run + "-ib-" + $n + "-" + ($k | tostring)), node: $n, source: "podlog", origin: "pod",
        rule: "nccl.ib-completion-error", pack: "nccl", category: "network", severity: "error", action: "taint",
@@ -190,6 +211,12 @@ check_one_incident() {  # ATTRIBUTED (or "none")
   out=$(incidents_cli) || e2e_fail "faultline-tainter incidents failed: $(cat "$T/cli.log")"
   echo "$out"
   [[ $(grep -c '^20.*  ml/train-llm  64 nodes' <<<"$out") == 1 ]] || e2e_fail "expected one 64-node incident of ml/train-llm"
+  if [[ $SCENARIO == hca_failure || $SCENARIO == restart ]]; then
+    # The job is the ranks' owner, from the pod watch (daemon) and the pod list (CLI).
+    grep -q '^    owner: PyTorchJob/train-llm$' <<<"$out" || e2e_fail "the incident does not name its owner"
+    grep -h '"msg":"incident"' "$T"/tainter*.log | grep -q '"owner":"PyTorchJob/train-llm"' ||
+      e2e_fail "the logged incident does not name its owner"
+  fi
   if [[ $1 == none ]]; then
     grep -q 'attributed: none' <<<"$out" || e2e_fail "the incident was attributed"
   else
