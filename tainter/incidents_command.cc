@@ -87,7 +87,7 @@ int RunIncidentsCommand(const std::vector<std::string>& args, std::ostream& out,
           << "); resolving by published identities only\n";
     }
     // Pod IPs and controllers (one list, as the daemon's pod watch starts).
-    if (auto pods = (*api)->ListPodsAt(PodInformer::Options{}.field_selector); pods) {
+    if (auto pods = (*api)->ListPodsAt(PodKind::kDefaultSelector); pods) {
       correlator.pods().Replace(pods->pods);
     } else {
       err << "faultline-tainter incidents: warning: cannot list pods (" << pods.error().message()

@@ -613,7 +613,7 @@ void Tainter::Observe(std::vector<NodeInformer::Change> changes) {
     switch (c.kind) {
       case NodeInformer::Change::Kind::kList: {
         std::set<std::string> listed;
-        for (const NodeInfo& n : c.nodes) {
+        for (const NodeInfo& n : c.objects) {
           listed.insert(n.name);
           ObserveNode(n);
         }
@@ -624,10 +624,10 @@ void Tainter::Observe(std::vector<NodeInformer::Change> changes) {
         break;
       }
       case NodeInformer::Change::Kind::kUpsert:
-        if (!c.nodes.empty()) ObserveNode(c.nodes[0]);
+        if (!c.objects.empty()) ObserveNode(c.objects[0]);
         break;
       case NodeInformer::Change::Kind::kDeleted:
-        if (!c.nodes.empty()) ObserveDeleted(c.nodes[0].name);
+        if (!c.objects.empty()) ObserveDeleted(c.objects[0].name);
         break;
     }
   }

@@ -151,7 +151,7 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
     std::cerr << "faultline-tainter: " << watch_api.error().message() << '\n';
     return 2;
   }
-  NodeInformer informer(**watch_api, {.label_selector = config.tainter.node_selector}, metrics);
+  NodeInformer informer(**watch_api, {.selector = config.tainter.node_selector}, metrics);
   tainter->set_watched(true);
   informer.Start();
   auto consumer = KafkaEventConsumer::Create(config.kafka, *tainter, metrics, RealClock());

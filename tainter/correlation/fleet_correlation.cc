@@ -41,7 +41,7 @@ void FleetCorrelation::Attach(Tainter& tainter) {
 
 void FleetCorrelation::ObserveNodes(const std::vector<NodeInformer::Change>& changes) {
   for (const NodeInformer::Change& c : changes) {
-    for (const NodeInfo& n : c.nodes) {
+    for (const NodeInfo& n : c.objects) {
       if (c.kind == NodeInformer::Change::Kind::kDeleted) {
         correlator_.addresses().Forget(n.name);
       } else {
@@ -56,13 +56,13 @@ void FleetCorrelation::ObservePods(const std::vector<PodInformer::Change>& chang
   for (const PodInformer::Change& c : changes) {
     switch (c.kind) {
       case PodInformer::Change::Kind::kList:
-        index.Replace(c.pods);
+        index.Replace(c.objects);
         break;
       case PodInformer::Change::Kind::kDeleted:
-        for (const PodInfo& p : c.pods) index.Remove(p.namespace_name, p.name);
+        for (const PodInfo& p : c.objects) index.Remove(p.namespace_name, p.name);
         break;
       case PodInformer::Change::Kind::kUpsert:
-        for (const PodInfo& p : c.pods) index.Upsert(p);
+        for (const PodInfo& p : c.objects) index.Upsert(p);
         break;
     }
   }

@@ -111,11 +111,11 @@ TEST_CASE("the pod informer lists, then follows the watch") {
   };
   REQUIRE(wait_for([&] { return !changes.empty(); }));
   CHECK(changes[0].kind == PodInformer::Change::Kind::kList);
-  CHECK(changes[0].pods.size() == 1);
+  CHECK(changes[0].objects.size() == 1);
   f.server->PutPodJson(PodJson("train-a-worker-1", "gpu-1", "10.1.1.5"));
   REQUIRE(wait_for([&] {
     return changes.back().kind == PodInformer::Change::Kind::kUpsert &&
-           changes.back().pods[0].name == "train-a-worker-1";
+           changes.back().objects[0].name == "train-a-worker-1";
   }));
   informer.Stop();
 }

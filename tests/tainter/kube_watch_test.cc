@@ -131,7 +131,7 @@ TEST_CASE("the informer lists, follows the watch, and lists again after 410 Gone
   auto api = KubeNodeApi::Create(f.config, o, RealClock(), f.metrics);
   REQUIRE(api.ok());
   NodeInformer informer(**api,
-                        {.label_selector = "gpu=true",
+                        {.selector = "gpu=true",
                          .watch_timeout = seconds(1),
                          .retry_delay = std::chrono::milliseconds(100)},
                         f.metrics);
@@ -151,13 +151,13 @@ TEST_CASE("the informer lists, follows the watch, and lists again after 410 Gone
     return n;
   };
   REQUIRE(wait_for([&] { return lists() == 1; }));
-  CHECK(changes[0].nodes.size() == 1);
+  CHECK(changes[0].objects.size() == 1);
   CHECK(informer.synced());
 
   f.server->MutateNode("gpu-1", [](json& n) { n["metadata"]["annotations"] = {{"k", "v"}}; });
   REQUIRE(wait_for([&] {
     return !changes.empty() && changes.back().kind == NodeInformer::Change::Kind::kUpsert &&
-           changes.back().nodes[0].annotations.count("k") == 1;
+           changes.back().objects[0].annotations.count("k") == 1;
   }));
 
   // A change the informer does not see (gpu-2 is outside its selector)
