@@ -466,6 +466,43 @@ void FakeApiServer::RecordNodeChangeLocked(const std::string& type, const json& 
   changed_.notify_all();
 }
 
+// One page of a list, paged the way kube-apiserver pages one: at most
+// `limit` items (0: all) in key order, from after the key a `continue` token
+// names; a page cut short carries the token of its last key. A token this
+// server did not make is 410, as a real server answers an expired one.
+void FakeApiServer::ReplyList(const httplib::Request& req, httplib::Response& res,
+                              const std::map<std::string, json>& objects,
+                              std::string_view list_kind,
+                              const std::function<bool(const json&)>& matches) {
+  std::size_t limit = 0;
+  if (req.has_param("limit")) limit = std::stoul(req.get_param_value("limit"));
+  std::string after;
+  if (req.has_param("continue")) {
+    after = req.get_param_value("continue");
+    if (after.rfind("after:", 0) != 0) return Fail(res, 410, "continue token is invalid");
+    after = after.substr(6);
+  }
+  json items = json::array();
+  std::string next;
+  std::string last_key;
+  for (auto it = after.empty() ? objects.begin() : objects.upper_bound(after); it != objects.end();
+       ++it) {
+    if (!matches(it->second)) continue;
+    if (limit != 0 && items.size() == limit) {
+      next = "after:" + last_key;
+      break;
+    }
+    items.push_back(it->second);
+    last_key = it->first;
+  }
+  json list = {{"kind", list_kind},
+               {"apiVersion", "v1"},
+               {"metadata", {{"resourceVersion", std::to_string(resource_version_)}}},
+               {"items", items}};
+  if (!next.empty()) list["metadata"]["continue"] = next;
+  Reply(res, 200, list);
+}
+
 void FakeApiServer::Watch(const httplib::Request& req, httplib::Response& res,
                           const std::string& resource) {
   struct Stream {
@@ -760,31 +797,8 @@ void FakeApiServer::Routes() {
           const std::string selector = req.get_param_value("labelSelector");
           const std::string watch = req.get_param_value("watch");
           if (watch == "true" || watch == "1") return Watch(req, res);
-          std::size_t limit = 0;
-          if (req.has_param("limit")) limit = std::stoul(req.get_param_value("limit"));
-          std::string after;
-          if (req.has_param("continue")) {
-            after = req.get_param_value("continue");
-            if (after.rfind("after:", 0) != 0) return Fail(res, 410, "continue token is invalid");
-            after = after.substr(6);
-          }
-          json items = json::array();
-          std::string next;
-          for (auto it = after.empty() ? nodes_.begin() : nodes_.upper_bound(after);
-               it != nodes_.end(); ++it) {
-            if (!MatchesSelector(it->second, selector)) continue;
-            if (limit != 0 && items.size() == limit) {
-              next = "after:" + items.back()["metadata"]["name"].get<std::string>();
-              break;
-            }
-            items.push_back(it->second);
-          }
-          json list = {{"kind", "NodeList"},
-                       {"apiVersion", "v1"},
-                       {"metadata", {{"resourceVersion", std::to_string(resource_version_)}}},
-                       {"items", items}};
-          if (!next.empty()) list["metadata"]["continue"] = next;
-          Reply(res, 200, list);
+          ReplyList(req, res, nodes_, "NodeList",
+                    [&selector](const json& node) { return MatchesSelector(node, selector); });
         }));
 
   s.Get("/api/v1/pods", api([this](const httplib::Request& req, httplib::Response& res) {
@@ -795,33 +809,8 @@ void FakeApiServer::Routes() {
           if (!error.empty()) return Fail(res, 400, error);
           const std::string watch = req.get_param_value("watch");
           if (watch == "true" || watch == "1") return Watch(req, res, "pods");
-          std::size_t limit = 0;
-          if (req.has_param("limit")) limit = std::stoul(req.get_param_value("limit"));
-          std::string after;
-          if (req.has_param("continue")) {
-            after = req.get_param_value("continue");
-            if (after.rfind("after:", 0) != 0) return Fail(res, 410, "continue token is invalid");
-            after = after.substr(6);
-          }
-          json items = json::array();
-          std::string next;
-          std::string last_key;
-          for (auto it = after.empty() ? pods_.begin() : pods_.upper_bound(after);
-               it != pods_.end(); ++it) {
-            if (!MatchesFieldSelector(it->second, selector)) continue;
-            if (limit != 0 && items.size() == limit) {
-              next = "after:" + last_key;
-              break;
-            }
-            items.push_back(it->second);
-            last_key = it->first;
-          }
-          json list = {{"kind", "PodList"},
-                       {"apiVersion", "v1"},
-                       {"metadata", {{"resourceVersion", std::to_string(resource_version_)}}},
-                       {"items", items}};
-          if (!next.empty()) list["metadata"]["continue"] = next;
-          Reply(res, 200, list);
+          ReplyList(req, res, pods_, "PodList",
+                    [&selector](const json& pod) { return MatchesFieldSelector(pod, selector); });
         }));
 
   s.Get(R"(/api/v1/nodes/([^/]+))",

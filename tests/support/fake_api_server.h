@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -182,6 +183,9 @@ class FakeApiServer {
   void Routes();
   // GET /api/v1/nodes?watch=true: called with mu_ held; streams from the
   // server's thread after the handler returns.
+  void ReplyList(const httplib::Request& req, httplib::Response& res,
+                 const std::map<std::string, nlohmann::json>& objects, std::string_view list_kind,
+                 const std::function<bool(const nlohmann::json&)>& matches);
   void Watch(const httplib::Request& req, httplib::Response& res,
              const std::string& resource = "nodes");
   nlohmann::json NewNode(const std::string& name, const std::map<std::string, std::string>& labels,
