@@ -160,7 +160,9 @@ Result<FaultEvent> FaultEventFromJson(const nlohmann::json& j) {
     FL_RETURN_IF_ERROR(get_string(key, &text, true));
     auto t = ParseRfc3339(text);
     if (!t) return InvalidArgumentError(std::string("event key '") + key + "' is not RFC 3339");
-    *out = *t;
+    // At the schema's precision (FormatRfc3339 writes microseconds): an
+    // event read is the event written back, whatever digits it came with.
+    *out = std::chrono::floor<std::chrono::microseconds>(*t);
     return OkStatus();
   };
   auto get_map = [&](const char* key, std::map<std::string, std::string>* out) -> Status {
