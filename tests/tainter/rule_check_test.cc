@@ -90,6 +90,26 @@ TEST_CASE("rule check: a forged capture is classified as the rule says, not as c
   CHECK(check.Check(forged).set_aside == "rule_mismatch");
 }
 
+// The node condition and the blamed peer decide writes too (a condition on
+// nodes/status, an accusation of another node): both come from the rule.
+TEST_CASE("rule check: a forged condition or peer is a rule_mismatch") {
+  RuleCheck check(Builtin(), RuleCheck::OnMismatch::kSetAside);
+  const std::string genuine_condition = Genuine(kXid79).condition;
+  FaultEvent condition = Genuine(kXid79);
+  condition.condition = genuine_condition == "NetworkFault" ? "HostFault" : "NetworkFault";
+  CHECK(check.Check(condition).set_aside == "rule_mismatch");
+  FaultEvent peer = Genuine(kXid79);  // nvidia.xid names no peer
+  peer.peer = "10.0.4.17";
+  CHECK(check.Check(peer).set_aside == "rule_mismatch");
+  RuleCheck by_rule(Builtin(), RuleCheck::OnMismatch::kDecideByRule);
+  FaultEvent decided = Genuine(kXid79);
+  decided.peer = "10.0.4.17";
+  decided.condition = genuine_condition == "HostFault" ? "NetworkFault" : "HostFault";
+  CHECK(by_rule.Check(decided).set_aside.empty());
+  CHECK(decided.peer.empty());
+  CHECK(decided.condition == genuine_condition);
+}
+
 TEST_CASE("rule check: an unknown or disabled rule id is unknown_rule") {
   RuleCheck check(Builtin(), RuleCheck::OnMismatch::kSetAside);
   FaultEvent e = Genuine(kXid79);
