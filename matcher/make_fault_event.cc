@@ -12,25 +12,32 @@ FaultEvent MakeFaultEvent(const RuleMatch& match, const LogRecord& record, std::
   e.source = record.source;
   e.origin = record.origin;
   e.rule = match.rule ? match.rule->id : std::string();
-  e.pack = match.rule ? match.rule->pack : std::string();
   e.id = MakeEventId(node, record.source, record.cursor, e.rule);
-  e.category = match.category;
-  e.severity = match.severity;
-  e.action = match.action;
-  e.summary = match.summary;
   e.fields = match.fields;
   e.message = TruncateUtf8(record.text, FaultEvent::kMaxMessageBytes);
   e.log_time = record.time;
   e.detected_time = detected_time;
   e.labels = record.labels;
+  ApplyMatchOutcome(match, e);
+  return e;
+}
+
+std::string PeerOf(const RuleMatch& match) {
+  if (match.rule == nullptr || match.rule->peer.empty()) return {};
+  auto it = match.fields.find(match.rule->peer);
+  return it == match.fields.end() ? std::string() : it->second;
+}
+
+void ApplyMatchOutcome(const RuleMatch& match, FaultEvent& e) {
+  e.pack = match.rule ? match.rule->pack : std::string();
+  e.category = match.category;
+  e.severity = match.severity;
+  e.action = match.action;
+  e.summary = match.summary;
   e.threshold = match.threshold;
   e.expire = match.expire;
-  if (match.rule && !match.rule->peer.empty()) {
-    if (auto it = match.fields.find(match.rule->peer); it != match.fields.end())
-      e.peer = it->second;
-  }
   e.condition = match.condition;
-  return e;
+  e.peer = PeerOf(match);
 }
 
 }  // namespace faultline

@@ -28,14 +28,6 @@ std::string ExpireText(const std::optional<std::chrono::seconds>& e) {
   return e ? FormatDuration(*e) : "never";
 }
 
-// The address the rule's `peer:` capture names in this match (the agent
-// copies it into the event; matcher/make_fault_event.cc); empty: none.
-std::string PeerOf(const RuleMatch& m) {
-  if (m.rule->peer.empty()) return {};
-  auto it = m.fields.find(m.rule->peer);
-  return it == m.fields.end() ? std::string() : it->second;
-}
-
 // The first claim of `event` that the rule's outcome `m` contradicts, as
 // "action 'taint' but rule 'x' says 'event'"; empty when none does.
 std::string FirstDifference(const FaultEvent& event, const RuleMatch& m) {
@@ -148,15 +140,7 @@ RuleCheck::Verdict RuleCheck::Check(FaultEvent& event) const {
     verdict.set_aside = "rule_mismatch";
     return verdict;
   }
-  event.pack = rule.pack;
-  event.category = m.category;
-  event.severity = m.severity;
-  event.action = m.action;
-  event.summary = m.summary;
-  event.threshold = m.threshold;
-  event.expire = m.expire;
-  event.condition = m.condition;
-  event.peer = PeerOf(m);
+  ApplyMatchOutcome(m, event);
   return verdict;
 }
 
