@@ -94,9 +94,12 @@ void CheckVersion(const std::string& binary, const std::string& program, bool ma
     CHECK(std::regex_match(fields["vectorscan"], std::regex(R"(\d+\.\d+\.\d+)")));
     std::map<std::string, std::string> packs = BuiltinPacks();
     CHECK(packs.size() >= 5);
-    for (const auto& [name, version] : packs) {
+    // Not a structured binding: doctest's CAPTURE is a lambda, and clang 14 cannot
+    // capture a structured binding.
+    for (const auto& pack : packs) {
+      const std::string& name = pack.first;
       CAPTURE(name);
-      CHECK(fields["rule pack " + name] == version);
+      CHECK(fields["rule pack " + name] == pack.second);
     }
   } else {
     CHECK(fields.count("re2") == 0);
@@ -147,13 +150,14 @@ TEST_CASE("-h and --help on every subcommand print help on stdout and exit 0") {
       {kPlugin + " explain gpu-1 --help", "Needs only get on\nnodes"},
       {kPlugin + " untaint --help", "usage: kubectl faultline untaint NODE"},
   };
-  for (const auto& [command, says] : commands) {
+  for (const auto& entry : commands) {
+    const std::string& command = entry.first;
     CAPTURE(command);
     Run r = Exec(command);
     CHECK(r.status == 0);
     CHECK(r.err.empty());
     CHECK(r.out.rfind("usage: ", 0) == 0);
-    CHECK(r.out.find(says) != std::string::npos);
+    CHECK(r.out.find(entry.second) != std::string::npos);
   }
 }
 
