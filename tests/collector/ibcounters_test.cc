@@ -11,6 +11,7 @@
 #include "collector/sources/ibcounters_diff.h"
 #include "collector/sources/ibcounters_source.h"
 #include "tests/fakes/fake_clock.h"
+#include "tests/support/read_until.h"
 #include "tests/support/temp_dir.h"
 
 namespace faultline {
@@ -155,16 +156,9 @@ struct FakeSysfs {
 std::vector<LogRecord> ReadRecords(Source& source, std::size_t want,
                                    milliseconds timeout = milliseconds(3000)) {
   std::vector<LogRecord> got;
-  std::stop_source stop;
-  std::jthread watchdog([&stop, timeout](std::stop_token finished) {
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lock(m);
-    cv.wait_for(lock, finished, timeout, [] { return false; });
-    stop.request_stop();
-  });
-  while (got.size() < want && !stop.stop_requested()) {
-    REQUIRE(source.Read(got, want - got.size(), stop.get_token()).ok());
+  StopAfter deadline(timeout);
+  while (got.size() < want && !deadline.expired()) {
+    REQUIRE(source.Read(got, want - got.size(), deadline.token()).ok());
   }
   return got;
 }

@@ -19,6 +19,7 @@
 #include <doctest/doctest.h>
 
 #include "collector/sources/kmsg_source.h"
+#include "tests/support/read_until.h"
 #include "tests/support/temp_dir.h"
 
 namespace faultline {
@@ -57,16 +58,9 @@ std::vector<LogRecord> ReadUntil(Source& source,
                                  const std::function<bool(const std::vector<LogRecord>&)>& done,
                                  milliseconds timeout) {
   std::vector<LogRecord> got;
-  std::stop_source stop;
-  std::jthread watchdog([&stop, timeout](std::stop_token finished) {
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lock(m);
-    cv.wait_for(lock, finished, timeout, [] { return false; });
-    stop.request_stop();
-  });
-  while (!done(got) && !stop.stop_requested()) {
-    Status s = source.Read(got, 256, stop.get_token());
+  StopAfter deadline(timeout);
+  while (!done(got) && !deadline.expired()) {
+    Status s = source.Read(got, 256, deadline.token());
     REQUIRE(s.ok());
   }
   return got;

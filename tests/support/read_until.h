@@ -15,23 +15,38 @@
 
 namespace faultline {
 
-// Calls Read() until `want` records have arrived or `timeout` has passed
-// (then a watchdog requests stop, which Read() must honour promptly), or a
-// Read() fails. Returns what arrived, in order.
+// Requests stop on its token once `timeout` has passed, from a watchdog
+// thread, so that a Read() blocked in a test gives up promptly.
+class StopAfter {
+ public:
+  explicit StopAfter(std::chrono::milliseconds timeout)
+      : watchdog_([this, timeout](std::stop_token done) {
+          std::mutex m;
+          std::condition_variable_any cv;
+          std::unique_lock lock(m);
+          cv.wait_for(lock, done, timeout, [] { return false; });
+          stop_.request_stop();
+        }) {}
+  StopAfter(const StopAfter&) = delete;
+  StopAfter& operator=(const StopAfter&) = delete;
+
+  std::stop_token token() const { return stop_.get_token(); }
+  bool expired() const { return stop_.stop_requested(); }
+
+ private:
+  std::stop_source stop_;
+  std::jthread watchdog_;  // last: it uses stop_, and joins before stop_ goes
+};
+
+// Calls Read() until `want` records have arrived or `timeout` has passed, or
+// a Read() fails. Returns what arrived, in order.
 inline std::vector<LogRecord> ReadUntil(Source& source, std::size_t want,
                                         std::chrono::milliseconds timeout, std::size_t batch = 64) {
   std::vector<LogRecord> got;
-  std::stop_source stop;
-  std::jthread watchdog([&stop, timeout](std::stop_token done) {
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lock(m);
-    cv.wait_for(lock, done, timeout, [] { return false; });
-    stop.request_stop();
-  });
-  while (got.size() < want && !stop.stop_requested()) {
+  StopAfter deadline(timeout);
+  while (got.size() < want && !deadline.expired()) {
     const std::size_t room = want - got.size();
-    if (!source.Read(got, room < batch ? room : batch, stop.get_token()).ok()) break;
+    if (!source.Read(got, room < batch ? room : batch, deadline.token()).ok()) break;
   }
   return got;
 }
