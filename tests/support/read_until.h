@@ -51,6 +51,30 @@ inline std::vector<LogRecord> ReadUntil(Source& source, std::size_t want,
   return got;
 }
 
+// What a Read() with nothing to read did when stop was requested 300 ms into
+// it: its status, what it returned, and how long it took to return after the
+// request (a source must honour stop promptly so the agent stops in time).
+struct StoppedRead {
+  Status status;
+  std::vector<LogRecord> records;
+  std::chrono::steady_clock::duration return_delay{};
+};
+inline StoppedRead ReadThenStop(Source& source) {
+  StoppedRead read;
+  std::stop_source stop;
+  std::chrono::steady_clock::time_point stopped_at;
+  std::jthread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stopped_at = std::chrono::steady_clock::now();
+    stop.request_stop();
+  });
+  read.status = source.Read(read.records, 10, stop.get_token());
+  const auto returned_at = std::chrono::steady_clock::now();
+  stopper.join();
+  read.return_delay = returned_at - stopped_at;
+  return read;
+}
+
 // Commits every record's cursor, in order, as the pipeline does once their
 // events are delivered.
 inline void CommitAll(Source& source, const std::vector<LogRecord>& records) {
