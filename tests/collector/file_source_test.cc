@@ -225,19 +225,10 @@ TEST_CASE("a following Read with no new data returns promptly on stop") {
   o.poll_interval = std::chrono::seconds(10);
   auto source = FileSource::Open(o);
   REQUIRE(source.ok());
-  std::stop_source stop;
-  std::chrono::steady_clock::time_point requested;
-  std::jthread stopper([&] {
-    std::this_thread::sleep_for(milliseconds(50));
-    requested = std::chrono::steady_clock::now();
-    stop.request_stop();
-  });
-  std::vector<LogRecord> out;
-  CHECK((*source)->Read(out, 10, stop.get_token()).ok());
-  auto returned = std::chrono::steady_clock::now();
-  stopper.join();
-  CHECK(out.empty());
-  CHECK(returned - requested < milliseconds(200));
+  StoppedRead read = ReadThenStop(**source, milliseconds(50));
+  CHECK(read.status.ok());
+  CHECK(read.records.empty());
+  CHECK(read.return_delay < milliseconds(200));
 }
 
 // Puts a pipe on fd 0 for the duration of a test.
@@ -281,18 +272,9 @@ TEST_CASE("a Read on an idle standard input returns promptly on stop") {
   PipeOnStdin in;
   auto source = FileSource::Open(Opts("-", /*follow=*/true));
   REQUIRE(source.ok());
-  std::stop_source stop;
-  std::chrono::steady_clock::time_point requested;
-  std::jthread stopper([&] {
-    std::this_thread::sleep_for(milliseconds(50));
-    requested = std::chrono::steady_clock::now();
-    stop.request_stop();
-  });
-  std::vector<LogRecord> out;
-  CHECK((*source)->Read(out, 10, stop.get_token()).ok());
-  auto returned = std::chrono::steady_clock::now();
-  stopper.join();
-  CHECK(returned - requested < milliseconds(200));
+  StoppedRead read = ReadThenStop(**source, milliseconds(50));
+  CHECK(read.status.ok());
+  CHECK(read.return_delay < milliseconds(200));
 }
 
 TEST_CASE("a missing file or bad options are refused with the matching code") {

@@ -51,7 +51,7 @@ inline std::vector<LogRecord> ReadUntil(Source& source, std::size_t want,
   return got;
 }
 
-// What a Read() with nothing to read did when stop was requested 300 ms into
+// What a Read() with nothing to read did when stop was requested `after` into
 // it: its status, what it returned, and how long it took to return after the
 // request (a source must honour stop promptly so the agent stops in time).
 struct StoppedRead {
@@ -59,12 +59,13 @@ struct StoppedRead {
   std::vector<LogRecord> records;
   std::chrono::steady_clock::duration return_delay{};
 };
-inline StoppedRead ReadThenStop(Source& source) {
+inline StoppedRead ReadThenStop(Source& source,
+                                std::chrono::milliseconds after = std::chrono::milliseconds(300)) {
   StoppedRead read;
   std::stop_source stop;
   std::chrono::steady_clock::time_point stopped_at;
   std::jthread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::this_thread::sleep_for(after);
     stopped_at = std::chrono::steady_clock::now();
     stop.request_stop();
   });
