@@ -101,14 +101,7 @@ TEST_CASE("the pod informer lists, then follows the watch") {
                        f.metrics);
   informer.Start();
   std::vector<PodInformer::Change> changes;
-  auto wait_for = [&](auto pred) {
-    for (int i = 0; i < 400; ++i) {  // a bound, not a timing assertion
-      for (auto& c : informer.Take()) changes.push_back(std::move(c));
-      if (pred()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    return false;
-  };
+  auto wait_for = [&](auto done) { return TakeChangesUntil(informer, changes, done); };
   REQUIRE(wait_for([&] { return !changes.empty(); }));
   CHECK(changes[0].kind == PodInformer::Change::Kind::kList);
   CHECK(changes[0].objects.size() == 1);

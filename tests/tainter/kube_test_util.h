@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -65,6 +66,19 @@ inline NodeTaint OurTaint() {
   t.value = "true";
   t.effect = "NoSchedule";
   return t;
+}
+
+// Moves an informer's changes into `changes` until `done()` holds (true) or
+// 10 s passed (false): a bound, not a timing assertion.
+template <class Informer, class Done>
+bool TakeChangesUntil(Informer& informer, std::vector<typename Informer::Change>& changes,
+                      Done done) {
+  for (int i = 0; i < 400; ++i) {
+    for (auto& c : informer.Take()) changes.push_back(std::move(c));
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return false;
 }
 
 }  // namespace faultline

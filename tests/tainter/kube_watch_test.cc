@@ -137,14 +137,7 @@ TEST_CASE("the informer lists, follows the watch, and lists again after 410 Gone
                         f.metrics);
   informer.Start();
   std::vector<NodeInformer::Change> changes;
-  auto wait_for = [&](auto pred) {
-    for (int i = 0; i < 400; ++i) {  // a bound, not a timing assertion
-      for (auto& c : informer.Take()) changes.push_back(std::move(c));
-      if (pred()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    return false;
-  };
+  auto wait_for = [&](auto done) { return TakeChangesUntil(informer, changes, done); };
   auto lists = [&] {
     int n = 0;
     for (const auto& c : changes) n += c.kind == NodeInformer::Change::Kind::kList ? 1 : 0;
