@@ -47,21 +47,7 @@ metrics_address: 127.0.0.1:$TAINTER_PORT
 YAML
 e2e_start tainter "$TAINTER" --config "$T/tainter.yaml"
 
-: >"$T/node.log"
-cat >"$T/agent.yaml" <<YAML
-node_name: $NODE
-state_dir: $T/state
-metrics_address: 127.0.0.1:$AGENT_PORT
-rules: {builtin: true, paths: []}
-sources:
-  kmsg: {enabled: false}
-  journal: {enabled: false}
-  podlog: {enabled: false}
-  ibcounters: {enabled: false}
-  file: [{path: $T/node.log, follow: true, origin: kernel}]
-kafka: {brokers: "$BS", topic: events}
-YAML
-mkdir -p "$T/state"
+e2e_file_agent "$NODE" "127.0.0.1:$AGENT_PORT"
 e2e_start agent "$AGENT" --config "$T/agent.yaml"
 e2e_wait_log 20 tainter '"msg":"partitions assigned"'
 e2e_wait_log 20 agent '"msg":"started"'

@@ -175,3 +175,24 @@ e2e_cri_line() { printf '%s %s F %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" "$1" 
 
 # e2e_topic TOPIC: every message as "key<TAB>headers<TAB>value" lines.
 e2e_topic() { kcat -C -b "$BS" -t "$1" -o beginning -e -q -f '%k\t%h\t%s\n' 2>/dev/null; }
+
+# e2e_file_agent NODE METRICS_ADDRESS: writes $T/agent.yaml for an agent that
+# follows $T/node.log as kernel lines with the built-in packs and publishes to
+# the events topic on $BS; creates $T/node.log and $T/state.
+e2e_file_agent() {
+  : >"$T/node.log"
+  mkdir -p "$T/state"
+  cat >"$T/agent.yaml" <<YAML
+node_name: $1
+state_dir: $T/state
+metrics_address: "$2"
+rules: {builtin: true, paths: []}
+sources:
+  kmsg: {enabled: false}
+  journal: {enabled: false}
+  podlog: {enabled: false}
+  ibcounters: {enabled: false}
+  file: [{path: $T/node.log, follow: true, origin: kernel}]
+kafka: {brokers: "$BS", topic: events}
+YAML
+}

@@ -107,21 +107,7 @@ forgery)
   send gpu-3 "$(event gpu-3 site.made-up kernel '{}' '{category: "hardware", severity: "critical", action: "taint"}')"
 
   # A genuine Xid 79, read by the real agent from a kernel-origin file.
-  : >"$T/node.log"
-  mkdir -p "$T/state"
-  cat >"$T/agent.yaml" <<YAML
-node_name: gpu-4
-state_dir: $T/state
-metrics_address: ""
-rules: {builtin: true, paths: []}
-sources:
-  kmsg: {enabled: false}
-  journal: {enabled: false}
-  podlog: {enabled: false}
-  ibcounters: {enabled: false}
-  file: [{path: $T/node.log, follow: true, origin: kernel}]
-kafka: {brokers: "$BS", topic: events}
-YAML
+  e2e_file_agent gpu-4 ""
   e2e_start agent "$AGENT" --config "$T/agent.yaml"
   e2e_wait_log 20 agent '"msg":"started"'
   echo "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus. $RUN" >>"$T/node.log"
