@@ -3,14 +3,10 @@
 
 #include <charconv>
 
+#include "base/trim.h"
+
 namespace faultline {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
 
 std::optional<long long> ToNumber(std::string_view s) {
   long long v = 0;
@@ -54,7 +50,7 @@ std::vector<std::string> SplitValueKey(std::string_view key) {
   std::size_t start = 0;
   while (true) {
     std::size_t comma = key.find(',', start);
-    items.emplace_back(Trim(key.substr(
+    items.emplace_back(TrimSpaces(key.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
@@ -68,7 +64,7 @@ template <typename F>
 bool AnyItem(std::string_view key, F f) {
   while (true) {
     std::size_t comma = key.find(',');
-    if (f(Trim(key.substr(0, comma)))) return true;
+    if (f(TrimSpaces(key.substr(0, comma)))) return true;
     if (comma == std::string_view::npos) return false;
     key.remove_prefix(comma + 1);
   }

@@ -24,12 +24,19 @@ std::string Literal(char c, bool caseless) {
   return std::string(1, c);
 }
 
+// Writes the tree ParseRe2 read as ERE, or says why it has no ERE form.
 class Translator {
  public:
-  Translator(std::string_view p, std::string* why) : p_(p), why_(why) {}
+  explicit Translator(std::string* why) : why_(why) {}
 
-  std::optional<std::string> Run() {
-    std::string out = Sequence(false, 0);
+  std::optional<std::string> Run(std::string_view pattern) {
+    std::string parse_error;
+    std::optional<ReNode> tree = ParseRe2(pattern, &parse_error);
+    if (!tree) {
+      Fail(parse_error);
+      return std::nullopt;
+    }
+    std::string out = Node(*tree);
     if (failed_) return std::nullopt;
     return out;
   }
@@ -41,86 +48,76 @@ class Translator {
     return false;
   }
 
-  // Reads until ')' at this depth (not consumed) or the end.
-  std::string Sequence(bool caseless, int depth) {
+  std::string Node(const ReNode& n) {
     std::string out;
-    while (!failed_ && pos_ < p_.size()) {
-      char c = p_[pos_];
-      if (c == ')') {
-        if (depth == 0) Fail("unbalanced ')'");
+    switch (n.kind) {
+      case ReNode::Kind::kAlternation:
+        for (std::size_t i = 0; i < n.children.size() && !failed_; ++i) {
+          if (i > 0) out += '|';
+          out += Node(n.children[i]);
+        }
         return out;
-      }
-      if (c == '(') {
-        ++pos_;
-        bool inner = caseless;
-        if (p_.compare(pos_, 1, "?") == 0) {
-          ++pos_;
-          std::optional<GroupOpen> g = ReadGroupOpen(p_, pos_);
-          if (!g) {
-            const bool named = pos_ < p_.size() && (p_[pos_] == 'P' || p_[pos_] == '<');
-            return Fail(named ? "bad group name" : "bad group"), out;
-          }
-          pos_ = g->end;
-          if (!g->named) {
-            if (g->flags.find_first_not_of("i-") != std::string_view::npos) {
-              return Fail("flags other than i (" + std::string(g->flags) + ")"), out;
-            }
-            if (g->rest_of_sequence) {  // (?i) for the rest of this sequence
-              caseless = CaselessAfter(g->flags, caseless);
-              continue;
-            }
-            inner = CaselessAfter(g->flags, caseless);
-          }
+      case ReNode::Kind::kConcat:
+        for (const ReNode& child : n.children) {
+          if (failed_) break;
+          out += Node(child);
         }
-        std::string body = Sequence(inner, depth + 1);
-        if (failed_) return out;
-        if (pos_ >= p_.size() || p_[pos_] != ')') return Fail("missing ')'"), out;
-        ++pos_;
-        out += "(" + body + ")";
-        continue;
-      }
-      if (c == '[') {
-        out += Bracket(caseless);
-        continue;
-      }
-      if (c == '\\') {
-        out += Escape(caseless);
-        continue;
-      }
-      if (c == '*' || c == '+' || c == '?') {
-        out += c;
-        ++pos_;
-        if (pos_ < p_.size() && p_[pos_] == '?') ++pos_;  // lazy: same lines match
-        continue;
-      }
-      if (c == '{') {
-        if (std::optional<CountedRepeat> r = ReadCountedRepeat(p_, pos_)) {
-          out += '{';
-          out += r->body;
+        return out;
+      case ReNode::Kind::kGroup:
+        if (!n.named && !FlagsOk(n.flags)) return "";
+        return "(" + Node(n.children[0]) + ")";
+      case ReNode::Kind::kFlags:
+        FlagsOk(n.flags);  // (?i) for the rest: already on each literal
+        return "";
+      case ReNode::Kind::kRepeat:
+        out = Node(n.children[0]);
+        out += n.op;
+        if (n.op == '{') {
+          out += n.counted;
           out += '}';
-          pos_ = r->end;
-          if (pos_ < p_.size() && p_[pos_] == '?') ++pos_;
-        } else {
-          out += "\\{";
-          ++pos_;
         }
-        continue;
-      }
-      if (c == '.' || c == '|' || c == '^' || c == '$') {
-        out += c;
-        ++pos_;
-        continue;
-      }
-      out += Literal(c, caseless);
-      ++pos_;
+        return out;  // a non-greedy repeat matches the same lines
+      case ReNode::Kind::kAnyChar:
+        return ".";
+      case ReNode::Kind::kBeginLine:
+        return "^";
+      case ReNode::Kind::kEndLine:
+        return "$";
+      case ReNode::Kind::kLiteral:
+        return LiteralNode(n);
+      case ReNode::Kind::kEscape:
+        return Escape(n.escape);
+      case ReNode::Kind::kClass:
+        return Bracket(n);
     }
     return out;
   }
 
-  std::string Escape(bool caseless) {
-    ++pos_;
-    if (pos_ >= p_.size()) return Fail("trailing backslash"), "";
-    char e = p_[pos_++];
+  bool FlagsOk(std::string_view flags) {
+    if (flags.find_first_not_of("i-") == std::string_view::npos) return true;
+    return Fail("flags other than i (" + std::string(flags) + ")");
+  }
+
+  std::string LiteralNode(const ReNode& n) {
+    switch (n.escape) {
+      case 'n':
+      case 'r':
+      case 'f':
+      case 'v':
+      case 'a':
+        return Fail(std::string("escape \\") + n.escape + " has no ERE form"), "";
+      case 'x':
+        if (n.value <= 0 || n.value >= 0x80 || n.value == '\n') {
+          return Fail("non-ASCII \\x escape"), "";
+        }
+        break;
+      default:
+        break;
+    }
+    return Literal(static_cast<char>(n.value), n.caseless);
+  }
+
+  std::string Escape(char e) {
     switch (e) {
       case 'd':
         return "[0-9]";
@@ -142,107 +139,55 @@ class Translator {
         return "^";
       case 'z':
         return "$";
-      case 't':
-        return "\t";
-      case 'x': {
-        std::optional<HexEscape> h = ReadHexEscape(p_, pos_);
-        if (!h) return Fail("bad \\x{}"), "";
-        pos_ = h->end;
-        const long v = h->value;
-        if (v <= 0 || v >= 0x80 || v == '\n') return Fail("non-ASCII \\x escape"), "";
-        return Literal(static_cast<char>(v), caseless);
-      }
-      case 'Q': {
-        const Quoted q = ReadQuoted(p_, pos_);
-        pos_ = q.end;
-        std::string out;
-        for (char c : q.text) out += Literal(c, caseless);
-        return out;
-      }
       default:
-        if (std::isalnum(static_cast<unsigned char>(e))) {
-          return Fail(std::string("escape \\") + e + " has no ERE form"), "";
-        }
-        return Literal(e, caseless);
+        return Fail(std::string("escape \\") + e + " has no ERE form"), "";
     }
   }
 
   // A bracket expression, rewritten so that both grep (POSIX: backslash is
   // literal) and ripgrep (backslash escapes) read the same set.
-  std::string Bracket(bool caseless) {
-    ++pos_;  // '['
-    bool negated = false;
-    if (pos_ < p_.size() && p_[pos_] == '^') {
-      negated = true;
-      ++pos_;
-    }
+  std::string Bracket(const ReNode& n) {
+    const bool caseless = n.caseless;
+    const bool negated = n.negated;
     std::vector<std::string> items;  // chars or ranges or [:class:]
     bool close_bracket = false, dash = false, backslash = false, caret = false;
-    bool first = true, dropped_newline = false;
+    bool dropped_newline = false;
     std::string negated_escapes, positive_escapes;  // \S\D\W and \s\d\w inside
-    while (pos_ < p_.size() && (p_[pos_] != ']' || first)) {
-      first = false;
-      char c = p_[pos_];
-      if (c == '[') {
-        if (p_.compare(pos_, 2, "[:") == 0) {
-          std::size_t close = p_.find(":]", pos_);
-          if (close == std::string_view::npos) return Fail("bad [:class:]"), "";
-          items.emplace_back(p_.substr(pos_, close + 2 - pos_));
-          pos_ = close + 2;
-          continue;
-        }
+    for (const ReClassItem& item : n.items) {
+      if (item.kind == ReClassItem::Kind::kPosix) {
+        items.emplace_back(item.text);
+        continue;
+      }
+      if (item.kind == ReClassItem::Kind::kChar && item.lo == '[') {
+        if (item.escaped) return Fail("'[' inside a class reads differently in grep and rg"), "";
         return Fail("'[' inside a class"), "";
       }
-      char lo = c;
-      if (c == '\\') {
-        ++pos_;
-        if (pos_ >= p_.size()) return Fail("bad class"), "";
-        char e = p_[pos_];
-        ++pos_;
+      if (item.kind == ReClassItem::Kind::kEscape) {
+        const char e = item.lo;
         if (e == 'S' || e == 'D' || e == 'W') {
           negated_escapes += static_cast<char>(std::tolower(e));
-          continue;
-        }
-        if (e == 'd') {
+        } else if (e == 'd') {
           items.emplace_back("0-9");
           positive_escapes += 'd';
-          continue;
-        }
-        if (e == 's') {
+        } else if (e == 's') {
           items.emplace_back("[:space:]");
           positive_escapes += 's';
-          continue;
-        }
-        if (e == 'w') {
+        } else if (e == 'w') {
           items.emplace_back("[:alnum:]");
           items.emplace_back("_");
           positive_escapes += 'w';
-          continue;
-        }
-        if (e == 't') {
+        } else if (e == 't') {
           items.emplace_back("\t");
-          continue;
-        }
-        if (e == 'n' || e == 'r') {  // never inside one line
+        } else if (e == 'n' || e == 'r') {  // never inside one line
           dropped_newline = true;
-          continue;
-        }
-        if (std::isalnum(static_cast<unsigned char>(e))) {
+        } else {
           return Fail(std::string("class escape \\") + e + " has no ERE form"), "";
         }
-        if (e == '[') return Fail("'[' inside a class reads differently in grep and rg"), "";
-        lo = e;
-      } else {
-        ++pos_;
+        continue;
       }
-      // A range?
-      if (pos_ + 1 < p_.size() && p_[pos_] == '-' && p_[pos_ + 1] != ']') {
-        char hi = p_[pos_ + 1];
-        pos_ += 2;
-        if (hi == '\\') {
-          if (pos_ >= p_.size()) return Fail("bad range"), "";
-          hi = p_[pos_++];
-        }
+      const char lo = item.lo;
+      if (item.kind == ReClassItem::Kind::kRange) {
+        const char hi = item.hi;
         if (!std::isalnum(static_cast<unsigned char>(lo)) ||
             !std::isalnum(static_cast<unsigned char>(hi))) {
           return Fail("range of punctuation"), "";
@@ -266,8 +211,6 @@ class Translator {
         if (caseless && IsLetter(lo)) items.emplace_back(1, OtherCase(lo));
       }
     }
-    if (pos_ >= p_.size()) return Fail("unterminated class"), "";
-    ++pos_;  // ']'
     if (!negated_escapes.empty()) {
       // [\s\S] and the like: any character (of a line). Other mixes have no
       // portable bracket form.
@@ -294,8 +237,6 @@ class Translator {
     return out + "]";
   }
 
-  std::string_view p_;
-  std::size_t pos_ = 0;
   bool failed_ = false;
   std::string* why_;
 };
@@ -303,7 +244,7 @@ class Translator {
 }  // namespace
 
 std::optional<std::string> TranslateToEre(std::string_view re2_pattern, std::string* why) {
-  return Translator(re2_pattern, why).Run();
+  return Translator(why).Run(re2_pattern);
 }
 
 }  // namespace faultline

@@ -19,9 +19,9 @@ namespace {
 
 // ---- Extraction -----------------------------------------------------------
 //
-// A small recursive-descent reader of RE2 syntax that computes, per node,
-// either the exact string it matches (a run of literal characters) or a set
-// of literals one of which every match contains. Anything it does not
+// A walk over the pattern's tree (ParseRe2, re2_syntax.h) that computes, per
+// node, either the exact string it matches (a run of literal characters) or
+// a set of literals one of which every match contains. Anything it does not
 // understand makes the node "unknown", which only loses prefiltering for the
 // rule, never a match.
 
@@ -174,8 +174,10 @@ class Extractor {
   explicit Extractor(std::string_view p) : p_(p) {}
 
   LitSet Run() {
-    Info root = Alternation(false);
-    if (failed_ || pos_ != p_.size()) return {};
+    std::optional<ReNode> tree = ParseRe2(p_, nullptr);
+    if (!tree) return {};
+    Info root = Alternation(*tree);
+    if (failed_) return {};
     all_ = root.exact ? std::vector<LitSet>{LitSet{root.text}} : root.all;
     alts_ = root.exact ? all_ : Options(root);
     LitSet set = root.exact ? LitSet{root.text} : root.best;
@@ -189,12 +191,15 @@ class Extractor {
   }
 
  private:
-  bool AtEnd() const { return pos_ >= p_.size(); }
-  char Peek() const { return p_[pos_]; }
-
   static void Consider(LitSet candidate, Info& out) {
     if (!candidate.empty()) out.all.push_back(candidate);
     if (SetScore(candidate) > SetScore(out.best)) out.best = std::move(candidate);
+  }
+
+  // Flags the extractor knows to leave the literals as they are (s, m, U)
+  // or to make them caseless (i, already on each literal node).
+  static bool KnownFlags(std::string_view flags) {
+    return flags.find_first_not_of("imsU-") == std::string_view::npos;
   }
 
  public:
@@ -205,12 +210,11 @@ class Extractor {
   const std::vector<LitSet>& alternatives() const { return alts_; }
 
  private:
-  Info Alternation(bool caseless) {
+  Info Alternation(const ReNode& n) {
     std::vector<Info> branches;
-    branches.push_back(Concat(caseless));
-    while (!failed_ && !AtEnd() && Peek() == '|') {
-      ++pos_;
-      branches.push_back(Concat(caseless));
+    for (const ReNode& branch : n.children) {
+      branches.push_back(Concat(branch));
+      if (failed_) return {};
     }
     if (branches.size() == 1) return branches[0];
     Info out;
@@ -243,8 +247,8 @@ class Extractor {
     return out;
   }
 
-  // A sequence of atoms; `caseless` may change inside with (?i).
-  Info Concat(bool caseless) {
+  // A sequence of atoms (letter case is already resolved on each literal).
+  Info Concat(const ReNode& n) {
     Info out;
     RequiredLiteral run;
     bool all_exact = true;
@@ -252,46 +256,19 @@ class Extractor {
       if (!run.text.empty()) Consider({run}, out);
       run = {};
     };
-    while (!failed_ && !AtEnd() && Peek() != '|' && Peek() != ')') {
-      // A flag group "(?i)" changes the rest of this sequence.
-      if (p_.compare(pos_, 2, "(?") == 0) {
-        std::optional<GroupOpen> g = ReadGroupOpen(p_, pos_ + 2);
-        if (g && g->rest_of_sequence && !g->flags.empty() &&
-            g->flags.find_first_not_of("imsU-") == std::string_view::npos) {
-          caseless = CaselessAfter(g->flags, caseless);
-          pos_ = g->end;
-          continue;
-        }
+    for (const ReNode& node : n.children) {
+      if (node.kind == ReNode::Kind::kFlags) {  // "(?i)" for the rest of the group
+        if (node.flags.empty() || !KnownFlags(node.flags)) return Fail();
+        continue;
       }
-      Info atom = Atom(caseless);
-      if (failed_) return {};
-      // Quantifier.
-      int min_repeat = 1;
-      bool repeated = false;
-      if (!AtEnd()) {
-        char q = Peek();
-        if (q == '*' || q == '?') {
-          min_repeat = 0;
-          repeated = true;
-          ++pos_;
-        } else if (q == '+') {
-          repeated = true;
-          ++pos_;
-        } else if (q == '{') {
-          if (std::optional<CountedRepeat> r = ReadCountedRepeat(p_, pos_)) {
-            min_repeat = r->min;
-            repeated = true;
-            pos_ = r->end;
-          }
-        }
-        if (repeated && !AtEnd() && Peek() == '?') ++pos_;  // non-greedy
-      }
-      if (repeated) {
+      if (node.kind == ReNode::Kind::kRepeat) {
+        Info atom = Atom(node.children[0]);
+        if (failed_) return {};
         // The atom's literals are required only if it must occur; it is no
         // longer exact, so it ends the current run.
         flush();
         all_exact = false;
-        if (min_repeat >= 1) {
+        if (node.min >= 1) {
           if (atom.exact) {
             Consider({atom.text}, out);
           } else {
@@ -301,6 +278,8 @@ class Extractor {
         }
         continue;
       }
+      Info atom = Atom(node);
+      if (failed_) return {};
       if (atom.exact) {
         if (atom.text.text.empty()) continue;  // an empty group
         if (atom.text.caseless != run.caseless && !run.text.empty()) {
@@ -338,117 +317,20 @@ class Extractor {
     return i;
   }
 
-  Info Atom(bool caseless) {
-    char c = Peek();
-    if (c == '(') {
-      ++pos_;
-      bool inner_caseless = caseless;
-      if (!AtEnd() && Peek() == '?') {
-        // (?P<name>...) or (?flags:...); a valid (?flags) was read by Concat.
-        std::optional<GroupOpen> g = ReadGroupOpen(p_, pos_ + 1);
-        if (!g) return Fail();
-        if (!g->named) {
-          if (g->rest_of_sequence ||
-              g->flags.find_first_not_of("imsU-") != std::string_view::npos) {
-            return Fail();
-          }
-          inner_caseless = CaselessAfter(g->flags, caseless);
-        }
-        pos_ = g->end;
-      }
-      Info inner = Alternation(inner_caseless);
-      if (AtEnd() || Peek() != ')') return Fail();
-      ++pos_;
-      return inner;
+  Info Atom(const ReNode& n) {
+    switch (n.kind) {
+      case ReNode::Kind::kGroup:
+        if (!n.named && !KnownFlags(n.flags)) return Fail();
+        return Alternation(n.children[0]);
+      case ReNode::Kind::kLiteral:
+        // A code point from \x{...}: its UTF-8 bytes; not worth it.
+        if (n.value >= 0x80 && n.escape == 'x') return Info{};
+        return Exact(static_cast<char>(n.value), n.caseless);
+      case ReNode::Kind::kAlternation:
+        return Alternation(n);
+      default:  // a class, '.', an anchor, \d \w \s \b \p{..}: no literal
+        return Info{};
     }
-    if (c == '[') {
-      // Skip a class; it matches one of several characters: no literal.
-      ++pos_;
-      if (!AtEnd() && Peek() == '^') ++pos_;
-      if (!AtEnd() && Peek() == ']') ++pos_;
-      while (!AtEnd() && Peek() != ']') {
-        if (Peek() == '\\')
-          ++pos_;
-        else if (p_.compare(pos_, 2, "[:") == 0) {
-          std::size_t close = p_.find(":]", pos_ + 2);
-          if (close == std::string_view::npos) return Fail();
-          pos_ = close + 1;
-        }
-        ++pos_;
-      }
-      if (AtEnd()) return Fail();
-      ++pos_;
-      return Info{};
-    }
-    if (c == '.' || c == '^' || c == '$') {
-      ++pos_;
-      return Info{};
-    }
-    if (c == '\\') {
-      ++pos_;
-      if (AtEnd()) return Fail();
-      char e = p_[pos_++];
-      switch (e) {
-        case 'n':
-          return Exact('\n', caseless);
-        case 't':
-          return Exact('\t', caseless);
-        case 'r':
-          return Exact('\r', caseless);
-        case 'f':
-          return Exact('\f', caseless);
-        case 'v':
-          return Exact('\v', caseless);
-        case 'a':
-          return Exact('\a', caseless);
-        case 'x': {
-          std::optional<HexEscape> h = ReadHexEscape(p_, pos_);
-          if (!h) return Fail();
-          pos_ = h->end;
-          if (h->value < 0x80) return Exact(static_cast<char>(h->value), caseless);
-          return Info{};  // a code point: its UTF-8 bytes; not worth it
-        }
-        case 'Q': {
-          const Quoted quote = ReadQuoted(p_, pos_);
-          const std::string_view quoted = quote.text;
-          pos_ = quote.end;
-          // One exact run, unless it holds a break character.
-          Info i;
-          i.exact = true;
-          i.text.caseless = caseless;
-          for (char q : quoted) {
-            Info one = Exact(q, caseless);
-            if (!one.exact) return Info{};
-            i.text.text += q;
-          }
-          return i;
-        }
-        case 'p':
-        case 'P':
-          if (!AtEnd() && Peek() == '{') {
-            std::size_t close = p_.find('}', pos_);
-            if (close == std::string_view::npos) return Fail();
-            pos_ = close + 1;
-          } else if (!AtEnd()) {
-            ++pos_;
-          }
-          return Info{};
-        default:
-          if ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z') || (e >= '0' && e <= '9')) {
-            return Info{};  // \d \w \s \b \A \z, backrefs (unsupported by RE2 anyway)
-          }
-          return Exact(e, caseless);  // escaped punctuation
-      }
-    }
-    if (c == '*' || c == '+' || c == '?' || c == '{' || c == ')') {
-      if (c == '{') {  // a literal brace, as RE2 reads a '{' that starts no repeat
-        ++pos_;
-        return Exact('{', caseless);
-      }
-      return Fail();
-    }
-    ++pos_;
-    return Exact(c, caseless);
   }
 
   Info Fail() {
@@ -457,7 +339,6 @@ class Extractor {
   }
 
   std::string_view p_;
-  std::size_t pos_ = 0;
   bool failed_ = false;
   std::vector<LitSet> all_;
   std::vector<LitSet> alts_;

@@ -10,6 +10,8 @@
 
 #include "base/fault_event.h"
 #include "base/log.h"
+#include "kafka/kafka_conf.h"
+#include "kafka/kafka_events.h"
 #include "tainter/event_consumer_testing.h"
 
 namespace faultline {
@@ -21,14 +23,6 @@ struct DeadLetterTicket {
   std::uint64_t generation;
   std::int64_t offset;
 };
-
-Status SetConf(RdKafka::Conf& conf, const std::string& key, const std::string& value) {
-  std::string err;
-  if (conf.set(key, value, err) != RdKafka::Conf::CONF_OK) {
-    return InvalidArgumentError("kafka property '" + key + "': " + err);
-  }
-  return OkStatus();
-}
 
 void FreeAll(std::vector<RdKafka::TopicPartition*>& parts) {
   for (RdKafka::TopicPartition* p : parts) delete p;
@@ -48,7 +42,7 @@ std::chrono::milliseconds MaxPollInterval(const std::map<std::string, std::strin
 }
 
 class KafkaEventConsumer::Callbacks final : public RdKafka::RebalanceCb,
-                                            public RdKafka::EventCb,
+                                            public KafkaEvents,
                                             public RdKafka::DeliveryReportCb {
  public:
   explicit Callbacks(KafkaEventConsumer& owner) : owner_(owner) {}
@@ -67,24 +61,11 @@ class KafkaEventConsumer::Callbacks final : public RdKafka::RebalanceCb,
     }
   }
 
-  void event_cb(RdKafka::Event& event) override {
-    switch (event.type()) {
-      case RdKafka::Event::EVENT_ERROR:
-        if (event.err() == RdKafka::ERR__ALL_BROKERS_DOWN) owner_.connected_ = false;
-        owner_.m_.KafkaErrors(RdKafka::err2str(event.err())).Inc();
-        LogWarning("kafka", "librdkafka error",
-                   {{"error", RdKafka::err2str(event.err())}, {"detail", event.str()}});
-        break;
-      case RdKafka::Event::EVENT_LOG:
-        if (event.severity() <= RdKafka::Event::EVENT_SEVERITY_ERROR) {
-          LogWarning("kafka", event.str(), {{"facility", event.fac()}});
-        } else {
-          LogDebug("kafka", event.str(), {{"facility", event.fac()}});
-        }
-        break;
-      default:
-        break;
-    }
+  void OnKafkaError(RdKafka::Event& event) override {
+    if (event.err() == RdKafka::ERR__ALL_BROKERS_DOWN) owner_.connected_ = false;
+    owner_.m_.KafkaErrors(RdKafka::err2str(event.err())).Inc();
+    LogWarning("kafka", "librdkafka error",
+               {{"error", RdKafka::err2str(event.err())}, {"detail", event.str()}});
   }
 
   void dr_cb(RdKafka::Message& message) override {
@@ -164,39 +145,25 @@ Result<std::unique_ptr<KafkaEventConsumer>> KafkaEventConsumer::Create(Options o
       new KafkaEventConsumer(std::move(options), tainter, metrics, clock));
   const Options& o = self->options_;
 
-  std::unique_ptr<RdKafka::Conf> cconf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
-  for (const auto& [k, v] : ConsumerProperties(o)) FL_RETURN_IF_ERROR(SetConf(*cconf, k, v));
+  Result<std::unique_ptr<RdKafka::Conf>> cconf = MakeKafkaConf(ConsumerProperties(o));
+  if (!cconf.ok()) return cconf.error();
+  FL_RETURN_IF_ERROR(SetKafkaCallbacks(
+      **cconf, {.event = self->callbacks_.get(), .rebalance = self->callbacks_.get()}));
   std::string err;
-  if (cconf->set("rebalance_cb", static_cast<RdKafka::RebalanceCb*>(self->callbacks_.get()), err) !=
-          RdKafka::Conf::CONF_OK ||
-      cconf->set("event_cb", static_cast<RdKafka::EventCb*>(self->callbacks_.get()), err) !=
-          RdKafka::Conf::CONF_OK) {
-    return InternalError("kafka callbacks: " + err);
-  }
-  self->consumer_.reset(RdKafka::KafkaConsumer::create(cconf.get(), err));
+  self->consumer_.reset(RdKafka::KafkaConsumer::create(cconf->get(), err));
   if (!self->consumer_) return InvalidArgumentError("kafka consumer: " + err);
 
-  std::unique_ptr<RdKafka::Conf> pconf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
-  FL_RETURN_IF_ERROR(SetConf(*pconf, "bootstrap.servers", o.brokers));
-  FL_RETURN_IF_ERROR(SetConf(*pconf, "client.id", "faultline-tainter-dlq"));
-  FL_RETURN_IF_ERROR(SetConf(*pconf, "acks", "all"));
+  KafkaProperties producer_properties = {
+      {"bootstrap.servers", o.brokers}, {"client.id", "faultline-tainter-dlq"}, {"acks", "all"}};
   for (const auto& [k, v] : o.properties) {
     // Consumer-group settings mean nothing to a producer; pass the rest.
-    if (k.rfind("group.", 0) == 0 || k.rfind("session.", 0) == 0 || k.rfind("heartbeat.", 0) == 0 ||
-        k.rfind("auto.", 0) == 0 || k.rfind("partition.assignment", 0) == 0 ||
-        k.rfind("enable.auto", 0) == 0 || k.rfind("max.poll", 0) == 0 ||
-        k.rfind("fetch.", 0) == 0) {
-      continue;
-    }
-    FL_RETURN_IF_ERROR(SetConf(*pconf, k, v));
+    if (!ConsumerOnlyKafkaProperty(k)) producer_properties.emplace_back(k, v);
   }
-  if (pconf->set("dr_cb", static_cast<RdKafka::DeliveryReportCb*>(self->callbacks_.get()), err) !=
-          RdKafka::Conf::CONF_OK ||
-      pconf->set("event_cb", static_cast<RdKafka::EventCb*>(self->callbacks_.get()), err) !=
-          RdKafka::Conf::CONF_OK) {
-    return InternalError("kafka callbacks: " + err);
-  }
-  self->producer_.reset(RdKafka::Producer::create(pconf.get(), err));
+  Result<std::unique_ptr<RdKafka::Conf>> pconf = MakeKafkaConf(producer_properties);
+  if (!pconf.ok()) return pconf.error();
+  FL_RETURN_IF_ERROR(SetKafkaCallbacks(
+      **pconf, {.event = self->callbacks_.get(), .delivery = self->callbacks_.get()}));
+  self->producer_.reset(RdKafka::Producer::create(pconf->get(), err));
   if (!self->producer_) return InvalidArgumentError("kafka dead-letter producer: " + err);
 
   // Only the owner of a node's partition decides for it (expiry, lifts);

@@ -102,7 +102,8 @@ int RunIncidentsCommand(const std::vector<std::string>& args, std::ostream& out,
   o.properties = config->kafka.properties;
   o.rebuild_span = since;
   o.rebuild_max_messages = config->kafka.rebuild_max_messages;
-  auto consumer = CorrelationConsumer::Create(o, correlator, metrics, RealClock());
+  const Clock& clock = RealClock();  // one clock for the history's span, the wait and "now"
+  auto consumer = CorrelationConsumer::Create(o, correlator, metrics, clock);
   if (!consumer) {
     err << "faultline-tainter incidents: " << consumer.error().message() << '\n';
     return 2;
@@ -111,15 +112,15 @@ int RunIncidentsCommand(const std::vector<std::string>& args, std::ostream& out,
     err << "faultline-tainter incidents: " << s.message() << '\n';
     return 1;
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto deadline = clock.MonotonicNow() + std::chrono::seconds(30);
   while (!(*consumer)->caught_up()) {
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (clock.MonotonicNow() > deadline) {
       err << "faultline-tainter incidents: Kafka did not deliver the history within 30 s\n";
       return 1;
     }
     (*consumer)->Poll(std::chrono::milliseconds(200), 10'000);
   }
-  const auto now = RealClock().Now();
+  const auto now = clock.Now();
   correlator.TakeBlames(now);  // accusations are evidence too
   std::vector<Incident> closed = correlator.TakeIncidents(now);
   std::vector<Incident> open = correlator.OpenIncidents();

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/status.h"
@@ -66,9 +67,11 @@ class Informer {
     std::vector<Object> objects;
   };
 
-  // `api` is used only on the informer's thread and must outlive it.
-  Informer(NodeApi& api, Options options, MetricsRegistry& metrics)
-      : api_(api), options_(std::move(options)), metrics_(metrics) {}
+  // `api` is used only on the informer's thread and must outlive it, as
+  // must `clock` (it times the pause after a failed call).
+  Informer(NodeApi& api, Options options, MetricsRegistry& metrics,
+           const Clock& clock = RealClock())
+      : api_(api), options_(std::move(options)), metrics_(metrics), clock_(clock) {}
   ~Informer() { Stop(); }
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
@@ -107,8 +110,8 @@ class Informer {
   }
 
   void Pause() {  // retry_delay, or less when stopping
-    const auto until = std::chrono::steady_clock::now() + options_.retry_delay;
-    while (!stop_ && std::chrono::steady_clock::now() < until) {
+    const auto until = clock_.MonotonicNow() + options_.retry_delay;
+    while (!stop_ && clock_.MonotonicNow() < until) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
@@ -188,6 +191,7 @@ class Informer {
   NodeApi& api_;
   const Options options_;
   MetricsRegistry& metrics_;
+  const Clock& clock_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};

@@ -3,14 +3,10 @@
 
 #include <cctype>
 
+#include "base/trim.h"
+
 namespace faultline {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
 
 // Label keys: optional DNS prefix and '/', then [A-Za-z0-9._-]; values the
 // same without '/'. Checked loosely: enough to catch a set-based term or a
@@ -39,23 +35,24 @@ bool ValidValue(std::string_view value) {
 
 Result<LabelSelector> LabelSelector::Parse(std::string_view text) {
   LabelSelector selector;
-  selector.text_ = std::string(Trim(text));
+  selector.text_ = std::string(TrimSpaces(text));
   std::string_view rest = selector.text_;
   while (!rest.empty()) {
     std::size_t comma = rest.find(',');
-    std::string_view raw = Trim(rest.substr(0, comma));
+    std::string_view raw = TrimSpaces(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     if (raw.empty()) return InvalidArgumentError("label selector has an empty term");
     Term term;
     if (std::size_t ne = raw.find("!="); ne != std::string_view::npos) {
-      term = {std::string(Trim(raw.substr(0, ne))), Op::kNotEquals,
-              std::string(Trim(raw.substr(ne + 2)))};
+      term = {std::string(TrimSpaces(raw.substr(0, ne))), Op::kNotEquals,
+              std::string(TrimSpaces(raw.substr(ne + 2)))};
     } else if (std::size_t eq = raw.find('='); eq != std::string_view::npos) {
       std::size_t v = eq + 1;
       if (v < raw.size() && raw[v] == '=') ++v;
-      term = {std::string(Trim(raw.substr(0, eq))), Op::kEquals, std::string(Trim(raw.substr(v)))};
+      term = {std::string(TrimSpaces(raw.substr(0, eq))), Op::kEquals,
+              std::string(TrimSpaces(raw.substr(v)))};
     } else if (raw.front() == '!') {
-      term = {std::string(Trim(raw.substr(1))), Op::kNotExists, ""};
+      term = {std::string(TrimSpaces(raw.substr(1))), Op::kNotExists, ""};
     } else {
       term = {std::string(raw), Op::kExists, ""};
     }
@@ -98,11 +95,11 @@ bool LabelMatch::Matches(const std::map<std::string, std::string>& labels) const
 
 Result<LabelMatch> LabelMatch::Parse(std::string_view text) {
   LabelMatch m;
-  text = Trim(text);
+  text = TrimSpaces(text);
   if (text.empty()) return m;  // no opt-out label
   std::size_t eq = text.find('=');
-  m.key = std::string(Trim(text.substr(0, eq)));
-  if (eq != std::string_view::npos) m.value = std::string(Trim(text.substr(eq + 1)));
+  m.key = std::string(TrimSpaces(text.substr(0, eq)));
+  if (eq != std::string_view::npos) m.value = std::string(TrimSpaces(text.substr(eq + 1)));
   if (!ValidKey(m.key) || !ValidValue(m.value)) {
     return InvalidArgumentError("label '" + std::string(text) + "' is not of the form key=value");
   }

@@ -190,7 +190,7 @@ int RunUntaint(std::string_view program, Tainter& tainter, const NodeFlags& flag
 }
 
 int RunExplain(std::string_view program, Tainter& tainter, const std::string& node,
-               std::ostream& out, std::ostream& err) {
+               const Clock& clock, std::ostream& out, std::ostream& err) {
   Result<TaintedNodeReport> report = tainter.Explain(node);
   if (!report) {
     if (report.error().code() == StatusCode::kNotFound) {
@@ -202,7 +202,7 @@ int RunExplain(std::string_view program, Tainter& tainter, const std::string& no
   }
   const std::string taint = TaintText(tainter.options().taint);
   const std::string untaint = std::string(program) + " untaint " + node;
-  const auto now = std::chrono::system_clock::now();
+  const auto now = clock.Now();
   if (!report->tainted) {
     out << "Node " << node << " is not tainted by faultline (no " << taint << " taint).\n";
     if (report->reasons.empty()) return 0;
@@ -251,8 +251,8 @@ int RunExplain(std::string_view program, Tainter& tainter, const std::string& no
 
 // Credentials in the one documented order (LoadKubeConfigAuto), the same
 // for the daemon, its node watch and the operator's commands.
-Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config,
-                                             MetricsRegistry& metrics) {
+Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, MetricsRegistry& metrics,
+                                             const Clock& clock) {
   Result<KubeConfig> kube =
       LoadKubeConfigAuto(config.kubernetes.kubeconfig, config.kubernetes.context);
   if (!kube) return kube.error();
@@ -266,19 +266,19 @@ Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config,
   o.http.call_deadline = std::min<std::chrono::milliseconds>(
       o.http.call_deadline, MaxPollInterval(config.kafka.properties) / 3);
   LogInfo("tainter", "kubernetes", {{"api", kube->Describe()}});
-  return KubeNodeApi::Create(std::move(*kube), o, RealClock(), metrics);
+  return KubeNodeApi::Create(std::move(*kube), o, clock, metrics);
 }
 
 std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config,
                                                std::string_view program, std::ostream& err) {
   auto stack = std::make_unique<TainterStack>();
-  auto api = MakeApi(config, stack->metrics);
+  auto api = MakeApi(config, stack->metrics, *stack->clock);
   if (!api) {
     err << program << ": " << api.error().message() << '\n';
     return nullptr;
   }
   stack->api = std::move(*api);
-  auto tainter = Tainter::Create(config.tainter, *stack->api, stack->metrics, RealClock());
+  auto tainter = Tainter::Create(config.tainter, *stack->api, stack->metrics, *stack->clock);
   if (!tainter) {
     err << program << ": " << tainter.error().message() << '\n';
     return nullptr;
@@ -326,7 +326,7 @@ int RunNodeCommand(std::string_view program, const std::vector<std::string>& arg
   if (!stack) return 2;
   if (flags->command == "nodes") return RunNodes(program, *stack->tainter, out, err);
   if (flags->command == "explain") {
-    return RunExplain(program, *stack->tainter, flags->node, out, err);
+    return RunExplain(program, *stack->tainter, flags->node, *stack->clock, out, err);
   }
   return RunUntaint(program, *stack->tainter, *flags, config.tainter.dry_run, out, err);
 }

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/metrics.h"
 #include "base/version.h"
 #include "tainter/kube/kube_node_api.h"
@@ -22,6 +23,7 @@ namespace faultline {
 // subcommand need. Members are destroyed in reverse order: the metrics
 // outlive both.
 struct TainterStack {
+  const Clock* clock = &RealClock();  // what the client, the Tainter and `explain` read
   MetricsRegistry metrics;
   std::unique_ptr<KubeNodeApi> api;
   std::unique_ptr<Tainter> tainter;
@@ -39,7 +41,8 @@ std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config,
 // in the one documented order (LoadKubeConfigAuto), its QPS, burst and
 // timeout. The daemon makes a second one for its node watch, so a long
 // watch never waits behind a write.
-Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, MetricsRegistry& metrics);
+Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, MetricsRegistry& metrics,
+                                             const Clock& clock = RealClock());
 
 // True for the subcommands RunNodeCommand() runs: nodes, untaint, explain.
 bool IsNodeCommand(std::string_view arg);

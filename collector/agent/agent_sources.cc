@@ -29,7 +29,7 @@ Result<std::vector<std::unique_ptr<Source>>> OpenSources(const AgentConfig& conf
     FL_RETURN_IF_ERROR(Add(JournalSource::Open(config.journal), "journal", sources));
   }
   if (config.podlog_enabled) {
-    FL_RETURN_IF_ERROR(Add(PodLogSource::Open(config.podlog), "podlog", sources));
+    FL_RETURN_IF_ERROR(Add(PodLogSource::Open(config.podlog, clock), "podlog", sources));
   }
   if (config.ibcounters_enabled) {
     FL_RETURN_IF_ERROR(

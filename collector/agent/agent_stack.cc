@@ -12,17 +12,19 @@
 
 namespace faultline {
 
-AgentStack::AgentStack(const AgentConfig& config, std::shared_ptr<const RuleSet> rules)
-    : config_(config), metrics_(registry_), holder_(std::move(rules)) {}
+AgentStack::AgentStack(const AgentConfig& config, std::shared_ptr<const RuleSet> rules,
+                       const Clock& clock)
+    : config_(config), clock_(clock), metrics_(registry_), holder_(std::move(rules)) {}
 
-std::unique_ptr<AgentStack> AgentStack::Create(const AgentConfig& config, std::ostream& err) {
+std::unique_ptr<AgentStack> AgentStack::Create(const AgentConfig& config, std::ostream& err,
+                                               const Clock& clock) {
   Diagnostics diags;
   SourceTexts texts;
   std::shared_ptr<const RuleSet> rules = LoadRules(config.rules, {}, diags, texts);
   diags.Print(err, texts);  // warnings too
   if (!rules) return nullptr;
   const double count = static_cast<double>(rules->size());
-  std::unique_ptr<AgentStack> stack(new AgentStack(config, std::move(rules)));
+  std::unique_ptr<AgentStack> stack(new AgentStack(config, std::move(rules), clock));
   stack->metrics_.rules_loaded.Set(count);
   return stack;
 }
@@ -33,7 +35,7 @@ std::size_t AgentStack::rules_loaded() const {
 }
 
 Status AgentStack::Assemble(EventSink& sink, SinkChecks checks, Options options) {
-  Result<std::vector<std::unique_ptr<Source>>> sources = OpenSources(config_, RealClock());
+  Result<std::vector<std::unique_ptr<Source>>> sources = OpenSources(config_, clock_);
   if (!sources) return sources.error();
   if (sources->empty()) return InvalidArgumentError("no source is enabled");
 
@@ -47,12 +49,11 @@ Status AgentStack::Assemble(EventSink& sink, SinkChecks checks, Options options)
   po.checkpoint_interval = config_.checkpoint_interval;
   po.suppression.window = config_.suppression_window;
   po.suppression.max_folded = config_.suppression_max_folded;
-  pipeline_ =
-      std::make_unique<Pipeline>(std::move(*sources), holder_, sink, RealClock(), metrics_, po);
+  pipeline_ = std::make_unique<Pipeline>(std::move(*sources), holder_, sink, clock_, metrics_, po);
 
   if (options.watch_rules) {
     watcher_.emplace(RulesWatcher::Options{config_.rules, {}, config_.rules_reload_debounce},
-                     holder_, metrics_);
+                     holder_, metrics_, clock_);
     if (Status s = watcher_->Start(); !s.ok()) {
       LogWarning("agent", "rules directories are not watched", {{"error", s.ToString()}});
     }
@@ -111,12 +112,11 @@ void AgentStack::Start(const nlohmann::json& fields) {
 }
 
 void AgentStack::WaitForStop(const sigset_t& signals) {
-  WaitForStopSignal(signals, watcher_ ? &*watcher_ : nullptr, metrics_);
+  WaitForStopSignal(signals, watcher_ ? &*watcher_ : nullptr, metrics_, clock_);
 }
 
 std::size_t AgentStack::Stop() {
-  const std::size_t undelivered =
-      pipeline_->Stop(RealClock().MonotonicNow() + config_.shutdown_grace);
+  const std::size_t undelivered = pipeline_->Stop(clock_.MonotonicNow() + config_.shutdown_grace);
   // The endpoint's checks call into the sink: close it (it served /healthz
   // while the pipeline drained), so the caller may destroy the sink next.
   http_.reset();

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/clock.h"
 #include "base/metrics.h"
 #include "base/status.h"
 #include "collector/agent/agent_config.h"
@@ -58,7 +59,9 @@ class AgentStack {
 
   // Loads the rules (diagnostics, warnings too, printed to `err`) and makes
   // the metrics. nullptr when the rules do not load: exit 2.
-  static std::unique_ptr<AgentStack> Create(const AgentConfig& config, std::ostream& err);
+  // `clock` (must outlive the stack) is the one every part of it reads.
+  static std::unique_ptr<AgentStack> Create(const AgentConfig& config, std::ostream& err,
+                                            const Clock& clock = RealClock());
 
   MetricsRegistry& registry() { return registry_; }
   AgentMetrics& metrics() { return metrics_; }
@@ -83,9 +86,10 @@ class AgentStack {
   std::size_t Stop();
 
  private:
-  AgentStack(const AgentConfig& config, std::shared_ptr<const RuleSet> rules);
+  AgentStack(const AgentConfig& config, std::shared_ptr<const RuleSet> rules, const Clock& clock);
 
   const AgentConfig& config_;
+  const Clock& clock_;
   MetricsRegistry registry_;
   AgentMetrics metrics_;
   RuleSetHolder holder_;

@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "kafka/kafka_conf.h"
 
 namespace faultline {
 namespace {
@@ -84,7 +85,7 @@ NodeIdentity IdentityPublisher::Collect(const Options& o) {
     id.addresses.resize(NodeIdentity::kMaxAddresses);
   }
   id.gids = PortGids(o.sysfs_root);
-  id.published = RealClock().Now();
+  id.published = o.clock->Now();
   return id;
 }
 
@@ -96,18 +97,14 @@ IdentityPublisher::~IdentityPublisher() { Stop(std::chrono::milliseconds(500)); 
 Result<std::unique_ptr<IdentityPublisher>> IdentityPublisher::Create(Options options,
                                                                      MetricsRegistry& metrics) {
   std::unique_ptr<IdentityPublisher> self(new IdentityPublisher(std::move(options), metrics));
-  std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  KafkaProperties properties = {{"bootstrap.servers", self->options_.brokers},
+                                {"client.id", "faultline-agent-identity"}};
+  properties.insert(properties.end(), self->options_.properties.begin(),
+                    self->options_.properties.end());
+  Result<std::unique_ptr<RdKafka::Conf>> conf = MakeKafkaConf(properties);
+  if (!conf.ok()) return conf.error();
   std::string err;
-  auto set = [&](const std::string& k, const std::string& v) -> Status {
-    if (conf->set(k, v, err) != RdKafka::Conf::CONF_OK) {
-      return InvalidArgumentError("kafka property " + k + ": " + err);
-    }
-    return OkStatus();
-  };
-  FL_RETURN_IF_ERROR(set("bootstrap.servers", self->options_.brokers));
-  FL_RETURN_IF_ERROR(set("client.id", "faultline-agent-identity"));
-  for (const auto& [k, v] : self->options_.properties) FL_RETURN_IF_ERROR(set(k, v));
-  self->producer_.reset(RdKafka::Producer::create(conf.get(), err));
+  self->producer_.reset(RdKafka::Producer::create(conf->get(), err));
   if (!self->producer_) return InvalidArgumentError("kafka identity producer: " + err);
   return self;
 }
@@ -141,8 +138,8 @@ void IdentityPublisher::Run() {
     producer_->poll(0);
     lock.lock();
     // Wake every second to serve delivery reports; publish every interval.
-    const auto next = std::chrono::steady_clock::now() + options_.interval;
-    while (!stop_ && std::chrono::steady_clock::now() < next) {
+    const auto next = options_.clock->MonotonicNow() + options_.interval;
+    while (!stop_ && options_.clock->MonotonicNow() < next) {
       cv_.wait_for(lock, std::chrono::seconds(1));
       lock.unlock();
       producer_->poll(0);

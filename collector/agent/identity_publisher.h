@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "base/clock.h"
 #include "base/metrics.h"
 #include "base/node_identity.h"
 #include "base/status.h"
@@ -37,6 +38,7 @@ class IdentityPublisher {
     std::string sysfs_root = "/sys";  // reads <root>/class/infiniband/*/ports/*/gids/*
     std::string boot_id_path = "/proc/sys/kernel/random/boot_id";
     std::string node;
+    const Clock* clock = &RealClock();  // the identity's `published` time and the interval
   };
 
   // What would be published now: never fails (a part that cannot be read

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/log.h"
+#include "kafka/kafka_conf.h"
+#include "kafka/kafka_events.h"
 
 namespace faultline {
 namespace {
@@ -48,7 +50,7 @@ bool PowerOfTen(std::uint64_t n) {
 
 }  // namespace
 
-struct KafkaSink::Callbacks : public RdKafka::DeliveryReportCb, public RdKafka::EventCb {
+struct KafkaSink::Callbacks : public RdKafka::DeliveryReportCb, public KafkaEvents {
   explicit Callbacks(KafkaSink& owner) : sink(owner) {}
 
   void dr_cb(RdKafka::Message& message) override {
@@ -59,25 +61,8 @@ struct KafkaSink::Callbacks : public RdKafka::DeliveryReportCb, public RdKafka::
     in_flight->callback(status);
   }
 
-  void event_cb(RdKafka::Event& event) override {
-    switch (event.type()) {
-      case RdKafka::Event::EVENT_ERROR:
-        sink.OnError(event);
-        break;
-      case RdKafka::Event::EVENT_STATS:
-        sink.OnStatistics(event.str());
-        break;
-      case RdKafka::Event::EVENT_LOG:
-        if (event.severity() <= RdKafka::Event::EVENT_SEVERITY_ERROR) {
-          LogWarning("kafka", event.str(), {{"facility", event.fac()}});
-        } else {
-          LogDebug("kafka", event.str(), {{"facility", event.fac()}});
-        }
-        break;
-      default:
-        break;
-    }
-  }
+  void OnKafkaError(RdKafka::Event& event) override { sink.OnError(event); }
+  void OnKafkaStatistics(const std::string& json) override { sink.OnStatistics(json); }
 
   KafkaSink& sink;
   bool enabled = true;  // false while the sink is destroyed: callers are gone
@@ -89,37 +74,25 @@ KafkaSink::KafkaSink(const Options& options, AgentMetrics* metrics)
 Result<std::unique_ptr<KafkaSink>> KafkaSink::Create(const Options& options,
                                                      AgentMetrics* metrics) {
   std::unique_ptr<KafkaSink> sink(new KafkaSink(options, metrics));
-  std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
-  std::string error;
-  auto set = [&](const std::string& name, const std::string& value) -> Status {
-    if (conf->set(name, value, error) != RdKafka::Conf::CONF_OK) {
-      // The name only: the value may be a secret (sasl.password under a
-      // misspelt name is "no such property"), and librdkafka's own message
-      // already quotes a value it finds invalid for a known property.
-      return InvalidArgumentError("kafka property " + name + ": " + error);
-    }
-    return OkStatus();
+  KafkaProperties properties = {
+      {"bootstrap.servers", options.brokers},
+      {"enable.idempotence", "true"},
+      {"acks", "all"},
+      {"compression.type", options.compression},
+      {"linger.ms", std::to_string(options.linger.count())},
+      {"queue.buffering.max.messages", std::to_string(options.queue_max_messages)},
+      {"queue.buffering.max.kbytes", std::to_string(options.queue_max_kbytes)},
+      {"message.timeout.ms", std::to_string(options.message_timeout.count())},
+      {"statistics.interval.ms", std::to_string(options.statistics_interval.count())},
+      {"client.id", "faultline-agent"},
   };
-  FL_RETURN_IF_ERROR(set("bootstrap.servers", options.brokers));
-  FL_RETURN_IF_ERROR(set("enable.idempotence", "true"));
-  FL_RETURN_IF_ERROR(set("acks", "all"));
-  FL_RETURN_IF_ERROR(set("compression.type", options.compression));
-  FL_RETURN_IF_ERROR(set("linger.ms", std::to_string(options.linger.count())));
-  FL_RETURN_IF_ERROR(
-      set("queue.buffering.max.messages", std::to_string(options.queue_max_messages)));
-  FL_RETURN_IF_ERROR(set("queue.buffering.max.kbytes", std::to_string(options.queue_max_kbytes)));
-  FL_RETURN_IF_ERROR(set("message.timeout.ms", std::to_string(options.message_timeout.count())));
-  FL_RETURN_IF_ERROR(
-      set("statistics.interval.ms", std::to_string(options.statistics_interval.count())));
-  FL_RETURN_IF_ERROR(set("client.id", "faultline-agent"));
-  for (const auto& [name, value] : options.properties) FL_RETURN_IF_ERROR(set(name, value));
-  if (conf->set("dr_cb", static_cast<RdKafka::DeliveryReportCb*>(sink->callbacks_.get()), error) !=
-          RdKafka::Conf::CONF_OK ||
-      conf->set("event_cb", static_cast<RdKafka::EventCb*>(sink->callbacks_.get()), error) !=
-          RdKafka::Conf::CONF_OK) {
-    return InternalError("kafka callbacks: " + error);
-  }
-  sink->producer_.reset(RdKafka::Producer::create(conf.get(), error));
+  properties.insert(properties.end(), options.properties.begin(), options.properties.end());
+  Result<std::unique_ptr<RdKafka::Conf>> conf = MakeKafkaConf(properties);
+  if (!conf.ok()) return conf.error();
+  FL_RETURN_IF_ERROR(SetKafkaCallbacks(
+      **conf, {.event = sink->callbacks_.get(), .delivery = sink->callbacks_.get()}));
+  std::string error;
+  sink->producer_.reset(RdKafka::Producer::create(conf->get(), error));
   if (!sink->producer_) return InvalidArgumentError("kafka producer: " + error);
   sink->topic_.reset(RdKafka::Topic::create(sink->producer_.get(), options.topic, nullptr, error));
   if (!sink->topic_) return InvalidArgumentError("kafka topic " + options.topic + ": " + error);

@@ -15,8 +15,9 @@
 
 namespace faultline {
 
-RulesWatcher::RulesWatcher(Options options, RuleSetHolder& holder, AgentMetrics& metrics)
-    : options_(std::move(options)), holder_(holder), metrics_(metrics) {}
+RulesWatcher::RulesWatcher(Options options, RuleSetHolder& holder, AgentMetrics& metrics,
+                           const Clock& clock)
+    : options_(std::move(options)), holder_(holder), metrics_(metrics), clock_(clock) {}
 
 RulesWatcher::~RulesWatcher() {
   if (thread_.joinable()) {
@@ -83,14 +84,14 @@ void RulesWatcher::WatchLoop(std::stop_token stop, int inotify_fd) {
     return;
   }
   bool pending = false;
-  auto due = std::chrono::steady_clock::now();
+  auto due = clock_.MonotonicNow();
   alignas(struct inotify_event) char buffer[16 * 1024];
   while (!stop.stop_requested()) {
     auto timeout = std::chrono::milliseconds(-1);
     if (pending) {
-      timeout = std::max(std::chrono::milliseconds(0),
-                         std::chrono::duration_cast<std::chrono::milliseconds>(
-                             due - std::chrono::steady_clock::now()));
+      timeout = std::max(
+          std::chrono::milliseconds(0),
+          std::chrono::duration_cast<std::chrono::milliseconds>(due - clock_.MonotonicNow()));
     }
     Result<WaitOutcome> w = WaitReadable(inotify_fd, wakeup, stop, timeout);
     if (!w.ok()) {
@@ -104,10 +105,10 @@ void RulesWatcher::WatchLoop(std::stop_token stop, int inotify_fd) {
       while (::read(inotify_fd, buffer, sizeof(buffer)) > 0) {
       }
       pending = true;
-      due = std::chrono::steady_clock::now() + options_.debounce;
+      due = clock_.MonotonicNow() + options_.debounce;
       continue;
     }
-    if (pending && std::chrono::steady_clock::now() >= due) {
+    if (pending && clock_.MonotonicNow() >= due) {
       pending = false;
       Reload("rules directory changed").IgnoreError();
     }

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/status.h"
 #include "collector/agent/agent_metrics.h"
 #include "matcher/rule_set.h"
@@ -36,8 +37,10 @@ class RulesWatcher {
     std::chrono::milliseconds debounce{500};
   };
 
-  // `holder` and `metrics` must outlive the watcher.
-  RulesWatcher(Options options, RuleSetHolder& holder, AgentMetrics& metrics);
+  // `holder`, `metrics` and `clock` must outlive the watcher; `clock` times
+  // the debounce.
+  RulesWatcher(Options options, RuleSetHolder& holder, AgentMetrics& metrics,
+               const Clock& clock = RealClock());
   ~RulesWatcher();
   RulesWatcher(const RulesWatcher&) = delete;
   RulesWatcher& operator=(const RulesWatcher&) = delete;
@@ -58,6 +61,7 @@ class RulesWatcher {
   const Options options_;
   RuleSetHolder& holder_;
   AgentMetrics& metrics_;
+  const Clock& clock_;
   std::mutex reload_mu_;
   int inotify_fd_ = -1;
   std::jthread thread_;

@@ -4,15 +4,16 @@
 #include <chrono>
 #include <ctime>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "collector/agent/agent_metrics.h"
 #include "collector/agent/rules_watcher.h"
 
 namespace faultline {
 
-void WaitForStopSignal(const sigset_t& signals, RulesWatcher* watcher,
-                       const AgentMetrics& metrics) {
-  auto next_summary = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+void WaitForStopSignal(const sigset_t& signals, RulesWatcher* watcher, const AgentMetrics& metrics,
+                       const Clock& clock) {
+  auto next_summary = clock.MonotonicNow() + std::chrono::minutes(1);
   for (;;) {
     // A one-second tick rather than sigwait, so the counters get logged on a
     // quiet node too.
@@ -24,7 +25,7 @@ void WaitForStopSignal(const sigset_t& signals, RulesWatcher* watcher,
       LogInfo("agent", "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
       return;
     }
-    if (std::chrono::steady_clock::now() >= next_summary) {
+    if (clock.MonotonicNow() >= next_summary) {
       next_summary += std::chrono::minutes(1);
       LogInfo("agent", "counters", metrics.Summary());
     }

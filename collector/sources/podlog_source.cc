@@ -156,21 +156,21 @@ struct PodLogSource::TrackedFile {
   bool read_error_logged = false;                   // warned once about a failing read
 };
 
-Result<std::unique_ptr<PodLogSource>> PodLogSource::Open(Options options) {
+Result<std::unique_ptr<PodLogSource>> PodLogSource::Open(Options options, const Clock& clock) {
   if (options.rescan_interval.count() <= 0 || options.read_interval.count() <= 0) {
     return InvalidArgumentError("podlog: rescan and read intervals must be positive");
   }
   if (options.max_line_bytes == 0) {
     return InvalidArgumentError("podlog: max_line_bytes must be positive");
   }
-  std::unique_ptr<PodLogSource> source(new PodLogSource(std::move(options)));
+  std::unique_ptr<PodLogSource> source(new PodLogSource(std::move(options), clock));
   FL_RETURN_IF_ERROR(source->wakeup_.status());
   source->LoadCheckpoint();
   return source;
 }
 
-PodLogSource::PodLogSource(Options options)
-    : options_(std::move(options)), store_(options_.state_dir, "podlog") {}
+PodLogSource::PodLogSource(Options options, const Clock& clock)
+    : options_(std::move(options)), clock_(clock), store_(options_.state_dir, "podlog") {}
 
 PodLogSource::~PodLogSource() = default;
 
@@ -537,7 +537,7 @@ Status PodLogSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
   batch_bytes_ = 0;
   for (;;) {
     if (stop.stop_requested()) return OkStatus();
-    auto now = std::chrono::steady_clock::now();
+    auto now = clock_.MonotonicNow();
     if (!first_scan_done_ || now >= next_scan_) {
       Scan();
       next_scan_ = now + options_.rescan_interval;
@@ -594,7 +594,7 @@ Status PodLogSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
     }
 
     if (out.size() > first) return OkStatus();
-    now = std::chrono::steady_clock::now();
+    now = clock_.MonotonicNow();
     auto wait =
         std::min<std::chrono::steady_clock::duration>(options_.read_interval, next_scan_ - now);
     auto wait_ms = std::chrono::ceil<std::chrono::milliseconds>(wait);

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/status.h"
 #include "collector/sources/checkpoint_store.h"
 #include "collector/sources/cri_parser.h"
@@ -86,7 +87,9 @@ class PodLogSource final : public Source {
 
   // kInvalidArgument: a bad option (zero intervals or cap). kResourceExhausted:
   // no eventfd. A missing root is not an error: pods may not exist yet.
-  static Result<std::unique_ptr<PodLogSource>> Open(Options options);
+  // `clock` (must outlive the source) times the rescans and idle re-reads.
+  static Result<std::unique_ptr<PodLogSource>> Open(Options options,
+                                                    const Clock& clock = RealClock());
 
   ~PodLogSource() override;
   PodLogSource(const PodLogSource&) = delete;
@@ -112,7 +115,7 @@ class PodLogSource final : public Source {
   };
   struct TrackedFile;
 
-  explicit PodLogSource(Options options);
+  PodLogSource(Options options, const Clock& clock);
 
   void LoadCheckpoint();
   void Scan();
@@ -133,6 +136,7 @@ class PodLogSource final : public Source {
   bool IncludeNamespace(std::string_view ns) const;
 
   Options options_;
+  const Clock& clock_;
   StopWakeup wakeup_;
   CheckpointStore store_;
 

@@ -150,7 +150,7 @@ std::string MakeDemoConfig(StandaloneAgentConfig& c, std::string& demo_file) {
 // and a patch printed.
 int RunDemo(const AgentConfig& config, const std::string& demo_file, const std::string& marker,
             const std::atomic<int>& demo_handled, const DryRunNodeApi& dry_api,
-            const sigset_t& signals) {
+            const sigset_t& signals, const Clock& clock) {
   const std::vector<std::string> lines = DemoLines(marker);
   std::cout << "demo: writing a fake Xid 13 (application fault) and Xid 79 (GPU fell off the "
                "bus) to "
@@ -170,9 +170,8 @@ int RunDemo(const AgentConfig& config, const std::string& demo_file, const std::
     }
     if (!s.ok()) std::cerr << "faultline-agent: demo: " << s.ToString() << '\n';
   }
-  const auto deadline = RealClock().MonotonicNow() + std::chrono::seconds(10);
-  while (demo_handled.load() < static_cast<int>(lines.size()) &&
-         RealClock().MonotonicNow() < deadline) {
+  const auto deadline = clock.MonotonicNow() + std::chrono::seconds(10);
+  while (demo_handled.load() < static_cast<int>(lines.size()) && clock.MonotonicNow() < deadline) {
     const timespec tick{0, 50'000'000};
     const int sig = sigtimedwait(&signals, nullptr, &tick);
     if (sig == SIGTERM || sig == SIGINT) break;
@@ -189,6 +188,7 @@ int RunDemo(const AgentConfig& config, const std::string& demo_file, const std::
 }  // namespace
 
 int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
+  const Clock& clock = RealClock();  // the one every part below reads
   // 1. Config, rules and Kubernetes credentials: every problem before anything starts.
   std::optional<StandaloneAgentConfig> config =
       LoadStandaloneAgentConfig(flags.config_path, AgentMode::kStandalone, std::cerr);
@@ -216,7 +216,7 @@ int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
       }
     }
   }
-  std::unique_ptr<AgentStack> stack = AgentStack::Create(*config, std::cerr);
+  std::unique_ptr<AgentStack> stack = AgentStack::Create(*config, std::cerr, clock);
   if (!stack) return 2;
 
   const StandaloneSettings& sc = config->standalone;
@@ -243,8 +243,7 @@ int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
     ko.http.qps = sc.kubernetes.qps;
     ko.http.burst = sc.kubernetes.burst;
     ko.http.request_timeout = sc.kubernetes.request_timeout;
-    Result<std::unique_ptr<KubeNodeApi>> api =
-        KubeNodeApi::Create(*kube, ko, RealClock(), registry);
+    Result<std::unique_ptr<KubeNodeApi>> api = KubeNodeApi::Create(*kube, ko, clock, registry);
     if (!api) {
       std::cerr << "faultline-agent: error: Kubernetes client: " << api.error().message() << '\n';
       return 2;
@@ -256,15 +255,14 @@ int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
   std::unique_ptr<OwnNodeApi> own_dry_api;
   NodeApi* api = own_api.get();
   if (dry_run || !kube) {
-    dry_api = std::make_unique<DryRunNodeApi>(node, std::cout, RealClock(), own_api.get());
+    dry_api = std::make_unique<DryRunNodeApi>(node, std::cout, clock, own_api.get());
     own_dry_api = std::make_unique<OwnNodeApi>(node, *dry_api);
     api = own_dry_api.get();
   }
 
   // A dry run swaps the NodeApi (DryRunNodeApi) rather than setting
   // Tainter::Options::dry_run, so the patches are printed.
-  Result<std::unique_ptr<Tainter>> tainter =
-      Tainter::Create(sc.tainter, *api, registry, RealClock());
+  Result<std::unique_ptr<Tainter>> tainter = Tainter::Create(sc.tainter, *api, registry, clock);
   if (!tainter) {
     std::cerr << "faultline-agent: error: standalone: " << tainter.error().message() << '\n';
     return 2;
@@ -290,7 +288,7 @@ int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
       if (e.message.find(marker) != std::string::npos) ++demo_handled;
     };
   }
-  StandaloneSink sink(**tainter, RealClock(), sink_options);
+  StandaloneSink sink(**tainter, clock, sink_options);
 
   AgentStack::SinkChecks checks;
   checks.not_ready = [&sink]() -> std::optional<std::string> {
@@ -334,7 +332,7 @@ int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
 
   int demo_rc = 0;
   if (flags.demo) {
-    demo_rc = RunDemo(*config, demo_file, marker, demo_handled, *dry_api, signals);
+    demo_rc = RunDemo(*config, demo_file, marker, demo_handled, *dry_api, signals, clock);
   } else {
     // 4. Run until told to stop.
     stack->WaitForStop(signals);

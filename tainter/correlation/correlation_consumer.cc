@@ -8,19 +8,9 @@
 #include "base/fault_event.h"
 #include "base/log.h"
 #include "base/node_identity.h"
+#include "kafka/kafka_conf.h"
 
 namespace faultline {
-namespace {
-
-Status SetConf(RdKafka::Conf& conf, const std::string& key, const std::string& value) {
-  std::string err;
-  if (conf.set(key, value, err) != RdKafka::Conf::CONF_OK) {
-    return InvalidArgumentError("kafka property " + key + ": " + err);
-  }
-  return OkStatus();
-}
-
-}  // namespace
 
 CorrelationConsumer::CorrelationConsumer(Options options, Correlator& correlator,
                                          MetricsRegistry& metrics, const Clock& clock)
@@ -36,21 +26,22 @@ Result<std::unique_ptr<CorrelationConsumer>> CorrelationConsumer::Create(Options
   std::unique_ptr<CorrelationConsumer> self(
       new CorrelationConsumer(std::move(options), correlator, metrics, clock));
   const Options& o = self->options_;
-  std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
-  FL_RETURN_IF_ERROR(SetConf(*conf, "bootstrap.servers", o.brokers));
   // A group.id of its own: it is never joined (assign() by hand), and
   // nothing is committed, so it can never disturb the deciding group.
-  FL_RETURN_IF_ERROR(SetConf(*conf, "group.id", o.group + "-correlation"));
-  FL_RETURN_IF_ERROR(SetConf(*conf, "client.id", "faultline-tainter-correlation"));
-  FL_RETURN_IF_ERROR(SetConf(*conf, "enable.partition.eof", "false"));
+  KafkaProperties properties = {{"bootstrap.servers", o.brokers},
+                                {"group.id", o.group + "-correlation"},
+                                {"client.id", "faultline-tainter-correlation"},
+                                {"enable.partition.eof", "false"}};
   for (const auto& [k, v] : o.properties) {
     if (k.rfind("group.", 0) == 0 || k.rfind("partition.assignment", 0) == 0) continue;
-    FL_RETURN_IF_ERROR(SetConf(*conf, k, v));
+    properties.emplace_back(k, v);
   }
-  FL_RETURN_IF_ERROR(SetConf(*conf, "enable.auto.commit", "false"));
-  FL_RETURN_IF_ERROR(SetConf(*conf, "enable.auto.offset.store", "false"));
+  properties.emplace_back("enable.auto.commit", "false");
+  properties.emplace_back("enable.auto.offset.store", "false");
+  Result<std::unique_ptr<RdKafka::Conf>> conf = MakeKafkaConf(properties);
+  if (!conf.ok()) return conf.error();
   std::string err;
-  self->consumer_.reset(RdKafka::KafkaConsumer::create(conf.get(), err));
+  self->consumer_.reset(RdKafka::KafkaConsumer::create(conf->get(), err));
   if (!self->consumer_) return InvalidArgumentError("kafka correlation consumer: " + err);
   return self;
 }

@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/fakes/fake_clock.h"
 #include "tests/support/temp_dir.h"
 
 namespace faultline {
@@ -50,6 +51,20 @@ TEST_CASE("Collect without InfiniBand or a boot id still names the node") {
   CHECK(id.node == "cpu-1");
   CHECK(id.gids.empty());
   CHECK(id.boot_id.empty());
+}
+
+// The identity message says when it was published ("published", RFC 3339):
+// the time of the clock the agent hands down, not one read behind its back.
+TEST_CASE("Collect stamps the identity with the clock in its options") {
+  TempDir dir;
+  FakeClock clock;
+  clock.Advance(std::chrono::minutes(3));
+  IdentityPublisher::Options o;
+  o.node = "gpu-7";
+  o.sysfs_root = (dir.path() / "none").string();
+  o.boot_id_path = (dir.path() / "none").string();
+  o.clock = &clock;
+  CHECK(IdentityPublisher::Collect(o).published == clock.Now());
 }
 
 }  // namespace

@@ -4,12 +4,13 @@ them, checked on every project #include:
 
   base                 -> nothing else (the vocabulary: no network, no threads)
   endpoint             -> base
+  kafka                -> base     (librdkafka configuration, one place)
   matcher              -> base
   collector/sources    -> base
-  collector/agent      -> base, endpoint, matcher, collector/sources
-  collector/standalone -> base, endpoint, matcher, collector/*, tainter/*
+  collector/agent      -> base, endpoint, kafka, matcher, collector/sources
+  collector/standalone -> base, endpoint, kafka, matcher, collector/*, tainter/*
   tainter/kube         -> base
-  tainter              -> base, endpoint, matcher, tainter/kube   (the rule packs
+  tainter              -> base, endpoint, kafka, matcher, tainter/kube   (the rule packs
                           every event is checked against: tainter/rule_check.h)
 
 A new include that points the other way (the rule engine reaching into the
@@ -24,15 +25,17 @@ import sys
 ALLOWED = {
     "base": {"base"},
     "endpoint": {"base", "endpoint"},
+    "kafka": {"base", "kafka"},
     "matcher": {"base", "matcher"},
     "collector/sources": {"base", "collector/sources"},
-    "collector/agent": {"base", "endpoint", "matcher", "collector/sources", "collector/agent"},
-    "collector/standalone": {"base", "endpoint", "matcher", "collector/sources", "collector/agent",
-                             "collector/standalone", "tainter", "tainter/kube"},
-    "collector": {"base", "endpoint", "matcher", "collector/sources", "collector/agent",
+    "collector/agent": {"base", "endpoint", "kafka", "matcher", "collector/sources",
+                        "collector/agent"},
+    "collector/standalone": {"base", "endpoint", "kafka", "matcher", "collector/sources",
+                             "collector/agent", "collector/standalone", "tainter", "tainter/kube"},
+    "collector": {"base", "endpoint", "kafka", "matcher", "collector/sources", "collector/agent",
                   "collector/standalone"},
     "tainter/kube": {"base", "tainter/kube"},
-    "tainter": {"base", "endpoint", "matcher", "tainter", "tainter/kube"},
+    "tainter": {"base", "endpoint", "kafka", "matcher", "tainter", "tainter/kube"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -48,7 +51,7 @@ def folder_of(path):
 def main():
     root = sys.argv[1]
     violations, files = [], 0
-    for top in ("base", "endpoint", "matcher", "collector", "tainter"):
+    for top in ("base", "endpoint", "kafka", "matcher", "collector", "tainter"):
         for directory, _, names in os.walk(os.path.join(root, top)):
             for name in sorted(names):
                 if not name.endswith((".h", ".cc")):

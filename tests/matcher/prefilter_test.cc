@@ -5,6 +5,7 @@
 #include <random>
 
 #include <doctest/doctest.h>
+#include <re2/re2.h>
 
 #include "matcher/input_line.h"
 #include "matcher/literal_prefilter.h"
@@ -37,6 +38,17 @@ TEST_CASE("a required literal is taken from the mandatory parts of a pattern onl
         Strings{"GPU has fallen off", "fell off the bus"});
   CHECK(Texts(R"(\Qa.b*c\E)") == Strings{"a.b*c"});
   CHECK(Texts(R"(x*abc+d)").empty());  // "ab" is too short to select lines
+}
+
+// RE2 keeps a "(?i)" in force to the end of its group, across '|': the
+// second branch matches "FALLEN OFF" too, so its literal must be caseless or
+// the prefilter drops the line. (The extractor read each branch with the
+// case it started with until it walked the one tree ParseRe2 reads.)
+TEST_CASE("a (?i) holds across '|' for the rest of its group, as RE2 reads it") {
+  const char* pattern = R"((?i)xid error|fallen off)";
+  CHECK(RE2::PartialMatch("GPU has FALLEN OFF the bus", RE2(pattern)));
+  CHECK(Texts(pattern) == Strings{"(?i)fallen off", "(?i)xid error"});
+  CHECK(Texts(R"((?:(?i)xid error|fallen off) bus)") == Strings{"(?i)fallen off", "(?i)xid error"});
 }
 
 TEST_CASE("literals never cross a colon, so IDENT[pid]: rewrites keep them valid") {
