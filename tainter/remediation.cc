@@ -176,17 +176,23 @@ Status Remediator::StartDrain(const std::string& node, NodeState& s, bool* start
   // Cluster-wide: every replica marks its drains on the node, so the list
   // counts them all (two replicas starting in the same instant can both
   // pass: the bound is then exceeded by at most the replica count - 1).
-  Result<std::vector<NodeInfo>> all = nodes_api_.ListNodes("");
-  if (!all) return all.error();
-  int running = 0;
-  for (const NodeInfo& n : *all) {
-    if (n.name == node) continue;
-    auto a = n.annotations.find(options_.drain_annotation);
-    if (a != n.annotations.end() && a->second == kRunning) ++running;
+  const auto now = clock_.MonotonicNow();
+  if (!running_elsewhere_ || now >= running_read_at_ + options_.retry_interval) {
+    Result<std::vector<NodeInfo>> all = nodes_api_.ListNodes("");
+    if (!all) return all.error();
+    int count = 0;
+    for (const NodeInfo& n : *all) {
+      if (nodes_.count(n.name) && nodes_.at(n.name).draining) continue;  // ours: counted below
+      auto a = n.annotations.find(options_.drain_annotation);
+      if (a != n.annotations.end() && a->second == kRunning) ++count;
+    }
+    running_elsewhere_ = count;
+    running_read_at_ = now;
   }
+  const int running = *running_elsewhere_ + active_drains();
   metrics_
       .GetGauge("faultline_tainter_drains_running",
-                "Nodes of the cluster carrying faultline's drain mark `running`")
+                "Nodes of the cluster draining (faultline's drain mark `running`), last read")
       .Set(running);
   if (running >= options_.max_concurrent_drains) {
     metrics_
@@ -211,6 +217,20 @@ Status Remediator::StartDrain(const std::string& node, NodeState& s, bool* start
       .Inc();
   LogInfo(kComponent, options_.dry_run ? "dry-run: would drain node" : "draining node",
           {{"node", node}});
+  return OkStatus();
+}
+
+Status Remediator::StopDrain(const std::string& node, NodeState& s) {
+  if (!options_.dry_run) {
+    Result<NodeScheduling> live = evictions_.GetScheduling(node);
+    if (!live) return live.error();
+    SchedulingChange change;
+    change.expected_resource_version = live->resource_version;
+    change.annotations[options_.drain_annotation] = std::nullopt;
+    FL_RETURN_IF_ERROR(evictions_.PatchScheduling(node, change));
+  }
+  s.draining = false;
+  LogInfo(kComponent, "drain stopped: no active reason asks for it any more", {{"node", node}});
   return OkStatus();
 }
 
@@ -354,6 +374,7 @@ void Remediator::Tick() {
     const bool was_draining = s.draining;
     Status st = OkStatus();
     if (!s.cordon_checked) st = Cordon(node, s);
+    if (st.ok() && s.draining && s.want != RemediationAction::kDrain) st = StopDrain(node, s);
     if (st.ok() && s.cordon_checked && s.want == RemediationAction::kDrain && !s.drained) {
       if (!s.draining) {
         bool started = false;

@@ -121,6 +121,9 @@ class Remediator {
   Status Relist();
   Status Cordon(const std::string& node, NodeState& s);
   Status StartDrain(const std::string& node, NodeState& s, bool* started);
+  // The reason for a drain went away while it ran (the node is still
+  // cordoned for another): its slot and mark are given back.
+  Status StopDrain(const std::string& node, NodeState& s);
   Status DrainStep(const std::string& node, NodeState& s);
   Status Lift(const std::string& node);
   void Failed(const std::string& node, NodeState& s, const Status& why);
@@ -139,6 +142,11 @@ class Remediator {
   bool listed_ = false;
   std::chrono::steady_clock::time_point next_list_{};
   std::map<std::string, std::chrono::steady_clock::time_point> lift_retry_;
+  // Other nodes' running drains, from one node list: read at most once per
+  // retry_interval while drains wait for a slot (a list of every node is
+  // the costly call here), and counted up as this replica starts drains.
+  std::optional<int> running_elsewhere_;
+  std::chrono::steady_clock::time_point running_read_at_{};
 };
 
 }  // namespace faultline

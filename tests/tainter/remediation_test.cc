@@ -358,9 +358,15 @@ TEST_CASE("drain: at most max_concurrent nodes of the cluster drain at once") {
   CHECK(h.Evictions("ml", "a") + h.Evictions("ml", "b") == 0);  // the slot is taken
   CHECK(h.f.metrics.CounterValue("faultline_tainter_drains_waiting_total") >= 1);
 
-  // The other replica's drain ends: one slot, one drain.
+  // The other replica's drain ends: one slot, one drain. A waiting drain
+  // re-reads the node list once per retry_interval (5 s), not every tick.
   h.f.server->MutateNode(
       "gpu-3", [](json& n) { n["metadata"]["annotations"]["faultline.dev/drain"] = "done"; });
+  const int lists = h.f.server->CountRequests("GET", "/api/v1/nodes");
+  h.remediator->Tick();
+  CHECK(h.Evictions("ml", "a") + h.Evictions("ml", "b") == 0);
+  CHECK(h.f.server->CountRequests("GET", "/api/v1/nodes") - lists <= 2);  // node GETs, no list
+  h.f.clock.Advance(seconds(5));
   h.remediator->Tick();
   CHECK(h.remediator->active_drains() == 1);
   CHECK(h.Evictions("ml", "a") + h.Evictions("ml", "b") == 1);
@@ -378,6 +384,37 @@ TEST_CASE("drain: at most max_concurrent nodes of the cluster drain at once") {
   CHECK(h.remediator->Drained(first));
   CHECK(h.Annotation(second, "faultline.dev/drain") == "running");
   CHECK(h.remediator->active_drains() == 1);
+}
+
+TEST_CASE("drain: a drain whose reason goes away gives its slot back; the cordon stays") {
+  Harness h;
+  h.f.server->AddNode("gpu-1");
+  h.AddPod("ml", "a", "gpu-1", {{"labels", {{"app", "a"}}}});
+  h.f.server->SetDisruptionBudget("ml", "a", {{"app", "a"}}, 0);
+  h.reasons["gpu-1"] = {"x.drain", "x.cordon"};
+  h.remediator->Tick();
+  REQUIRE(h.Annotation("gpu-1", "faultline.dev/drain") == "running");
+  h.reasons["gpu-1"] = {"x.cordon"};  // the drain rule's reason expired
+  h.remediator->Tick();
+  CHECK(h.Annotation("gpu-1", "faultline.dev/drain").empty());
+  CHECK(h.remediator->active_drains() == 0);
+  CHECK(h.Unschedulable("gpu-1"));
+  CHECK(h.f.server->GetPodJson("ml", "a"));
+}
+
+TEST_CASE("remediation: --dry-run reads but never cordons or evicts") {
+  RemediationOptions o = Harness::Defaults();
+  o.dry_run = true;
+  Harness h(o);
+  h.f.server->AddNode("gpu-1");
+  h.AddPod("ml", "a", "gpu-1");
+  h.reasons["gpu-1"] = {"x.drain"};
+  h.remediator->Tick();
+  h.remediator->Tick();
+  CHECK(h.f.server->CountRequests("PATCH") == 0);
+  CHECK(h.f.server->CountRequests("POST") == 0);  // no eviction, no Event
+  CHECK_FALSE(h.Unschedulable("gpu-1"));
+  CHECK(h.f.server->GetPodJson("ml", "a"));
 }
 
 }  // namespace
