@@ -107,7 +107,7 @@ e2e_log_has tainter '"msg":"eviction refused by a PodDisruptionBudget; retrying 
 # The budget allows one disruption now.
 debug_post "/debug/pdb?namespace=ml&name=web-pdb&selector=app%3Dweb&allowed=1"
 e2e_wait 10 pod_gone web-1 || e2e_fail "web-1 was not evicted once its budget allowed it"
-e2e_wait 10 drain_is gpu-1 done || e2e_fail "gpu-1's drain did not complete"
+e2e_wait 10 drain_is gpu-1 "done" || e2e_fail "gpu-1's drain did not complete"
 pod_exists dcgm-x || e2e_fail "the DaemonSet pod was evicted"
 pod_exists static-gpu-1 || e2e_fail "the mirror pod was evicted"
 pod_exists other-0 || e2e_fail "a pod of another node was evicted"
