@@ -133,7 +133,7 @@ remediation:
         std::string::npos);
 }
 
-TEST_CASE("cordon: our cordon is recorded and lifted; someone else's cordon stays") {
+TEST_CASE("cordon: our cordon is recorded and lifted, someone else's cordon stays") {
   // kube-apiserver: spec.unschedulable is a plain boolean; a JSON merge patch
   // (RFC 7386) sets it, and `null` removes the field (an uncordoned node has
   // none, as after `kubectl uncordon`). Keys the patch does not name (other
@@ -263,7 +263,7 @@ TEST_CASE("the API double's eviction subresource answers as kube-apiserver does"
   CHECK_FALSE(h.f.server->GetPodJson("ml", "slow-1"));
 }
 
-TEST_CASE("drain: DaemonSet, mirror and finished pods stay; a budget's 429 is retried later") {
+TEST_CASE("drain: DaemonSet, mirror and finished pods stay, a budget's 429 is retried later") {
   Harness h;
   h.f.server->AddNode("gpu-1");
   h.f.server->AddNode("gpu-2");
@@ -386,7 +386,7 @@ TEST_CASE("drain: at most max_concurrent nodes of the cluster drain at once") {
   CHECK(h.remediator->active_drains() == 1);
 }
 
-TEST_CASE("drain: a drain whose reason goes away gives its slot back; the cordon stays") {
+TEST_CASE("drain: a drain whose reason goes away gives its slot back, the cordon stays") {
   Harness h;
   h.f.server->AddNode("gpu-1");
   h.AddPod("ml", "a", "gpu-1", {{"labels", {{"app", "a"}}}});
