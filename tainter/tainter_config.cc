@@ -51,6 +51,41 @@ void ReadNodeStateSections(const ConfigMap& parent, Tainter::Options& out,
   }
 }
 
+void ReadRemediationSection(const ConfigMap& parent, RemediationOptions& out) {
+  auto r = parent.Sub("remediation", {"action", "by_category", "by_rule", "drain"});
+  if (!r) return;
+  auto action = [&r](std::string_view key, const std::string& path, const std::string& text,
+                     RemediationAction& to) {
+    if (auto a = ParseRemediationAction(text)) {
+      to = *a;
+    } else {
+      r->Error(key, "C003", "'" + path + "' must be taint, cordon or drain, not '" + text + "'");
+    }
+  };
+  std::string text = std::string(RemediationActionName(out.action));
+  r->String("action", text);
+  action("action", r->PathOf("action"), text, out.action);
+  for (const char* key : {"by_category", "by_rule"}) {
+    std::map<std::string, std::string> names;
+    r->StringMap(key, names);
+    auto& to = std::string_view(key) == "by_rule" ? out.by_rule : out.by_category;
+    for (const auto& [name, value] : names) {
+      action(key, r->PathOf(key) + "." + name, value, to[name]);
+    }
+  }
+  if (auto d = r->Sub("drain",
+                      {"grace_period", "max_concurrent", "retry_interval", "max_retry_interval"})) {
+    if (d->Get("grace_period").IsDefined()) {
+      std::chrono::seconds grace{0};
+      d->Duration("grace_period", grace, true);
+      out.grace_period = grace;
+    }
+    d->Number("max_concurrent", out.max_concurrent_drains, 1);
+    d->Duration("retry_interval", out.retry_interval, false);
+    d->Duration("max_retry_interval", out.max_retry_interval, false);
+  }
+}
+
 std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
                                                 std::string_view file_name, Diagnostics& diags,
                                                 bool require_brokers) {
@@ -64,7 +99,7 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
         reader, *root, "",
         {"kafka", "kubernetes", "taint", "annotation", "max_annotation_bytes", "node_selector",
          "opt_out_label", "valve", "dedupe", "resync_interval", "max_pending", "dry_run",
-         "metrics_address", "log_level", "rules", "correlation", "node_conditions"});
+         "metrics_address", "log_level", "rules", "correlation", "node_conditions", "remediation"});
     if (!map.valid()) return std::nullopt;
     if (auto k = map.Sub("kafka", {"brokers", "topic", "group", "dead_letter_topic", "rebuild_span",
                                    "rebuild_max_messages", "properties"})) {
@@ -121,6 +156,7 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
       k->Number("incident_min_nodes", cs.correlator.incidents.min_nodes, 1);
       k->StringList("incident_rules", cs.correlator.incidents.rule_prefixes);
     }
+    ReadRemediationSection(map, c.remediation);
     map.Duration("resync_interval", c.tainter.resync_interval, false);
     map.Number("max_pending", c.tainter.max_pending, std::size_t{1});
     map.Bool("dry_run", c.tainter.dry_run);

@@ -13,6 +13,7 @@
 #include "matcher/rule_set.h"
 #include "tainter/correlation/correlation_consumer.h"
 #include "tainter/event_consumer.h"
+#include "tainter/remediation.h"
 #include "tainter/rule_check.h"
 #include "tainter/tainter.h"
 
@@ -46,6 +47,9 @@ struct TainterConfig {
   // one of them apart.
   CorrelationSettings correlation;  // `correlation:` (tainter/README.md, "Fleet correlation")
   std::string metrics_address = "0.0.0.0:9400";
+  // `remediation:` (tainter/README.md, "Remediation: cordon and drain"):
+  // the taint only unless the operator names cordon or drain.
+  RemediationOptions remediation;
   LogLevel log_level = LogLevel::kInfo;
 };
 
@@ -75,5 +79,9 @@ void ReadKubernetesSection(const ConfigMap& parent, KubernetesSettings& out);
 //   lists them, the fractions of a fleet.
 void ReadNodeStateSections(const ConfigMap& parent, Tainter::Options& out,
                            const std::vector<std::string_view>& valve_keys);
+
+//   remediation: {action, by_category, by_rule,
+//                 drain: {grace_period, max_concurrent, retry_interval, max_retry_interval}}
+void ReadRemediationSection(const ConfigMap& parent, RemediationOptions& out);
 
 }  // namespace faultline

@@ -10,9 +10,11 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -31,9 +33,12 @@
 #include "tainter/correlation/fleet_correlation.h"
 #include "tainter/event_consumer.h"
 #include "tainter/incidents_command.h"
+#include "tainter/kube/eviction.h"
+#include "tainter/kube/kube_config.h"
 #include "tainter/node_commands.h"
 #include "tainter/node_informer.h"
 #include "tainter/pod_informer.h"
+#include "tainter/remediation.h"
 #include "tainter/rule_check.h"
 #include "tainter/tainter.h"
 #include "tainter/tainter_config.h"
@@ -191,6 +196,60 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
     pod_informer = std::make_unique<PodInformer>(*pod_api, PodInformer::Options{}, metrics);
     pod_informer->Start();
   }
+  // Cordon and drain (tainter/remediation.h): only when the config names
+  // them, through a client of its own that hands a PDB's 429 back.
+  std::unique_ptr<KubeEvictionApi> eviction_api;
+  std::unique_ptr<Remediator> remediator;
+  std::map<std::string, std::string> rule_categories;  // rule id -> category, per rule set
+  const RuleSet* categories_of = nullptr;
+  if (config.remediation.Active()) {
+    Result<KubeConfig> kube =
+        LoadKubeConfigAuto(config.kubernetes.kubeconfig, config.kubernetes.context);
+    if (!kube) {
+      std::cerr << "faultline-tainter: " << kube.error().message() << '\n';
+      return 2;
+    }
+    KubeHttpClient::Options http;
+    http.qps = config.kubernetes.qps;
+    http.burst = config.kubernetes.burst;
+    http.request_timeout = config.kubernetes.request_timeout;
+    http.call_deadline = std::min<std::chrono::milliseconds>(
+        http.call_deadline, MaxPollInterval(config.kafka.properties) / 3);
+    auto made = KubeEvictionApi::Create(std::move(*kube), http, RealClock(), metrics);
+    if (!made) {
+      std::cerr << "faultline-tainter: " << made.error().message() << '\n';
+      return 2;
+    }
+    eviction_api = std::move(*made);
+    RemediationOptions ro = config.remediation;
+    ro.dry_run = config.tainter.dry_run;
+    Remediator::View view;
+    view.ready = [tainter] { return tainter->adopted(); };
+    view.tainted_nodes = [tainter] { return tainter->policy().TaintedNodes(); };
+    view.reasons = [tainter](const std::string& n) { return tainter->policy().ActiveReasons(n); };
+    view.owns = [kafka = consumer->get()](const std::string& n) { return kafka->Owns(n); };
+    view.category = [&rule_check, &rule_categories, &categories_of](const std::string& rule) {
+      if (categories_of != &rule_check.rules()) {  // reloaded: read the categories again
+        categories_of = &rule_check.rules();
+        rule_categories.clear();
+        for (const Rule& r : categories_of->rules()) rule_categories[r.id] = r.category;
+      }
+      auto it = rule_categories.find(rule);
+      return it == rule_categories.end() ? std::string() : it->second;
+    };
+    remediator = std::make_unique<Remediator>(std::move(ro), std::move(view), *eviction_api,
+                                              *stack->api, metrics, RealClock());
+    LogWarning(
+        "tainter", "remediation beyond the taint is on",
+        {{"action", std::string(RemediationActionName(config.remediation.action))},
+         {"drain_possible",
+          config.remediation.action == RemediationAction::kDrain ||
+              std::any_of(config.remediation.by_rule.begin(), config.remediation.by_rule.end(),
+                          [](const auto& kv) { return kv.second == RemediationAction::kDrain; }) ||
+              std::any_of(config.remediation.by_category.begin(),
+                          config.remediation.by_category.end(),
+                          [](const auto& kv) { return kv.second == RemediationAction::kDrain; })}});
+  }
   observe_nodes = [&informer, &fleet, tainter](bool only_changes) {
     std::vector<NodeInformer::Change> changes = informer.Take();
     if (only_changes && changes.empty()) return;
@@ -265,6 +324,7 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
     }
     if (clock.MonotonicNow() >= next_tick) {
       tainter->Tick();
+      if (remediator) remediator->Tick();
       if (fleet)
         fleet->Tick(*tainter, [kafka](const std::string& key) { return kafka->Owns(key); });
       (*consumer)->Commit();

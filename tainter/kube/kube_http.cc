@@ -345,6 +345,8 @@ Result<KubeResponse> KubeHttpClient::Send(const KubeRequest& request) {
       reason = "connection";
       last_failure = result.error().message();
       delay = backoff_.Delay(attempt);
+    } else if (result->status == 429 && options_.return_too_many_requests) {
+      return result;
     } else if (result->status == 429) {
       reason = "429";
       last_failure = "HTTP 429";

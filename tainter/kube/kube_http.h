@@ -75,6 +75,11 @@ class KubeHttpClient {
     // How the client waits (rate limit, backoff, Retry-After). Default: a real
     // sleep. Tests pass one that advances a FakeClock.
     std::function<void(std::chrono::nanoseconds)> sleep;
+    // Give a 429 back to the caller instead of retrying it here. The
+    // Eviction API answers 429 when a PodDisruptionBudget forbids the
+    // eviction now: the drain retries that pod later, on its own schedule,
+    // rather than holding the daemon's one thread in this call.
+    bool return_too_many_requests = false;
   };
 
   // Errors: kInvalidArgument (no server, or not https/http).

@@ -8,6 +8,8 @@ One CASE per run (CTest runs each as its own test, see CMakeLists.txt):
               match the configs
   standalone  overlays/standalone: no Kafka, no tainter, the agent's own RBAC
   kmsg        components/kmsg on the base: the one privileged variant
+  drain       components/drain on the base: the tainter may also create
+              pods/eviction, and nothing else changes
   image       deploy/Dockerfile against the manifests and CMake install rules,
               and (when built) the binaries' shared libraries against the
               runtime packages
@@ -81,6 +83,12 @@ API_REQUESTS = [
     # the pods' controller, every namespace, field selector status.podIP!=.
     ("tainter", "list", "", "pods", "KubeNodeApi::ListPodsAt: PodInformer, incidents command"),
     ("tainter", "watch", "", "pods", "KubeNodeApi::WatchPods: PodInformer"),
+    # Cordon and drain (tainter/remediation.h): the cordon and drain marks are
+    # node patches (above); the node's pods are listed with the pods list
+    # above (field selector spec.nodeName=); evicting is the one new verb,
+    # granted only by the opt-in components/drain.
+    ("tainter", "create", "", "pods/eviction",
+     "KubeEvictionApi::Evict: drain, with components/drain only"),
     ("tainter", "create", "", "events", "KubeNodeApi::CreateEvent"),
     ("tainter", "get", "", "events", "KubeNodeApi::CreateEvent: count after a 409"),
     ("tainter", "patch", "", "events", "KubeNodeApi::PatchEventCount"),
@@ -110,6 +118,8 @@ def requested_rules(who, resources):
 
 
 TAINTER_RULES = requested_rules("tainter", {"nodes", "nodes/status", "pods"})
+TAINTER_DRAIN_RULES = requested_rules("tainter", {"nodes", "nodes/status", "pods",
+                                                  "pods/eviction"})
 STANDALONE_RULES = requested_rules("standalone", {"nodes", "nodes/status"})
 EVENT_RULES = requested_rules("tainter", {"events"})
 TAINTER_EVENT_RULES = requested_rules("tainter", {"events", "leases"})
@@ -127,7 +137,8 @@ def code_requests(source_dir):
     callers (KubeNodeApi::ListPages, StreamWatch) sends the resources of the
     functions that call it."""
     def resource_of(window):
-        return ("leases" if '/leases' in window else
+        return ("pods/eviction" if '"/eviction"' in window else
+                "leases" if '/leases' in window else
                 "events" if '/events' in window else
                 "nodes/status" if ('"/api/v1/nodes' in window and '"/status"' in window) else
                 "nodes" if '"/api/v1/nodes' in window else
@@ -1055,7 +1066,7 @@ def check_operator_objects(args, mon, jobs, f):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["base", "strimzi", "standalone", "kmsg", "image",
+    ap.add_argument("case", choices=["base", "strimzi", "standalone", "kmsg", "drain", "image",
                                      "configs", "monitoring", "admission"])
     ap.add_argument("--source-dir", required=True)
     ap.add_argument("--project-version", required=True)
@@ -1132,6 +1143,12 @@ def main():
             f.check(all(not c.get("securityContext", {}).get("privileged")
                         for _, pod in pod_templates(rendered) for c in containers(pod)),
                     f"{base_docs_case} has no privileged container")
+    elif args.case == "drain":
+        docs = render_with_component(deploy, os.path.join("components", "drain"))
+        check_common(docs, f, image_ref)
+        check_bound_rules(docs, TAINTER, TAINTER_DRAIN_RULES, f, TAINTER_EVENT_RULES)
+        check_bound_rules(render(overlays["base"]), TAINTER, TAINTER_RULES, f,
+                          TAINTER_EVENT_RULES)  # the base itself cannot evict
     elif args.case in ("image", "configs"):
         docs_by_case = {name: render(path) for name, path in overlays.items()}
         if args.case == "image":

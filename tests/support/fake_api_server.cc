@@ -659,6 +659,44 @@ void FakeApiServer::PutPodJson(json pod) {
   pods_[key] = std::move(pod);
 }
 
+void FakeApiServer::SetDisruptionBudget(const std::string& ns, const std::string& name,
+                                        const std::map<std::string, std::string>& match_labels,
+                                        int disruptions_allowed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  budgets_[ns + "/" + name] = {ns, match_labels, disruptions_allowed};
+}
+
+int FakeApiServer::DisruptionsAllowed(const std::string& ns, const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = budgets_.find(ns + "/" + name);
+  return it == budgets_.end() ? 0 : it->second.disruptions_allowed;
+}
+
+std::optional<json> FakeApiServer::GetPodJson(const std::string& ns, const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReapEvictedLocked();
+  auto it = pods_.find(ns + "/" + name);
+  if (it == pods_.end()) return std::nullopt;
+  return it->second;
+}
+
+void FakeApiServer::ReapEvictedLocked() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = evicted_.begin(); it != evicted_.end();) {
+    if (it->second > now) {
+      ++it;
+      continue;
+    }
+    if (auto pod = pods_.find(it->first); pod != pods_.end()) {
+      json last = pod->second;
+      BumpLocked(last);
+      RecordNodeChangeLocked("DELETED", last, pod->second, "pods");
+      pods_.erase(pod);
+    }
+    it = evicted_.erase(it);
+  }
+}
+
 void FakeApiServer::DeletePod(const std::string& ns, const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pods_.find(ns + "/" + name);
@@ -746,6 +784,7 @@ void FakeApiServer::Routes() {
         if (hook) hook(*this);
       }
       std::lock_guard<std::mutex> lock(mu_);
+      ReapEvictedLocked();
       RecordedRequest record;
       record.method = req.method;
       record.path = req.path;
@@ -916,6 +955,100 @@ void FakeApiServer::Routes() {
   s.Patch(R"(/api/v1/nodes/([^/]+))", api(write_node, /*node_write=*/true));
   s.Patch(R"(/api/v1/nodes/([^/]+)/status)", api(write_node, /*node_write=*/true));
   s.Put(R"(/api/v1/nodes/([^/]+))", api(write_node, /*node_write=*/true));
+
+  s.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/eviction)",
+         api([this](const httplib::Request& req, httplib::Response& res) {
+           const std::string ns = req.matches[1];
+           const std::string name = req.matches[2];
+           auto pod = pods_.find(ns + "/" + name);
+           if (pod == pods_.end()) return Fail(res, 404, "pods \"" + name + "\" not found");
+           json body;
+           try {
+             body = json::parse(req.body);
+           } catch (const json::exception& e) {
+             return Fail(res, 400, std::string("invalid JSON: ") + e.what());
+           }
+           if (!body.is_object() || body.value("kind", "") != "Eviction" ||
+               !body.contains("metadata") || !body["metadata"].is_object() ||
+               body["metadata"].value("name", "") != name) {
+             return Fail(res, 400, "name in URL does not match name in Eviction object");
+           }
+           const json& p = pod->second;
+           const std::string phase = p.contains("status") && p["status"].is_object()
+                                         ? p["status"].value("phase", "")
+                                         : "";
+           const bool deleting = p["metadata"].contains("deletionTimestamp");
+           // kube-apiserver lets a pod that cannot count against a budget go
+           // without looking at one (terminal, not yet running, or leaving).
+           const bool ignore_budget =
+               phase == "Succeeded" || phase == "Failed" || phase == "Pending" || deleting;
+           if (!ignore_budget) {
+             std::map<std::string, std::string> labels;
+             if (p["metadata"].contains("labels") && p["metadata"]["labels"].is_object()) {
+               for (const auto& [k, v] : p["metadata"]["labels"].items()) {
+                 if (v.is_string()) labels[k] = v.get<std::string>();
+               }
+             }
+             std::vector<std::pair<std::string, DisruptionBudget*>> matching;
+             for (auto& [key, budget] : budgets_) {
+               if (budget.ns != ns) continue;
+               bool all = true;
+               for (const auto& [k, v] : budget.match_labels) {
+                 auto l = labels.find(k);
+                 if (l == labels.end() || l->second != v) all = false;
+               }
+               if (all) matching.emplace_back(key, &budget);
+             }
+             if (matching.size() > 1) {
+               return Fail(res, 500,
+                           "This pod has more than one PodDisruptionBudget, which the eviction "
+                           "subresource does not support.");
+             }
+             if (matching.size() == 1) {
+               DisruptionBudget& budget = *matching.front().second;
+               if (budget.disruptions_allowed < 1) {
+                 json status = StatusBody(
+                     429, "TooManyRequests",
+                     "Cannot evict pod as it would violate the pod's disruption budget.");
+                 const std::string pdb = matching.front().first.substr(ns.size() + 1);
+                 status["details"] = {
+                     {"causes",
+                      {{{"reason", "DisruptionBudget"},
+                        {"message", "The disruption budget " + pdb +
+                                        " needs more healthy pods; 0 disruptions allowed"}}}}};
+                 return Reply(res, 429, status);  // no Retry-After: the client chooses
+               }
+               --budget.disruptions_allowed;
+             }
+           }
+           long long grace = 30;
+           if (p.contains("spec") && p["spec"].is_object() &&
+               p["spec"].contains("terminationGracePeriodSeconds") &&
+               p["spec"]["terminationGracePeriodSeconds"].is_number_integer()) {
+             grace = p["spec"]["terminationGracePeriodSeconds"].get<long long>();
+           }
+           if (body.contains("deleteOptions") && body["deleteOptions"].is_object() &&
+               body["deleteOptions"].contains("gracePeriodSeconds") &&
+               body["deleteOptions"]["gracePeriodSeconds"].is_number_integer()) {
+             grace = body["deleteOptions"]["gracePeriodSeconds"].get<long long>();
+           }
+           const std::string key = ns + "/" + name;
+           if (!deleting) {
+             json updated = pod->second;
+             updated["metadata"]["deletionTimestamp"] = Now();
+             updated["metadata"]["deletionGracePeriodSeconds"] = grace;
+             BumpLocked(updated);
+             RecordNodeChangeLocked("MODIFIED", updated, pod->second, "pods");
+             pod->second = std::move(updated);
+             evicted_[key] = std::chrono::steady_clock::now() + std::chrono::seconds(grace);
+           }
+           json ok = StatusBody(201, "", "");
+           ok["status"] = "Success";
+           ok.erase("reason");
+           ok.erase("message");
+           Reply(res, 201, ok);
+           ReapEvictedLocked();  // grace 0: gone at once
+         }));
 
   s.Post(R"(/api/v1/namespaces/([^/]+)/events)",
          api([this](const httplib::Request& req, httplib::Response& res) {
@@ -1089,6 +1222,23 @@ void FakeApiServer::Routes() {
     std::lock_guard<std::mutex> lock(mu_);
     faults_.clear();  // the outage is over
     Reply(res, 200, json::object());
+  });
+  s.Post("/debug/pdb", [this](const httplib::Request& req, httplib::Response& res) {
+    std::map<std::string, std::string> labels;
+    const std::string sel = req.get_param_value("selector");  // k=v[,k=v]
+    std::size_t start = 0;
+    while (start < sel.size()) {
+      std::size_t comma = sel.find(',', start);
+      if (comma == std::string::npos) comma = sel.size();
+      const std::string pair = sel.substr(start, comma - start);
+      if (auto eq = pair.find('='); eq != std::string::npos) {
+        labels[pair.substr(0, eq)] = pair.substr(eq + 1);
+      }
+      start = comma + 1;
+    }
+    SetDisruptionBudget(req.get_param_value("namespace"), req.get_param_value("name"), labels,
+                        std::atoi(req.get_param_value("allowed").c_str()));
+    res.status = 204;
   });
   s.Post("/debug/pods", [this](const httplib::Request& req, httplib::Response& res) {
     try {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -64,6 +65,21 @@ namespace faultline {
 //          (?watch=true, as for nodes: a pod that stops matching the field
 //          selector is DELETED, one that starts matching is ADDED). Pods
 //          share the one resourceVersion sequence with every other object.
+//  Evict   POST /api/v1/namespaces/{ns}/pods/{name}/eviction (policy/v1 Eviction), as
+//          kube-apiserver's eviction REST (pkg/registry/core/pod/storage/eviction.go):
+//          no such pod -> 404; a body that is not an Eviction for this pod -> 400;
+//          a pod that is terminal (Succeeded/Failed), Pending or already deleting
+//          is deleted without consulting a budget; more than one budget selecting
+//          the pod -> 500; a budget with disruptionsAllowed < 1 -> 429 TooManyRequests
+//          "Cannot evict pod as it would violate the pod's disruption budget." with
+//          details.causes[{reason: DisruptionBudget}] and no Retry-After header;
+//          otherwise the budget's disruptionsAllowed drops by one and the answer
+//          is 201 (a Status, status Success). The pod gets metadata.deletionTimestamp
+//          and is deleted once its grace period (deleteOptions.gracePeriodSeconds,
+//          else spec.terminationGracePeriodSeconds, else 30) is over, as the kubelet
+//          would; 0 deletes it at once. Budgets are set with SetDisruptionBudget
+//          (the disruption controller is not simulated: disruptionsAllowed only
+//          changes by evictions and by SetDisruptionBudget).
 //  Events  POST/GET (list, fieldSelector involvedObject.name=) /api/v1/namespaces/{ns}/events,
 //          GET/PATCH (merge) .../events/{name}; POST of an existing name -> 409.
 //  Leases  GET/POST/PUT /apis/coordination.k8s.io/v1/namespaces/{ns}/leases[/{name}]:
@@ -145,6 +161,14 @@ class FakeApiServer {
   // spec.nodeName are as given). Stores or replaces; bumps resourceVersion.
   void PutPodJson(nlohmann::json pod);
   void DeletePod(const std::string& ns, const std::string& name);
+  // A PodDisruptionBudget in `ns` selecting the pods whose labels include
+  // every pair of `match_labels`, with status.disruptionsAllowed =
+  // `disruptions_allowed`. Replaces one of the same name.
+  void SetDisruptionBudget(const std::string& ns, const std::string& name,
+                           const std::map<std::string, std::string>& match_labels,
+                           int disruptions_allowed);
+  int DisruptionsAllowed(const std::string& ns, const std::string& name) const;
+  std::optional<nlohmann::json> GetPodJson(const std::string& ns, const std::string& name);
   // Forgets the change history (etcd compaction): a watch from any
   // resourceVersion before now gets 410 Gone and must re-list.
   void CompactWatchHistory();
@@ -195,6 +219,13 @@ class FakeApiServer {
   void RecordNodeChangeLocked(const std::string& type, const nlohmann::json& object,
                               std::optional<nlohmann::json> previous,
                               const std::string& resource = "nodes");
+  struct DisruptionBudget {
+    std::string ns;
+    std::map<std::string, std::string> match_labels;
+    int disruptions_allowed = 0;
+  };
+  // Deletes the pods whose eviction grace period is over (the kubelet's part).
+  void ReapEvictedLocked();
   struct NodeChangeRecord {
     std::int64_t rv;
     std::string resource;  // "nodes" or "pods"
@@ -218,6 +249,9 @@ class FakeApiServer {
   std::map<std::string, nlohmann::json> events_;  // "ns/name" -> Event
   std::map<std::string, nlohmann::json> leases_;  // "ns/name" -> Lease
   std::deque<Fault> faults_;
+  std::map<std::string, DisruptionBudget> budgets_;  // "ns/name" -> budget
+  // "ns/name" of evicted pods -> when the kubelet would have deleted them
+  std::map<std::string, std::chrono::steady_clock::time_point> evicted_;
   std::function<void(FakeApiServer&)> before_node_write_;
   std::vector<RecordedRequest> requests_;
   std::deque<NodeChangeRecord> node_history_;
