@@ -78,7 +78,7 @@ TEST_CASE("DaemonSet and static pods are node infrastructure, not told") {
   CHECK(plan.infrastructure == 2);
 }
 
-TEST_CASE("at most max_pods pods are told; the rest are counted, the choice is stable") {
+TEST_CASE("at most max_pods pods are told, the rest are counted, the choice is stable") {
   std::vector<PodInfo> pods;
   for (int i = 9; i >= 0; --i) pods.push_back(Pod("ml", "w-" + std::to_string(i), "gpu-1"));
   pods.push_back(Pod("ml", "elsewhere", "gpu-2"));  // not on the node: never told

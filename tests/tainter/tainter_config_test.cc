@@ -31,7 +31,7 @@ TEST_CASE("an empty config file means every default") {
   CHECK(c->metrics_address == "0.0.0.0:9400");  // the manifests' container port
 }
 
-TEST_CASE("pod_events: on by default with a bound of 50; both keys read; max_pods at least 1") {
+TEST_CASE("pod_events: on by default with a bound of 50, both keys read, max_pods at least 1") {
   Result<TainterConfig> d = ParseTainterConfig("", "t.yaml");
   REQUIRE(d.ok());
   CHECK(d->tainter.pod_events.enabled);
