@@ -188,9 +188,12 @@ Status DryRunNodeApi::CreateEvent(const NodeEvent& event) {
   if (!loaded) return loaded.error();
   if (options_.out != nullptr) {
     const nlohmann::json json = BuildEventJson(event, clock_.Now(), options_.events);
-    *options_.out << "  would send: POST /api/v1/namespaces/" << options_.events.namespace_name
-                  << "/events\n"
-                  << "  Event " << event.type << ' ' << event.reason << " on node " << event.node
+    *options_.out << "  would send: POST /api/v1/namespaces/"
+                  << EventNamespace(event, options_.events) << "/events\n"
+                  << "  Event " << event.type << ' ' << event.reason << " on "
+                  << (event.subject ? event.subject->kind + ' ' + event.subject->namespace_name +
+                                          '/' + event.subject->name
+                                    : "node " + event.node)
                   << ": " << json.value("message", event.message) << '\n'
                   << "    " << json.dump() << '\n';
     options_.out->flush();

@@ -62,6 +62,11 @@ class DryRunNodeApi final : public NodeApi {
   Result<std::vector<NodeInfo>> ListNodes(std::string_view label_selector) override;
   Status UpdateNode(std::string_view name, const NodeChange& change) override;
   Status CreateEvent(const NodeEvent& event) override;
+  // A read: through the reader (the pods a pod Event would be about).
+  Result<PodListing> ListPodsAt(std::string_view field_selector) override {
+    if (reader_ == nullptr) return NodeApi::ListPodsAt(field_selector);
+    return reader_->ListPodsAt(field_selector);
+  }
 
   int patches() const { return patches_.load(); }
   int events() const { return events_.load(); }

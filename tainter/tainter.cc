@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/time_format.h"
 #include "tainter/conditions.h"
+#include "tainter/kube/node_pods.h"
 
 namespace faultline {
 namespace {
@@ -415,7 +416,64 @@ Status Tainter::Execute(Work& work) {
   for (; work.events_done < plan.events.size(); ++work.events_done) {
     FL_RETURN_IF_ERROR(Event(node, plan.events[work.events_done]));
   }
+  // Last, so they never delay the taint: tell the pods on the node.
+  if (!work.pods_told && plan.write == NodePlan::Write::kTaint && options_.pod_events.enabled) {
+    work.pods_told = true;
+    TellPods(node, d.reason);
+  }
   return OkStatus();
+}
+
+Status Tainter::RecordEvent(const NodeEvent& event) {
+  const auto start = clock_.MonotonicNow();
+  return Track("event", api_.CreateEvent(event), start);
+}
+
+void Tainter::TellPods(const std::string& node, const Reason& reason) {
+  MetricsRegistry& r = m_.registry();
+  auto count = [&](const char* outcome, std::size_t n = 1) {
+    r.GetCounter("faultline_tainter_pod_events_total",
+                 "Events about the pods of a node faultline took out, by outcome",
+                 {{"outcome", outcome}})
+        .Inc(n);
+  };
+  const auto start = clock_.MonotonicNow();
+  Result<std::vector<PodInfo>> pods = ListPodsOnNode(api_, node);
+  if (!pods) {
+    // kFailedPrecondition: this NodeApi cannot list pods (the standalone
+    // agent's, by design); anything else: the list failed.
+    if (pods.error().code() != StatusCode::kFailedPrecondition) {
+      Track("list_pods", pods.status(), start).IgnoreError();  // metrics only
+      count("list_failed");
+      LogWarning("tainter", "cannot list the node's pods to tell them",
+                 {{"node", node}, {"error", pods.error().ToString()}});
+    }
+    return;
+  }
+  Track("list_pods", OkStatus(), start).IgnoreError();
+  PodEventPlan plan = BuildPodEvents(node, reason, std::move(*pods), options_.pod_events.max_pods);
+  if (plan.over_bound > 0) {
+    count("over_bound", plan.over_bound);
+    LogWarning("tainter", "more pods on the node than pod_events.max_pods; not all were told",
+               {{"node", node}, {"told", plan.events.size()}, {"left_out", plan.over_bound}});
+  }
+  for (std::size_t i = 0; i < plan.events.size(); ++i) {
+    const NodeEvent& e = plan.events[i];
+    Status s = RecordEvent(e);
+    if (s.ok()) {
+      count("recorded");
+      continue;
+    }
+    count("failed");
+    LogWarning("tainter", "cannot record a pod's Event",
+               {{"node", node},
+                {"pod", e.subject->namespace_name + "/" + e.subject->name},
+                {"error", s.ToString()}});
+    if (s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kUnauthenticated) {
+      count("failed", plan.events.size() - i - 1);  // the API is away: the rest would fail too
+      return;
+    }
+  }
 }
 
 // The reasons to write: the plan's, plus live ones the plan does not know

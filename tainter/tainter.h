@@ -21,6 +21,7 @@
 #include "tainter/kube/node_api.h"
 #include "tainter/label_selector.h"
 #include "tainter/node_informer.h"
+#include "tainter/pod_events.h"
 #include "tainter/policy.h"
 #include "tainter/reasons.h"
 #include "tainter/tainter_metrics.h"
@@ -94,6 +95,9 @@ class Tainter {
     // Set faultline's NodeConditions (GPUFault, ...) on nodes/status after
     // each taint, reasons or lift write (tainter/conditions.h).
     bool node_conditions = true;
+    // After a new taint: a Warning Event on each pod running on the node
+    // (tainter/pod_events.h), once the taint and the node's Events are in.
+    PodEventOptions pod_events;
   };
 
   // kInvalidArgument: a bad node_selector, opt_out_label or taint.
@@ -154,6 +158,9 @@ class Tainter {
   Status RecordNodeEvent(const std::string& node, const PlannedEvent& event) {
     return Event(node, event);
   }
+  // Records one Event as given (a job's owner, a pod): one attempt, not
+  // queued, through the dry-run API when dry_run is set.
+  Status RecordEvent(const NodeEvent& event);
   // `explain NODE`: the node's taint and reasons as the API server has them
   // (one GET). `tainted` false: no faultline taint; `reasons` then holds
   // whatever annotation is left. kNotFound: no such node.
@@ -181,6 +188,7 @@ class Tainter {
     bool again = false;            // a parked refusal: decided again (no dedupe, no second count)
     std::size_t events_done = 0;   // planned Events already recorded
     bool conditions_done = false;  // the node's conditions were brought in line
+    bool pods_told = false;        // the pod Events of a new taint were tried
     Done done;
   };
   struct NodeQueue {
@@ -220,6 +228,10 @@ class Tainter {
   NodeChange ChangeFor(const NodePlan& plan) const;
   Status Update(const std::string& node, const NodeChange& change);
   Status Event(const std::string& node, const PlannedEvent& planned);
+  // The pod Events of a new taint (Options::pod_events): one pod list, then
+  // one Event per pod, best effort: a failure is logged and counted, never
+  // retried, and never holds the node's queue (the taint is already in).
+  void TellPods(const std::string& node, const Reason& reason);
   // Brings the node's conditions in line with its active reasons
   // (ConditionUpdates): one GET, then one status PATCH if anything changed.
   Status SyncConditions(const std::string& node);

@@ -95,11 +95,11 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
   if (!root) return std::nullopt;
   TainterConfig c;
   try {
-    ConfigMap map(
-        reader, *root, "",
-        {"kafka", "kubernetes", "taint", "annotation", "max_annotation_bytes", "node_selector",
-         "opt_out_label", "valve", "dedupe", "resync_interval", "max_pending", "dry_run",
-         "metrics_address", "log_level", "rules", "correlation", "node_conditions", "remediation"});
+    ConfigMap map(reader, *root, "",
+                  {"kafka", "kubernetes", "taint", "annotation", "max_annotation_bytes",
+                   "node_selector", "opt_out_label", "valve", "dedupe", "resync_interval",
+                   "max_pending", "dry_run", "metrics_address", "log_level", "rules", "correlation",
+                   "node_conditions", "remediation", "pod_events"});
     if (!map.valid()) return std::nullopt;
     if (auto k = map.Sub("kafka", {"brokers", "topic", "group", "dead_letter_topic", "rebuild_span",
                                    "rebuild_max_messages", "properties"})) {
@@ -136,6 +136,11 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
     map.String("node_selector", c.tainter.node_selector);
     if (auto s = LabelSelector::Parse(c.tainter.node_selector); !s) {
       map.Error("node_selector", "C003", "'node_selector': " + s.error().message());
+    }
+    // The tainter's alone: the standalone agent cannot list pods (deploy/README.md).
+    if (auto p = map.Sub("pod_events", {"enabled", "max_pods"})) {
+      p->Bool("enabled", c.tainter.pod_events.enabled);
+      p->Number("max_pods", c.tainter.pod_events.max_pods, std::size_t{1});
     }
     if (auto d = map.Sub("dedupe", {"capacity", "ttl"})) {
       d->Number("capacity", c.tainter.policy.dedupe_capacity, std::size_t{1});

@@ -3,6 +3,7 @@
 
 #include "base/log.h"
 #include "base/time_format.h"
+#include "tainter/correlation/incident_event.h"
 
 namespace faultline {
 
@@ -124,6 +125,17 @@ void FleetCorrelation::Tick(Tainter& tainter, const Owns& owns) {
         .GetCounter("faultline_tainter_incidents_total", "incidents closed (one job, many nodes)",
                     {{"attributed", inc.attributed.empty() ? "false" : "true"}})
         .Inc();
+    // One Event per incident on the job's owner (PyTorchJob, Job ...), so
+    // the job's own events say what happened to it, attributed or not.
+    if (std::optional<NodeEvent> e = IncidentOwnerEvent(inc)) {
+      if (Status s = tainter.RecordEvent(*e); !s.ok()) {
+        LogWarning("correlation", "cannot record the incident's Event on its job",
+                   {{"job", inc.job}, {"error", s.ToString()}});
+      }
+    } else {
+      LogInfo("correlation", "the incident's job has no known owner object: no Event on it",
+              {{"job", inc.job}});
+    }
     if (inc.attributed.empty()) continue;
     // One Event per attributed incident, on the node it is attributed to,
     // so `kubectl describe node` says which job's failure it caused.

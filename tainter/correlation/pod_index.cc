@@ -31,7 +31,7 @@ void PodIndex::Upsert(const PodInfo& pod) {
   }
   Entry e;
   e.node = pod.node_name;
-  e.owner = {pod.owner_api_version, pod.owner_kind, pod.owner_name};
+  e.owner = {pod.owner_api_version, pod.owner_kind, pod.owner_name, pod.owner_uid};
   if (!pod.host_network && !pod.node_name.empty()) {
     for (const std::string& raw : pod.ips) {
       std::string ip = CanonicalAddress(raw);

@@ -20,6 +20,7 @@ struct JobOwner {
   std::string api_version;  // "kubeflow.org/v1", "batch/v1"
   std::string kind;         // "PyTorchJob", "Job"
   std::string name;
+  std::string uid;  // may be empty (a pod indexed before uids were kept)
 };
 
 // What fleet correlation keeps of the cluster's pods, from the pod watch

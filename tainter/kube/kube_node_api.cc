@@ -358,18 +358,18 @@ Status KubeNodeApi::PutValveRecord(const std::string& value, const std::string& 
   return StatusFromResponse(*response, "write valve lease");  // 409: kAborted
 }
 
-Status KubeNodeApi::PatchEventCount(const std::string& name, int count, const std::string& time) {
+Status KubeNodeApi::PatchEventCount(const std::string& ns, const std::string& name, int count,
+                                    const std::string& time) {
   const json patch = {{"count", count}, {"lastTimestamp", time}};
   auto response =
       http_->Send({.verb = "patch",
                    .method = "PATCH",
-                   .path = "/api/v1/namespaces/" + UrlEncode(options_.events.namespace_name) +
-                           "/events/" + UrlEncode(name),
+                   .path = "/api/v1/namespaces/" + UrlEncode(ns) + "/events/" + UrlEncode(name),
                    .content_type = kMergePatch,
                    .body = patch.dump()});
   if (!response) return response.error();
   if (response->status >= 200 && response->status < 300) {
-    event_counts_[name] = count;
+    event_counts_[ns + "/" + name] = count;
     return OkStatus();
   }
   return StatusFromResponse(*response, "patch event " + name);
@@ -397,13 +397,16 @@ Status KubeNodeApi::CreateEvent(const NodeEvent& event) {
   const json body = BuildEventJson(event, clock_.Now(), options_.events);
   const std::string name = body["metadata"]["name"].get<std::string>();
   const std::string time = body["lastTimestamp"].get<std::string>();
-  const std::string events_path =
-      "/api/v1/namespaces/" + UrlEncode(options_.events.namespace_name) + "/events";
+  // A Pod's or a job's Event lives in its namespace, a Node's in the event
+  // namespace (BuildEventJson).
+  const std::string ns = EventNamespace(event, options_.events);
+  const std::string key = ns + "/" + name;
+  const std::string events_path = "/api/v1/namespaces/" + UrlEncode(ns) + "/events";
 
-  if (auto it = event_counts_.find(name); it != event_counts_.end()) {
-    Status s = PatchEventCount(name, it->second + 1, time);
+  if (auto it = event_counts_.find(key); it != event_counts_.end()) {
+    Status s = PatchEventCount(ns, name, it->second + 1, time);
     if (s.code() != StatusCode::kNotFound) return s;
-    event_counts_.erase(name);  // expired (events live about an hour): create it again
+    event_counts_.erase(key);  // expired (events live about an hour): create it again
   }
   if (event_counts_.size() >= options_.max_remembered_events) event_counts_.clear();
 
@@ -414,7 +417,7 @@ Status KubeNodeApi::CreateEvent(const NodeEvent& event) {
                                .body = body.dump()});
   if (!response) return response.error();
   if (response->status >= 200 && response->status < 300) {
-    event_counts_[name] = 1;
+    event_counts_[key] = 1;
     return OkStatus();
   }
   if (response->status != 409) return StatusFromResponse(*response, "create event " + name);
@@ -433,7 +436,7 @@ Status KubeNodeApi::CreateEvent(const NodeEvent& event) {
   if (current->contains("count") && (*current)["count"].is_number_integer()) {
     count = (*current)["count"].get<int>();
   }
-  return PatchEventCount(name, count + 1, time);
+  return PatchEventCount(ns, name, count + 1, time);
 }
 
 }  // namespace faultline

@@ -28,7 +28,9 @@ namespace faultline {
 //               re-read and retry, at most `max_update_attempts` times. A 422
 //               while the node is unchanged is a malformed patch: kInvalidArgument.
 //               A change already in effect sends nothing.
-//   CreateEvent POST /api/v1/namespaces/{ns}/events with a deterministic name; when
+//   CreateEvent POST /api/v1/namespaces/{ns}/events with a deterministic name ({ns}:
+//               the subject's namespace for a Pod's or a job's Event, else the
+//               event namespace); when
 //               the same event (node, type, reason, message) repeats, PATCH its
 //               count and lastTimestamp instead (also after a 409 AlreadyExists).
 //
@@ -87,7 +89,8 @@ class KubeNodeApi final : public NodeApi {
   KubeNodeApi(std::unique_ptr<KubeHttpClient> http, Options options, const Clock& clock,
               MetricsRegistry& metrics);
   Result<nlohmann::json> GetNodeJson(std::string_view name);
-  Status PatchEventCount(const std::string& name, int count, const std::string& time);
+  Status PatchEventCount(const std::string& ns, const std::string& name, int count,
+                         const std::string& time);
   // A watch stream of JSON lines: `on_object(type, object)` for each event
   // but ERROR (410: kOutOfRange, else kUnavailable); false stops it.
   using WatchObject = std::function<bool(const std::string& type, const nlohmann::json& object)>;
@@ -101,7 +104,7 @@ class KubeNodeApi final : public NodeApi {
   const Options options_;
   const Clock& clock_;
   MetricsRegistry& metrics_;
-  std::map<std::string, int> event_counts_;  // event name -> count we last wrote
+  std::map<std::string, int> event_counts_;  // "namespace/event name" -> count we last wrote
 };
 
 // Percent-encodes a query value or path segment (RFC 3986 unreserved kept).

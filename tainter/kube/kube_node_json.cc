@@ -54,6 +54,7 @@ Result<PodInfo> PodInfoFromJson(const json& pod) {
   info.name = str(meta, "name");
   if (info.name.empty()) return InvalidArgumentError("not a Pod object: no metadata.name");
   info.namespace_name = str(meta, "namespace");
+  info.uid = str(meta, "uid");
   info.resource_version = str(meta, "resourceVersion");
   if (meta.contains("ownerReferences") && meta["ownerReferences"].is_array()) {
     for (const json& ref : meta["ownerReferences"]) {
@@ -61,6 +62,7 @@ Result<PodInfo> PodInfoFromJson(const json& pod) {
       info.owner_api_version = str(ref, "apiVersion");
       info.owner_kind = str(ref, "kind");
       info.owner_name = str(ref, "name");
+      info.owner_uid = str(ref, "uid");
       break;
     }
   }
@@ -253,11 +255,22 @@ std::string KubeTime(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
+std::string EventNamespace(const NodeEvent& event, const EventOptions& options) {
+  return event.subject ? event.subject->namespace_name : options.namespace_name;
+}
+
 json BuildEventJson(const NodeEvent& event, std::chrono::system_clock::time_point now,
                     const EventOptions& options) {
   const std::string message = TruncateUtf8(event.message, options.max_message_bytes);
   std::uint64_t hash = Fnv1a(event.node);
   hash = Fnv1a(std::string_view("\0", 1), hash);
+  if (event.subject) {  // one Event per subject: the same message on two pods is two Events
+    for (const std::string* part :
+         {&event.subject->kind, &event.subject->namespace_name, &event.subject->name}) {
+      hash = Fnv1a(*part, hash);
+      hash = Fnv1a(std::string_view("\0", 1), hash);
+    }
+  }
   hash = Fnv1a(event.type, hash);
   hash = Fnv1a(std::string_view("\0", 1), hash);
   hash = Fnv1a(event.reason, hash);
@@ -265,15 +278,27 @@ json BuildEventJson(const NodeEvent& event, std::chrono::system_clock::time_poin
   hash = Fnv1a(message, hash);
   char suffix[20];
   std::snprintf(suffix, sizeof(suffix), ".%016llx", static_cast<unsigned long long>(hash));
-  // Names are DNS subdomains of at most 253 characters.
-  const std::string name = event.node.substr(0, 253 - 17) + suffix;
+  // Names are DNS subdomains of at most 253 characters; named after the
+  // subject, as kubectl and the kubelet name theirs (`<pod>.<hex>`).
+  const std::string& stem = event.subject ? event.subject->name : event.node;
+  const std::string name = stem.substr(0, 253 - 17) + suffix;
   const std::string time = KubeTime(now);
-  json involved = {{"kind", "Node"}, {"apiVersion", "v1"}, {"name", event.node}};
-  if (!event.node_uid.empty()) involved["uid"] = event.node_uid;
+  json involved;
+  if (event.subject) {
+    const EventSubject& s = *event.subject;
+    involved = {{"kind", s.kind},
+                {"apiVersion", s.api_version},
+                {"name", s.name},
+                {"namespace", s.namespace_name}};
+    if (!s.uid.empty()) involved["uid"] = s.uid;
+  } else {
+    involved = {{"kind", "Node"}, {"apiVersion", "v1"}, {"name", event.node}};
+    if (!event.node_uid.empty()) involved["uid"] = event.node_uid;
+  }
   json e = {
       {"apiVersion", "v1"},
       {"kind", "Event"},
-      {"metadata", {{"name", name}, {"namespace", options.namespace_name}}},
+      {"metadata", {{"name", name}, {"namespace", EventNamespace(event, options)}}},
       {"involvedObject", involved},
       {"reason", event.reason},
       {"message", message},

@@ -60,8 +60,13 @@ struct EventOptions {
   std::string reporting_instance;  // e.g. the pod name; may be empty
   std::size_t max_message_bytes = 1024;
 };
+// With a subject (a Pod, a job's owner) the Event is about it and lives in
+// its namespace (EventNamespace): the API server requires metadata.namespace
+// == involvedObject.namespace. Without, about the Node, in
+// options.namespace_name.
 nlohmann::json BuildEventJson(const NodeEvent& event, std::chrono::system_clock::time_point now,
                               const EventOptions& options);
+std::string EventNamespace(const NodeEvent& event, const EventOptions& options);
 
 // Kubernetes metav1.Time: RFC 3339 in UTC with whole seconds.
 std::string KubeTime(std::chrono::system_clock::time_point t);

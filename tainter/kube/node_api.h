@@ -65,11 +65,26 @@ struct NodeChange {
   std::string expected_resource_version;
 };
 
-// A core/v1 Event about a Node ("kubectl describe node" shows it).
+// The object an Event is about when it is not the Node: a Pod on the node
+// (`kubectl describe pod`) or a job's controller (PyTorchJob, Job ...).
+// Namespaced: the Event is created in `namespace_name`, since the API server
+// requires an Event's metadata.namespace to equal involvedObject.namespace
+// (ValidateEvent; 422 otherwise).
+struct EventSubject {
+  std::string api_version;  // "v1", "kubeflow.org/v1"
+  std::string kind;         // "Pod", "PyTorchJob"
+  std::string namespace_name;
+  std::string name;
+  std::string uid;  // may be empty
+};
+
+// A core/v1 Event about a Node ("kubectl describe node" shows it), or, with
+// `subject`, about a namespaced object because of that node.
 struct NodeEvent {
   std::string node;
   std::string node_uid;
-  std::string type = "Warning";  // Warning | Normal
+  std::optional<EventSubject> subject;  // empty: the Event is about the Node
+  std::string type = "Warning";         // Warning | Normal
   std::string reason;   // CamelCase: "FaultlineTainted", "FaultlineFault", "FaultlineValveShut"
   std::string message;  // rule, summary and the log line; bounded by the implementation
   std::string component = "faultline";
@@ -93,6 +108,7 @@ struct NodeWatchEvent {
 struct PodInfo {
   std::string namespace_name;
   std::string name;
+  std::string uid;  // metadata.uid
   std::string resource_version;
   std::string node_name;         // spec.nodeName; empty until scheduled
   std::vector<std::string> ips;  // status.podIPs[].ip, else status.podIP
@@ -102,6 +118,7 @@ struct PodInfo {
   std::string owner_api_version;
   std::string owner_kind;
   std::string owner_name;
+  std::string owner_uid;
 };
 
 struct PodListing {

@@ -7,6 +7,16 @@ namespace faultline {
 
 using nlohmann::json;
 
+std::string PodsOnNodeSelector(std::string_view node) {
+  return "spec.nodeName=" + std::string(node) + ",status.phase!=Succeeded,status.phase!=Failed";
+}
+
+Result<std::vector<PodInfo>> ListPodsOnNode(NodeApi& api, std::string_view node) {
+  Result<PodListing> listing = api.ListPodsAt(PodsOnNodeSelector(node));
+  if (!listing) return listing.error();
+  return std::move(listing->pods);
+}
+
 namespace {
 
 std::string StringAt(const json& object, const char* key) {

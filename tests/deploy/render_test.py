@@ -81,7 +81,8 @@ API_REQUESTS = [
      "KubeNodeApi::PatchNodeConditions: faultline's NodeConditions (strategic merge by type)"),
     # Fleet correlation's pod index (tainter/pod_informer.h): pod IP -> node and
     # the pods' controller, every namespace, field selector status.podIP!=.
-    ("tainter", "list", "", "pods", "KubeNodeApi::ListPodsAt: PodInformer, incidents command"),
+    ("tainter", "list", "", "pods",
+     "KubeNodeApi::ListPodsAt: PodInformer, incidents command, ListPodsOnNode (pod Events)"),
     ("tainter", "watch", "", "pods", "KubeNodeApi::WatchPods: PodInformer"),
     # Cordon and drain (tainter/remediation.h): the cordon and drain marks are
     # node patches (above); the node's pods are listed with the pods list
@@ -89,7 +90,9 @@ API_REQUESTS = [
     # granted only by the opt-in components/drain.
     ("tainter", "create", "", "pods/eviction",
      "KubeEvictionApi::Evict: drain, with components/drain only"),
-    ("tainter", "create", "", "events", "KubeNodeApi::CreateEvent"),
+    # Events in every namespace (a ClusterRole): a Pod's or a job's Event must
+    # be in the object's namespace (ValidateEvent); Node Events in "default".
+    ("tainter", "create", "", "events", "KubeNodeApi::CreateEvent: nodes, pods, jobs' owners"),
     ("tainter", "get", "", "events", "KubeNodeApi::CreateEvent: count after a 409"),
     ("tainter", "patch", "", "events", "KubeNodeApi::PatchEventCount"),
     # The safety valve's shared record: one Lease every replica reads, creates
@@ -117,12 +120,12 @@ def requested_rules(who, resources):
     return rules
 
 
-TAINTER_RULES = requested_rules("tainter", {"nodes", "nodes/status", "pods"})
-TAINTER_DRAIN_RULES = requested_rules("tainter", {"nodes", "nodes/status", "pods",
+TAINTER_RULES = requested_rules("tainter", {"nodes", "nodes/status", "pods", "events"})
+TAINTER_DRAIN_RULES = requested_rules("tainter", {"nodes", "nodes/status", "pods", "events",
                                                   "pods/eviction"})
 STANDALONE_RULES = requested_rules("standalone", {"nodes", "nodes/status"})
 EVENT_RULES = requested_rules("tainter", {"events"})
-TAINTER_EVENT_RULES = requested_rules("tainter", {"events", "leases"})
+TAINTER_EVENT_RULES = requested_rules("tainter", {"leases"})  # events: in the ClusterRole
 STANDALONE_EVENT_RULES = requested_rules("standalone", {"events"})
 EVENT_NAMESPACE = "default"  # EventOptions::namespace_name
 # Runtime libraries a sanitizer build adds; the image is never built with one.

@@ -32,7 +32,7 @@ namespace faultline {
 // inspect it while a tainter runs on another thread.
 class FakeNodeApi final : public NodeApi {
  public:
-  enum class Op { kAny, kGet, kList, kUpdate, kEvent };
+  enum class Op { kAny, kGet, kList, kUpdate, kEvent, kListPods };
 
   // Adds or replaces a node; an empty resource_version gets a fresh one.
   void AddNode(NodeInfo node) {
@@ -182,6 +182,41 @@ class FakeNodeApi final : public NodeApi {
     return OkStatus();
   }
 
+  // Pods, for the pod Events (tainter/kube/node_pods.h). Until a test adds
+  // one, ListPodsAt is kFailedPrecondition like a NodeApi that cannot list
+  // pods. Field selectors: "spec.nodeName=X" and "status.phase!=Y" terms
+  // (`phases` holds each pod's phase), the others are ignored.
+  void AddPod(PodInfo pod, std::string phase = "Running") {
+    std::lock_guard lock(mu_);
+    pods_.push_back({std::move(pod), std::move(phase)});
+  }
+  Result<PodListing> ListPodsAt(std::string_view field_selector) override {
+    std::lock_guard lock(mu_);
+    // Not counted as a call: a NodeApi that cannot list pods sends nothing.
+    if (pods_.empty()) return FailedPreconditionError("this NodeApi cannot list pods");
+    FL_RETURN_IF_ERROR(BeginLocked(Op::kListPods));
+    PodListing out;
+    for (const auto& [pod, phase] : pods_) {
+      bool ok = true;
+      std::size_t pos = 0;
+      while (ok && pos < field_selector.size()) {
+        std::size_t comma = field_selector.find(',', pos);
+        if (comma == std::string_view::npos) comma = field_selector.size();
+        const std::string_view term = field_selector.substr(pos, comma - pos);
+        pos = comma + 1;
+        constexpr std::string_view kNode = "spec.nodeName=";
+        constexpr std::string_view kNotPhase = "status.phase!=";
+        if (term.substr(0, kNode.size()) == kNode) {
+          ok = pod.node_name == term.substr(kNode.size());
+        } else if (term.substr(0, kNotPhase.size()) == kNotPhase) {
+          ok = phase != term.substr(kNotPhase.size());
+        }
+      }
+      if (ok) out.pods.push_back(pod);
+    }
+    return out;
+  }
+
   // Label selector matching, exposed so tests can check the selector itself.
   static Result<bool> Matches(std::string_view selector,
                               const std::map<std::string, std::string>& labels) {
@@ -242,6 +277,7 @@ class FakeNodeApi final : public NodeApi {
   mutable std::mutex mu_;
   std::map<std::string, NodeInfo> nodes_;
   std::vector<NodeEvent> events_;
+  std::vector<std::pair<PodInfo, std::string>> pods_;  // with its phase
   std::deque<std::pair<Op, Status>> failures_;
   std::map<Op, int> calls_;
   int calls_total_ = 0;

@@ -185,6 +185,34 @@ bool MatchesFieldSelector(const json& pod, const std::string& selector,
   return true;
 }
 
+// kube-apiserver's ValidateEvent (pkg/apis/core/validation/events.go) on
+// the namespaces of a core/v1 Event: without eventTime (the legacy form
+// faultline sends), an involvedObject without a namespace (a Node) needs the
+// Event in "default" (or ""), one with a namespace needs the Event in that
+// same namespace; with eventTime, an involvedObject without a namespace needs
+// "default" or "kube-system". A namespaced kind (Pod, ...) must name its
+// namespace. Empty: valid; else the field error.
+std::string EventNamespaceError(const json& event, const std::string& ns) {
+  const json& involved = event["involvedObject"];
+  const std::string inv_ns = involved.value("namespace", "");
+  const std::string kind = involved.value("kind", "");
+  static const std::set<std::string> kNamespaced = {
+      "Pod", "ReplicationController", "Service", "ConfigMap", "Secret", "PersistentVolumeClaim"};
+  if (kNamespaced.count(kind) != 0 && involved.value("apiVersion", "v1") == "v1" &&
+      inv_ns.empty()) {
+    return "involvedObject.namespace: Required value: required for kind " + kind;
+  }
+  const bool legacy = !event.contains("eventTime") || event["eventTime"].is_null();
+  const std::string bad =
+      "involvedObject.namespace: Invalid value: \"" + inv_ns + "\": does not match event.namespace";
+  if (legacy) {
+    if (inv_ns.empty() ? (!ns.empty() && ns != "default") : ns != inv_ns) return bad;
+  } else if (inv_ns.empty() && ns != "default" && ns != "kube-system") {
+    return bad;
+  }
+  return {};
+}
+
 bool MatchesSelector(const json& node, const std::string& selector) {
   std::map<std::string, std::string> labels;
   if (node["metadata"].contains("labels")) {
@@ -1071,8 +1099,12 @@ void FakeApiServer::Routes() {
              if (prefix.empty()) return Fail(res, 422, "Event is invalid: metadata.name: Required");
              name = prefix + std::to_string(++uid_counter_);
            }
-           if (event.value("reason", "").empty() || !event.contains("involvedObject")) {
+           if (event.value("reason", "").empty() || !event.contains("involvedObject") ||
+               !event["involvedObject"].is_object()) {
              return Fail(res, 422, "Event is invalid: reason and involvedObject are required");
+           }
+           if (std::string why = EventNamespaceError(event, ns); !why.empty()) {
+             return Fail(res, 422, "Event \"" + name + "\" is invalid: " + why);
            }
            const std::string key = ns + "/" + name;
            if (events_.count(key) != 0) {

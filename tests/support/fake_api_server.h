@@ -82,6 +82,9 @@ namespace faultline {
 //          changes by evictions and by SetDisruptionBudget).
 //  Events  POST/GET (list, fieldSelector involvedObject.name=) /api/v1/namespaces/{ns}/events,
 //          GET/PATCH (merge) .../events/{name}; POST of an existing name -> 409.
+//          ValidateEvent's namespace rule: metadata.namespace (the URL's) must
+//          equal involvedObject.namespace, or be "default" for an object
+//          without one (a Node); a Pod must name its namespace. Else 422.
 //  Leases  GET/POST/PUT /apis/coordination.k8s.io/v1/namespaces/{ns}/leases[/{name}]:
 //          POST of an existing name -> 409 AlreadyExists; PUT with a stale
 //          metadata.resourceVersion -> 409 Conflict; GET of none -> 404.

@@ -16,11 +16,18 @@
 #                  every rank logs a watchdog timeout. Only gpu-17 is tainted,
 #                  blamed by its peers; one incident of the ranks' owner
 #                  PyTorchJob/train-llm, attributed to gpu-17.
+#                  The rank on gpu-17 gets a FaultlineNodeTakenOut Event, the
+#                  PyTorchJob a FaultlineIncident Event (issue 15 "tell the job").
 #   storm          a 64-node NCCL watchdog storm with no hardware evidence: no
-#                  taint, one incident, attributed to nobody.
+#                  taint, one incident, attributed to nobody; still one Event on
+#                  PyTorchJob/train-llm saying so, and no pod told.
 #   two_jobs       two jobs failing at once on disjoint nodes (gpu-0..31 with
-#                  gpu-3's port down, gpu-32..63 with an Xid 79 on gpu-40): two
-#                  incidents, attributed to gpu-3 and gpu-40.
+#                  gpu-3's port down, gpu-32..63 with an Xid 79 that gpu-40's
+#                  agent reads from a kernel-origin file): two
+#                  incidents, attributed to gpu-3 and gpu-40; the Xid 79 takes
+#                  gpu-40 out and its rank is told why (a DaemonSet's pod there
+#                  is not),
+#                  and each job's owner gets its incident's Event.
 #   restart        hca_failure with the tainter stopped after half the reports
 #                  and started again: the same outcome, one incident.
 #
@@ -29,7 +36,11 @@
 # (POST /debug/nodes stores a Node as given); a JSON Patch `add
 # /spec/taints` adds the taint and bumps resourceVersion; a Pod (POST
 # /debug/pods stores it as given) is listed and watched with the field
-# selector status.podIP!= (pods are selectable by status.podIP).
+# selector status.podIP!= (pods are selectable by status.podIP), and with
+# spec.nodeName=<node>,status.phase!=... (selectable by node and phase); an
+# Event is accepted only in its involvedObject's namespace ("default" for a
+# Node; ValidateEvent, else 422), so a pod's or a job's Event is found in
+# namespace ml.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -54,20 +65,32 @@ done < <(jq -nc 'range(0; 64) as $i | ("gpu-" + ($i | tostring)) as $n |
                       conditions: [{type: "Ready", status: "True"}]}}')
 [[ $(e2e_api_get /debug/nodes | jq '.items | length') == 64 ]] || e2e_fail "the API double does not hold 64 nodes"
 
-# The job's ranks: ml/train-llm-worker-i on gpu-i at pod IP 10.1.i.5, owned
-# (controller) by PyTorchJob train-llm.
-if [[ $SCENARIO == hca_failure || $SCENARIO == restart ]]; then
+# add_pods JOB FROM TO: the job's ranks, ml/JOB-worker-i on gpu-i at pod IP
+# 10.1.i.5, owned (controller) by PyTorchJob JOB.
+add_pods() {
   while read -r pod; do
     curl -sf --max-time 5 --cacert "$T/ca.pem" -X POST --data-binary "$pod" "$API_URL/debug/pods" >/dev/null ||
       e2e_fail "cannot add a pod: $pod"
-  done < <(jq -nc 'range(0; 64) as $i |
+  done < <(jq -nc --arg job "$1" --argjson from "$2" --argjson to "$3" 'range($from; $to + 1) as $i |
     {apiVersion: "v1", kind: "Pod",
-     metadata: {name: ("train-llm-worker-" + ($i | tostring)), namespace: "ml",
-                ownerReferences: [{apiVersion: "kubeflow.org/v1", kind: "PyTorchJob", name: "train-llm",
-                                   uid: "uid-train-llm", controller: true}]},
+     metadata: {name: ($job + "-worker-" + ($i | tostring)), namespace: "ml", uid: ("uid-" + $job + "-" + ($i | tostring)),
+                ownerReferences: [{apiVersion: "kubeflow.org/v1", kind: "PyTorchJob", name: $job,
+                                   uid: ("uid-" + $job), controller: true}]},
      spec: {nodeName: ("gpu-" + ($i | tostring))},
      status: {phase: "Running", podIP: ("10.1." + ($i | tostring) + ".5"),
               podIPs: [{ip: ("10.1." + ($i | tostring) + ".5")}]}}')
+}
+if [[ $SCENARIO == two_jobs ]]; then
+  add_pods job-a 0 31
+  add_pods job-b 32 63
+  # Node infrastructure on gpu-40: a DaemonSet's pod is not told.
+  curl -sf --max-time 5 --cacert "$T/ca.pem" -X POST "$API_URL/debug/pods" --data-binary \
+    '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"gpu-feature-discovery-x40","namespace":"kube-system",
+      "ownerReferences":[{"apiVersion":"apps/v1","kind":"DaemonSet","name":"gpu-feature-discovery","controller":true}]},
+      "spec":{"nodeName":"gpu-40"},"status":{"phase":"Running","podIP":"10.0.0.40"}}' >/dev/null ||
+    e2e_fail "cannot add the DaemonSet pod"
+else
+  add_pods train-llm 0 63
 fi
 
 # Lines of one job with gaps shorter than this are one incident. The restart
@@ -118,6 +141,32 @@ YAML
   e2e_wait_log 15 agent '"msg":"published node identity"'
   e2e_wait 15 identity_has gpu-17 || e2e_fail "gpu-17's identity did not reach the identity topic"
 }
+# gpu-40's agent, for a real Xid 79: a file source of origin kernel (as the
+# kmsg source reads it), so the event is the nvidia.xid rule's own and passes
+# the tainter's rule check.
+start_agent40() {
+  : >"$T/kmsg40.log"
+  cat >"$T/agent40.yaml" <<YAML
+node_name: gpu-40
+state_dir: $T/state40
+metrics_address: ""
+shutdown_grace: 5s
+checkpoint_interval: 200ms
+sources:
+  kmsg: {enabled: false}
+  file: [{path: $T/kmsg40.log, follow: true, origin: kernel}]
+kafka:
+  brokers: "$BS"
+  topic: events
+  linger: 1ms
+  properties: {log_level: "0"}
+YAML
+  e2e_start agent40 "$AGENT" --config "$T/agent40.yaml"
+  e2e_wait_log 15 agent40 '"msg":"started"'
+}
+xid79_40() {
+  echo "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python3, GPU has fallen off the bus." >>"$T/kmsg40.log"
+}
 identity_has() { kcat -C -b "$BS" -t identity -e -q -f '%k\n' 2>/dev/null | grep -qx "$1"; }
 port_down17() { echo "mlx5_3 port 1 state ACTIVE -> DOWN" >>"$T/ib17.log"; }
 
@@ -160,13 +209,13 @@ watchdogs() {
     | $n + "|" + tojson' >"$T/batch.txt"
   produce "$T/batch.txt"
 }
-# hardware NODE RULE ORIGIN SEVERITY LINE [THRESHOLD_JSON]: one hardware event.
+# hardware NODE RULE ORIGIN SEVERITY LINE [SUMMARY]: one hardware event.
 hardware() {
   local now
   now=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
-  jq -nc --arg n "$1" --arg r "$2" --arg o "$3" --arg s "$4" --arg m "$5" --arg t "$now" --arg run "$RUN" \
+  jq -nc --arg n "$1" --arg r "$2" --arg o "$3" --arg s "$4" --arg m "$5" --arg sum "${6:-$2 on $1}" --arg t "$now" --arg run "$RUN" \
     '{schema: 1, id: ($run + "-hw-" + $n), node: $n, source: "kmsg", origin: $o, rule: $r, category: "hardware",
-      severity: $s, action: "taint", summary: ($r + " on " + $n), message: $m, log_time: $t, detected_time: $t}' |
+      severity: $s, action: "taint", summary: $sum, message: $m, log_time: $t, detected_time: $t}' |
     jq -r --arg n "$1" '$n + "|" + tojson' >"$T/hw.txt"
   produce "$T/hw.txt"
 }
@@ -184,6 +233,36 @@ has_incident_event() {
     '[.items[]? | select(.involvedObject.name == $n and .reason == "FaultlineIncident")] | length == 1' >/dev/null
 }
 incidents_logged() { (($(incident_lines) >= $1)); }
+# Events about pods and jobs (issue 15 "tell the job"), as the double recorded them.
+events_about() {  # KIND NAME REASON: the Events' JSON, one a line
+  e2e_api_get /debug/events | jq -c --arg k "$1" --arg n "$2" --arg r "$3" \
+    '.items[]? | select(.involvedObject.kind == $k and .involvedObject.name == $n and .reason == $r)'
+}
+has_event_about() { [[ -n "$(events_about "$@")" ]]; }
+pod_events() { e2e_api_get /debug/events | jq '[.items[]? | select(.reason == "FaultlineNodeTakenOut")] | length'; }
+# check_pod_told POD NODE TEXT: the pod (namespace ml) has one Event, in its
+# namespace, saying its node was taken out and why.
+check_pod_told() {
+  e2e_wait 20 has_event_about Pod "$1" FaultlineNodeTakenOut || e2e_fail "no FaultlineNodeTakenOut Event on pod $1"
+  local ev
+  ev=$(events_about Pod "$1" FaultlineNodeTakenOut)
+  echo "pod Event: $ev"
+  [[ $(wc -l <<<"$ev") == 1 ]] || e2e_fail "more than one Event on pod $1: $ev"
+  jq -e --arg node "$2" --arg text "$3" '.metadata.namespace == "ml" and .involvedObject.namespace == "ml" and
+    .type == "Warning" and (.message | startswith("node " + $node + " taken out of scheduling: ")) and
+    (.message | contains($text))' <<<"$ev" >/dev/null || e2e_fail "pod $1's Event does not say why: $ev"
+}
+# check_job_told JOB TEXT: one FaultlineIncident Event on PyTorchJob JOB (ns ml).
+check_job_told() {
+  e2e_wait 20 has_event_about PyTorchJob "$1" FaultlineIncident || e2e_fail "no FaultlineIncident Event on PyTorchJob/$1"
+  local ev
+  ev=$(events_about PyTorchJob "$1" FaultlineIncident)
+  echo "job Event: $ev"
+  [[ $(wc -l <<<"$ev") == 1 ]] || e2e_fail "more than one incident Event on PyTorchJob/$1: $ev"
+  jq -e --arg job "$1" --arg text "$2" '.metadata.namespace == "ml" and .involvedObject.apiVersion == "kubeflow.org/v1" and
+    .involvedObject.uid == ("uid-" + $job) and (.message | contains($text))' <<<"$ev" >/dev/null ||
+    e2e_fail "PyTorchJob/$1's Event is not the incident's: $ev"
+}
 incidents_cli() { "$TAINTER" incidents --config "$T/tainter.yaml" --kubeconfig "$T/kubeconfig" --since 1h 2>>"$T/cli.log"; }
 
 check_blamed17() {
@@ -211,7 +290,7 @@ check_one_incident() {  # ATTRIBUTED (or "none")
   out=$(incidents_cli) || e2e_fail "faultline-tainter incidents failed: $(cat "$T/cli.log")"
   echo "$out"
   [[ $(grep -c '^20.*  ml/train-llm  64 nodes' <<<"$out") == 1 ]] || e2e_fail "expected one 64-node incident of ml/train-llm"
-  if [[ $SCENARIO == hca_failure || $SCENARIO == restart ]]; then
+  if [[ $SCENARIO != two_jobs ]]; then
     # The job is the ranks' owner, from the pod watch (daemon) and the pod list (CLI).
     grep -q '^    owner: PyTorchJob/train-llm$' <<<"$out" || e2e_fail "the incident does not name its owner"
     grep -h '"msg":"incident"' "$T"/tainter*.log | grep -q '"owner":"PyTorchJob/train-llm"' ||
@@ -234,6 +313,11 @@ hca_failure)
   watchdogs 17 17 train-llm
   check_blamed17
   check_one_incident gpu-17
+  # Telling the job: the rank on gpu-17 learns why its node went away (the
+  # other ranks' nodes were not taken out), and the job's owner gets the incident.
+  check_pod_told train-llm-worker-17 gpu-17 "; this pod of PyTorchJob/train-llm ran there"
+  [[ $(pod_events) == 1 ]] || e2e_fail "$(pod_events) pod Events; expected only train-llm-worker-17's"
+  check_job_told train-llm "attributed to node gpu-17"
   ;;
 restart)
   start_agent17
@@ -254,11 +338,17 @@ storm)
   watchdogs 0 63 train-llm
   check_one_incident none
   [[ -z "$(tainted_nodes)" ]] || e2e_fail "a watchdog storm tainted: $(tainted_nodes)"
+  # No hardware evidence: still one Event on the job's owner, saying so; no
+  # node was taken out, so no pod is told.
+  check_job_told train-llm "NCCL watchdog storm on 64 nodes"
+  check_job_told train-llm "no hardware evidence"
+  [[ $(pod_events) == 0 ]] || e2e_fail "pods were told of a node taken out, but none was"
   ;;
 two_jobs)
   tainter
   hardware gpu-3 ib.port-down ibcounters warning "mlx5_0 port 1 state ACTIVE -> DOWN"
-  hardware gpu-40 nvidia.xid kernel critical "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."
+  start_agent40
+  xid79_40
   watchdogs 0 31 job-a
   watchdogs 32 63 job-b
   e2e_wait 30 incidents_logged 2 || e2e_fail "fewer than two incidents were logged"
@@ -269,6 +359,16 @@ two_jobs)
   [[ $(grep -c '^20' <<<"$out") == 2 ]] || e2e_fail "expected exactly two incidents"
   has_incident_event gpu-3 || e2e_fail "no FaultlineIncident Event on gpu-3"
   has_incident_event gpu-40 || e2e_fail "no FaultlineIncident Event on gpu-40"
+  # The Xid 79 (from gpu-40's agent) took gpu-40 out: its rank is told, not
+  # the DaemonSet's pod there. gpu-3's forged port-down is evidence for the
+  # incident but set aside by the rule check (no taint): its rank is not
+  # told. Each job's owner gets its own incident.
+  check_pod_told job-b-worker-40 gpu-40 "Xid 79"
+  check_pod_told job-b-worker-40 gpu-40 "(rule nvidia.xid); this pod of PyTorchJob/job-b ran there"
+  has_event_about Pod gpu-feature-discovery-x40 FaultlineNodeTakenOut && e2e_fail "a DaemonSet's pod was told"
+  [[ $(pod_events) == 1 ]] || e2e_fail "$(pod_events) pod Events; expected only job-b-worker-40's"
+  check_job_told job-a "attributed to node gpu-3"
+  check_job_told job-b "attributed to node gpu-40"
   ;;
 *)
   e2e_fail "unknown scenario $SCENARIO"

@@ -31,6 +31,20 @@ TEST_CASE("an empty config file means every default") {
   CHECK(c->metrics_address == "0.0.0.0:9400");  // the manifests' container port
 }
 
+TEST_CASE("pod_events: on by default with a bound of 50, both keys read, max_pods at least 1") {
+  Result<TainterConfig> d = ParseTainterConfig("", "t.yaml");
+  REQUIRE(d.ok());
+  CHECK(d->tainter.pod_events.enabled);
+  CHECK(d->tainter.pod_events.max_pods == 50);
+  Result<TainterConfig> c =
+      ParseTainterConfig("pod_events: {enabled: false, max_pods: 7}\n", "t.yaml");
+  REQUIRE(c.ok());
+  CHECK_FALSE(c->tainter.pod_events.enabled);
+  CHECK(c->tainter.pod_events.max_pods == 7);
+  CHECK_FALSE(ParseTainterConfig("pod_events: {max_pods: 0}\n", "t.yaml").ok());
+  CHECK_FALSE(ParseTainterConfig("pod_events: {per_node: 3}\n", "t.yaml").ok());
+}
+
 TEST_CASE("every documented key is read") {
   Result<TainterConfig> c = ParseTainterConfig(R"yaml(
 kafka:
