@@ -17,6 +17,8 @@
 #
 # usage: bench/tainter_bench.sh BUILD_DIR [EVENTS=40000]   (fl-mockcluster keeps ~49,000 per partition)
 #   FL_BENCH_KUBE='qps: 100, burst: 100'   extra kubernetes keys for the tainter
+#   FL_BENCH_PERF=FILE   record the measured tainter with `perf record --call-graph dwarf`
+#                        into FILE (read it with `perf report -i FILE --no-children`)
 # Not part of ctest (tens of seconds). python3, curl, jq.
 set -euo pipefail
 
@@ -97,6 +99,10 @@ t0=$(now)
 # shellcheck disable=SC2154  # set by e2e_start
 PID=$E2E_PID_tainter
 c0=$(awk '{print $14 + $15}' "/proc/$PID/stat")
+if [[ -n "${FL_BENCH_PERF:-}" ]]; then
+  perf record -q --call-graph dwarf,16384 -F 2000 -p "$PID" -o "$FL_BENCH_PERF" 2>/dev/null &
+  PERF_PID=$!
+fi
 # Until all are decided, or the count has not moved for 2 s (then the end
 # time is that of the last change: the mock broker keeps a bounded log per
 # partition, and a larger EVENTS loses its oldest messages).
@@ -115,6 +121,10 @@ while :; do
   sleep 0.02
 done
 c1=$(awk '{print $14 + $15}' "/proc/$PID/stat")  # (includes up to 2 s of idling after a stall)
+if [[ -n "${PERF_PID:-}" ]]; then
+  kill -INT "$PERF_PID" 2>/dev/null || true
+  wait "$PERF_PID" || true
+fi
 decided=$(metric "$TPORT" faultline_tainter_decisions_total)
 outcomes=$(curl -sf "http://127.0.0.1:$TPORT/metrics" | awk '$1 ~ /^faultline_tainter_decisions_total/ {print $1 "=" $2}' | sed 's/faultline_tainter_decisions_total//' | tr '\n' ' ')
 writes=$(curl -sf --cacert "$T/ca.pem" "$API_URL/debug/requests" | jq '[.[] | select(.method != "GET")] | length')
