@@ -3,9 +3,10 @@
 
 #include <simdjson.h>
 
-#include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/fault_event_reader.h"
 
@@ -14,11 +15,15 @@ namespace {
 
 using simdjson::dom::element;
 using simdjson::dom::element_type;
+using Members = std::vector<std::pair<std::string_view, element>>;
 
-// event_reader's View over a simdjson DOM element.
+// event_reader's View over a simdjson DOM element. The event object itself
+// comes with its members listed once (`index`): the reader looks up about
+// twenty keys, and a simdjson object lookup walks the whole object each time
+// (it must, to find the last of a repeated key as nlohmann keeps it).
 class SimdjsonView {
  public:
-  explicit SimdjsonView(element e) : e_(e) {}
+  explicit SimdjsonView(element e, const Members* index = nullptr) : e_(e), index_(index) {}
 
   bool is_object() const { return e_.type() == element_type::OBJECT; }
   bool is_array() const { return e_.type() == element_type::ARRAY; }
@@ -34,7 +39,7 @@ class SimdjsonView {
   bool is_unsigned() const { return e_.type() == element_type::UINT64; }
   std::int64_t as_int64() const {
     if (e_.type() == element_type::UINT64) {
-      return static_cast<std::int64_t>(std::uint64_t(e_.get_uint64().value_unsafe()));
+      return static_cast<std::int64_t>(e_.get_uint64().value_unsafe());
     }
     return e_.get_int64().value_unsafe();
   }
@@ -47,26 +52,40 @@ class SimdjsonView {
     return e_.type() == element_type::UINT64 ? std::to_string(as_uint64())
                                              : std::to_string(as_int64());
   }
-  // Linear, keeping the last of a repeated key (nlohmann's object keeps the
-  // last): an event has about twenty keys, so this is cheaper than a map.
+  // The last of a repeated key, as nlohmann's object keeps it.
   std::optional<SimdjsonView> find(std::string_view key) const {
+    if (index_ != nullptr) {
+      for (auto it = index_->rbegin(); it != index_->rend(); ++it) {
+        if (it->first == key) return SimdjsonView(it->second);
+      }
+      return std::nullopt;
+    }
     std::optional<SimdjsonView> found;
     for (auto [k, v] : object()) {
       if (k == key) found.emplace(v);
     }
     return found;
   }
+  // nlohmann's order: by key, the last of a repeated key. The usual map
+  // (every value a string) is handed over in document order, where
+  // assigning in turn also leaves the last of a repeat; only a map with a
+  // value of another type is sorted, so that the error names the same key.
   template <class F>
   Status members(F f) const {
-    std::map<std::string_view, element> sorted;  // nlohmann's order: by key, last repeat wins
+    bool all_strings = true;
+    for (auto [k, v] : object()) all_strings = all_strings && v.type() == element_type::STRING;
+    if (all_strings) {
+      for (auto [k, v] : object()) FL_RETURN_IF_ERROR(f(k, SimdjsonView(v)));
+      return OkStatus();
+    }
+    std::map<std::string_view, element> sorted;
     for (auto [k, v] : object()) sorted.insert_or_assign(k, v);
     for (const auto& [k, v] : sorted) FL_RETURN_IF_ERROR(f(k, SimdjsonView(v)));
     return OkStatus();
   }
   template <class F>
   Status elements(F f) const {
-    const simdjson::dom::array array =
-        e_.get_array().value_unsafe();  // a copy: the result is a temporary
+    const simdjson::dom::array array = e_.get_array().value_unsafe();  // see object()
     for (element v : array) FL_RETURN_IF_ERROR(f(SimdjsonView(v)));
     return OkStatus();
   }
@@ -77,30 +96,25 @@ class SimdjsonView {
   simdjson::dom::object object() const { return e_.get_object().value_unsafe(); }
 
   element e_;
+  const Members* index_;
 };
-
-// JSON forbids raw bytes below 0x20 inside strings, and allows only blanks
-// outside them. nlohmann and simdjson agree on that, but a message holding
-// one is never one our writer made: leave such rare input to nlohmann
-// rather than depend on two parsers' agreement on it.
-bool HasControlBytes(std::string_view text) {
-  return std::any_of(text.begin(), text.end(), [](char c) {
-    const auto b = static_cast<unsigned char>(c);
-    return b < 0x20 && b != ' ' && b != '\t' && b != '\n' && b != '\r';
-  });
-}
 
 }  // namespace
 
 std::optional<Result<FaultEvent>> ParseFaultEventSimdjson(std::string_view json_text) {
-  if (HasControlBytes(json_text)) return std::nullopt;
   // Reused: its buffers grow to the largest event seen and stay.
   thread_local simdjson::dom::parser parser;
+  thread_local Members index;
   element root;
   if (parser.parse(json_text.data(), json_text.size(), /*realloc_if_needed=*/true).get(root)) {
-    return std::nullopt;
+    return std::nullopt;  // nlohmann decides: its message, or a reading simdjson has not
   }
-  return event_reader::ReadFaultEvent(SimdjsonView(root));
+  index.clear();
+  if (root.type() == element_type::OBJECT) {
+    const simdjson::dom::object object = root.get_object().value_unsafe();
+    for (auto [k, v] : object) index.emplace_back(k, v);
+  }
+  return event_reader::ReadFaultEvent(SimdjsonView(root, &index));
 }
 
 }  // namespace faultline

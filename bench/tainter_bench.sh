@@ -94,15 +94,15 @@ e2e_stop agent || true
 curl -sf --cacert "$T/ca.pem" -X DELETE "$API_URL/debug/requests" >/dev/null
 mv "$T/tainter.log" "$T/tainter-warmup.log"
 e2e_start tainter "$TAINTER" --config "$T/tainter.yaml"
+if [[ -n "${FL_BENCH_PERF:-}" ]]; then  # from the start: attaching takes longer than the run
+  perf record -q --call-graph dwarf,16384 -F 2000 -p "$E2E_PID_tainter" -o "$FL_BENCH_PERF" 2>/dev/null &
+  PERF_PID=$!
+fi
 e2e_wait_log 60 tainter '"msg":"partitions assigned"'
 t0=$(now)
 # shellcheck disable=SC2154  # set by e2e_start
 PID=$E2E_PID_tainter
 c0=$(awk '{print $14 + $15}' "/proc/$PID/stat")
-if [[ -n "${FL_BENCH_PERF:-}" ]]; then
-  perf record -q --call-graph dwarf,16384 -F 2000 -p "$PID" -o "$FL_BENCH_PERF" 2>/dev/null &
-  PERF_PID=$!
-fi
 # Until all are decided, or the count has not moved for 2 s (then the end
 # time is that of the last change: the mock broker keeps a bounded log per
 # partition, and a larger EVENTS loses its oldest messages).

@@ -101,6 +101,14 @@ std::vector<std::string> Mutations() {
       out.push_back(text + ",\"" + key + "\":" + v + "}");
     }
   }
+  // Raw control bytes (JSON allows only blanks, and only between tokens),
+  // at every 7th offset of the event: inside strings, keys, numbers, between tokens.
+  const std::string event = kEvent;
+  for (std::size_t at = 0; at <= event.size(); at += 7) {
+    for (char c : {'\0', '\x01', '\x1f', '\t', '\n', '\r', '\x7f'}) {
+      out.push_back(event.substr(0, at) + c + event.substr(at));
+    }
+  }
   // Integers nlohmann reads as doubles, which simdjson refuses: the fallback.
   for (const char* big : {"18446744073709551616", "-9223372036854775809"}) {
     std::string text = base.dump();
@@ -130,6 +138,7 @@ TEST_CASE(
   CHECK((*fast)->threshold->key == std::vector<std::string>{"device", "port"});
   CHECK((*fast)->peer == "10.0.4.12");
   CHECK_FALSE(ParseFaultEventSimdjson(std::string(kEvent) + std::string(1, '\0')));
+  CHECK_FALSE(ParseFaultEventSimdjson("{\"schema\":\"a\x01b\"}"));
   CHECK_FALSE(ParseFaultEventSimdjson("{\"schema\":18446744073709551616}"));
   CHECK(ParseFaultEvent("{\"schema\":18446744073709551616}").error().message() ==
         "event key 'schema' is missing or not an integer");
