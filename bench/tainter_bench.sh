@@ -140,6 +140,9 @@ decided, writes, ticks, hz = int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8]
 print(f"events:                     {n} (half Xid 79 on an already-tainted node, half Xid 13 event-only)")
 print(f"agent produce rate:         {n / (a1 - a0):>10,.0f} events/s ({a1 - a0:.2f} s, start to all delivered)")
 print(f"tainter decide rate:        {decided / (t1 - t0):>10,.0f} events/s per replica ({t1 - t0:.2f} s, {ticks / hz:.2f} s CPU)")
+# Per CPU-second of the whole process (its librdkafka threads too): what one
+# replica decides on one core, whatever else the machine runs.
+print(f"tainter decide rate by CPU: {decided / max(ticks / hz, 1e-9):>10,.0f} events per CPU-second")
 print(f"Kubernetes writes:          {writes} ({writes / n:.5f} per event)")
 PY
 echo "writes by kind:             $by_kind"
