@@ -98,7 +98,8 @@ std::vector<std::string> Mutations() {
       // The same key again at the end: both readers keep the last one.
       std::string text = base.dump();
       text.pop_back();
-      out.push_back(text + ",\"" + key + "\":" + v + "}");
+      text.append(",\"").append(key).append("\":").append(v).append("}");
+      out.push_back(std::move(text));
     }
   }
   // Raw control bytes (JSON allows only blanks, and only between tokens),
@@ -113,7 +114,8 @@ std::vector<std::string> Mutations() {
   for (const char* big : {"18446744073709551616", "-9223372036854775809"}) {
     std::string text = base.dump();
     text.pop_back();
-    out.push_back(text + ",\"suppressed\":" + big + "}");
+    text.append(",\"suppressed\":").append(big).append("}");
+    out.push_back(std::move(text));
   }
   return out;
 }
