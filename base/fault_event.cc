@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/fault_event_reader.h"
+#include "base/fault_event_simdjson.h"
 #include "base/time_format.h"
 
 namespace faultline {
@@ -23,11 +25,6 @@ std::uint64_t Fnv1a(std::uint64_t seed, std::initializer_list<std::string_view> 
     h *= 0x100000001b3ULL;
   }
   return h;
-}
-
-Status Missing(std::string_view key, std::string_view want) {
-  return InvalidArgumentError("event key '" + std::string(key) + "' is missing or not " +
-                              std::string(want));
 }
 
 // Length of the valid UTF-8 sequence (RFC 3629: no overlong forms, no
@@ -133,135 +130,55 @@ std::string SerializeFaultEvent(const FaultEvent& event) {
   return ToJson(event).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+namespace {
+
+// event_reader's View over nlohmann::json (base/fault_event_reader.h).
+class NlohmannView {
+ public:
+  explicit NlohmannView(const nlohmann::json& j) : j_(&j) {}
+
+  bool is_object() const { return j_->is_object(); }
+  bool is_array() const { return j_->is_array(); }
+  bool is_null() const { return j_->is_null(); }
+  bool is_string() const { return j_->is_string(); }
+  bool is_integer() const { return j_->is_number_integer(); }
+  bool is_unsigned() const { return j_->is_number_unsigned(); }
+  std::int64_t as_int64() const { return j_->get<std::int64_t>(); }
+  std::uint64_t as_uint64() const { return j_->get<std::uint64_t>(); }
+  std::string_view as_string() const { return j_->get_ref<const std::string&>(); }
+  std::string dump() const { return j_->dump(); }
+  std::optional<NlohmannView> find(std::string_view key) const {
+    auto it = j_->find(key);
+    if (it == j_->end()) return std::nullopt;
+    return NlohmannView(*it);
+  }
+  template <class F>
+  Status members(F f) const {
+    for (const auto& [k, v] : j_->items()) FL_RETURN_IF_ERROR(f(k, NlohmannView(v)));
+    return OkStatus();
+  }
+  template <class F>
+  Status elements(F f) const {
+    for (const auto& v : *j_) FL_RETURN_IF_ERROR(f(NlohmannView(v)));
+    return OkStatus();
+  }
+
+ private:
+  const nlohmann::json* j_;
+};
+
+}  // namespace
+
 Result<FaultEvent> FaultEventFromJson(const nlohmann::json& j) {
-  if (!j.is_object()) return InvalidArgumentError("event is not a JSON object");
-  auto schema = j.find("schema");
-  if (schema == j.end() || !schema->is_number_integer()) return Missing("schema", "an integer");
-  // Read as 64 bits: get<int>() would wrap 4294967297 to 1 and accept an
-  // event of an unknown future schema as ours.
-  const std::int64_t schema_version = schema->get<std::int64_t>();
-  if (schema_version < 1 || schema_version > FaultEvent::kSchemaVersion) {
-    return FailedPreconditionError("event schema " + schema->dump() +
-                                   " is not understood (this build reads 1.." +
-                                   std::to_string(FaultEvent::kSchemaVersion) + ")");
-  }
-  FaultEvent e;
-  auto get_string = [&](const char* key, std::string* out, bool required) -> Status {
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null()) {
-      return required ? Missing(key, "a string") : OkStatus();
-    }
-    if (!it->is_string()) return Missing(key, "a string");
-    *out = it->get<std::string>();
-    return OkStatus();
-  };
-  auto get_time = [&](const char* key, std::chrono::system_clock::time_point* out) -> Status {
-    std::string text;
-    FL_RETURN_IF_ERROR(get_string(key, &text, true));
-    auto t = ParseRfc3339(text);
-    if (!t) return InvalidArgumentError(std::string("event key '") + key + "' is not RFC 3339");
-    // At the schema's precision (FormatRfc3339 writes microseconds): an
-    // event read is the event written back, whatever digits it came with.
-    *out = std::chrono::floor<std::chrono::microseconds>(*t);
-    return OkStatus();
-  };
-  auto get_map = [&](const char* key, std::map<std::string, std::string>* out) -> Status {
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return OkStatus();
-    if (!it->is_object()) return Missing(key, "an object");
-    for (const auto& [k, v] : it->items()) {
-      if (!v.is_string()) return Missing(std::string(key) + "." + k, "a string");
-      (*out)[k] = v.get<std::string>();
-    }
-    return OkStatus();
-  };
-
-  FL_RETURN_IF_ERROR(get_string("id", &e.id, true));
-  FL_RETURN_IF_ERROR(get_string("node", &e.node, true));
-  FL_RETURN_IF_ERROR(get_string("boot_id", &e.boot_id, false));
-  FL_RETURN_IF_ERROR(get_string("source", &e.source, true));
-  FL_RETURN_IF_ERROR(get_string("rule", &e.rule, true));
-  FL_RETURN_IF_ERROR(get_string("pack", &e.pack, false));
-  FL_RETURN_IF_ERROR(get_string("category", &e.category, false));
-  FL_RETURN_IF_ERROR(get_string("summary", &e.summary, false));
-  FL_RETURN_IF_ERROR(get_string("message", &e.message, false));
-  if (e.id.empty()) return InvalidArgumentError("event key 'id' is empty");
-  if (e.node.empty()) return InvalidArgumentError("event key 'node' is empty");
-  if (e.rule.empty()) return InvalidArgumentError("event key 'rule' is empty");
-
-  std::string name;
-  FL_RETURN_IF_ERROR(get_string("origin", &name, false));
-  if (!name.empty()) {
-    auto origin = ParseOrigin(name);
-    if (!origin) return InvalidArgumentError("event key 'origin' has unknown value '" + name + "'");
-    e.origin = *origin;
-  }
-  name.clear();
-  FL_RETURN_IF_ERROR(get_string("severity", &name, true));
-  auto severity = ParseSeverity(name);
-  if (!severity) {
-    return InvalidArgumentError("event key 'severity' has unknown value '" + name + "'");
-  }
-  e.severity = *severity;
-  name.clear();
-  FL_RETURN_IF_ERROR(get_string("action", &name, true));
-  auto action = ParseAction(name);
-  if (!action) return InvalidArgumentError("event key 'action' has unknown value '" + name + "'");
-  e.action = *action;
-
-  FL_RETURN_IF_ERROR(get_time("log_time", &e.log_time));
-  FL_RETURN_IF_ERROR(get_time("detected_time", &e.detected_time));
-  FL_RETURN_IF_ERROR(get_map("fields", &e.fields));
-  FL_RETURN_IF_ERROR(get_map("labels", &e.labels));
-
-  if (auto it = j.find("suppressed"); it != j.end() && !it->is_null()) {
-    if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0)) {
-      return Missing("suppressed", "a non-negative integer");
-    }
-    e.suppressed = it->get<std::uint64_t>();
-  }
-  if (auto it = j.find("threshold"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) return Missing("threshold", "an object");
-    EventThreshold t;
-    auto count = it->find("count");
-    if (count == it->end() || !count->is_number_integer() || count->get<int>() < 1) {
-      return Missing("threshold.count", "a positive integer");
-    }
-    t.count = count->get<int>();
-    auto window = it->find("window");
-    if (window == it->end() || !window->is_string()) {
-      return Missing("threshold.window", "a duration");
-    }
-    auto d = ParseDuration(window->get<std::string>());
-    if (!d) return InvalidArgumentError("event key 'threshold.window' is not a duration");
-    t.window = std::chrono::duration_cast<std::chrono::seconds>(*d);
-    if (auto key = it->find("key"); key != it->end() && !key->is_null()) {
-      if (!key->is_array()) return Missing("threshold.key", "a list of strings");
-      for (const auto& k : *key) {
-        if (!k.is_string()) return Missing("threshold.key", "a list of strings");
-        t.key.push_back(k.get<std::string>());
-      }
-    }
-    e.threshold = std::move(t);
-  }
-  if (auto it = j.find("expire"); it != j.end() && !it->is_null()) {
-    if (!it->is_string()) return Missing("expire", "a duration");
-    auto d = ParseDuration(it->get<std::string>());
-    if (!d) return InvalidArgumentError("event key 'expire' is not a duration");
-    e.expire = std::chrono::duration_cast<std::chrono::seconds>(*d);
-  }
-  if (auto it = j.find("peer"); it != j.end() && !it->is_null()) {
-    if (!it->is_string()) return Missing("peer", "a string");
-    e.peer = TruncateUtf8(it->get<std::string>(), FaultEvent::kMaxFieldBytes);
-  }
-  if (auto it = j.find("condition"); it != j.end() && !it->is_null()) {
-    if (!it->is_string()) return Missing("condition", "a string");
-    e.condition = it->get<std::string>();
-  }
-  return e;
+  return event_reader::ReadFaultEvent(NlohmannView(j));
 }
 
 Result<FaultEvent> ParseFaultEvent(std::string_view json_text) {
+  // The fast path reads nearly every event; what simdjson does not take
+  // (not JSON, or JSON it reads differently) nlohmann reads, as it always did.
+  if (std::optional<Result<FaultEvent>> fast = ParseFaultEventSimdjson(json_text)) {
+    return std::move(*fast);
+  }
   nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgumentError("event is not valid JSON");
   try {

@@ -17,6 +17,8 @@
 #
 # usage: bench/tainter_bench.sh BUILD_DIR [EVENTS=40000]   (fl-mockcluster keeps ~49,000 per partition)
 #   FL_BENCH_KUBE='qps: 100, burst: 100'   extra kubernetes keys for the tainter
+#   FL_BENCH_PERF=FILE   record the measured tainter with `perf record --call-graph dwarf`
+#                        into FILE (read it with `perf report -i FILE --no-children`)
 # Not part of ctest (tens of seconds). python3, curl, jq.
 set -euo pipefail
 
@@ -92,6 +94,10 @@ e2e_stop agent || true
 curl -sf --cacert "$T/ca.pem" -X DELETE "$API_URL/debug/requests" >/dev/null
 mv "$T/tainter.log" "$T/tainter-warmup.log"
 e2e_start tainter "$TAINTER" --config "$T/tainter.yaml"
+if [[ -n "${FL_BENCH_PERF:-}" ]]; then  # from the start: attaching takes longer than the run
+  perf record -q --call-graph dwarf,16384 -F 2000 -p "$E2E_PID_tainter" -o "$FL_BENCH_PERF" 2>/dev/null &
+  PERF_PID=$!
+fi
 e2e_wait_log 60 tainter '"msg":"partitions assigned"'
 t0=$(now)
 # shellcheck disable=SC2154  # set by e2e_start
@@ -115,6 +121,10 @@ while :; do
   sleep 0.02
 done
 c1=$(awk '{print $14 + $15}' "/proc/$PID/stat")  # (includes up to 2 s of idling after a stall)
+if [[ -n "${PERF_PID:-}" ]]; then
+  kill -INT "$PERF_PID" 2>/dev/null || true
+  wait "$PERF_PID" || true
+fi
 decided=$(metric "$TPORT" faultline_tainter_decisions_total)
 outcomes=$(curl -sf "http://127.0.0.1:$TPORT/metrics" | awk '$1 ~ /^faultline_tainter_decisions_total/ {print $1 "=" $2}' | sed 's/faultline_tainter_decisions_total//' | tr '\n' ' ')
 writes=$(curl -sf --cacert "$T/ca.pem" "$API_URL/debug/requests" | jq '[.[] | select(.method != "GET")] | length')
@@ -130,6 +140,9 @@ decided, writes, ticks, hz = int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8]
 print(f"events:                     {n} (half Xid 79 on an already-tainted node, half Xid 13 event-only)")
 print(f"agent produce rate:         {n / (a1 - a0):>10,.0f} events/s ({a1 - a0:.2f} s, start to all delivered)")
 print(f"tainter decide rate:        {decided / (t1 - t0):>10,.0f} events/s per replica ({t1 - t0:.2f} s, {ticks / hz:.2f} s CPU)")
+# Per CPU-second of the whole process (its librdkafka threads too): what one
+# replica decides on one core, whatever else the machine runs.
+print(f"tainter decide rate by CPU: {decided / max(ticks / hz, 1e-9):>10,.0f} events per CPU-second")
 print(f"Kubernetes writes:          {writes} ({writes / n:.5f} per event)")
 PY
 echo "writes by kind:             $by_kind"

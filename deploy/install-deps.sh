@@ -10,7 +10,7 @@ packages=(
   build-essential cmake pkg-config
   libre2-dev libyaml-cpp-dev nlohmann-json3-dev libvectorscan-dev
   librdkafka-dev libsystemd-dev libcurl4-openssl-dev libssl-dev zlib1g-dev
-  libcpp-httplib-dev
+  libcpp-httplib-dev libsimdjson-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(

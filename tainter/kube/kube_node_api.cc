@@ -83,7 +83,12 @@ Result<json> KubeNodeApi::GetNodeJson(std::string_view name) {
 Result<NodeInfo> KubeNodeApi::GetNode(std::string_view name) {
   auto node = GetNodeJson(name);
   if (!node) return node.error();
-  return NodeInfoFromJson(*node);
+  Result<NodeInfo> info = NodeInfoFromJson(*node);
+  if (info) {
+    last_read_name_ = std::string(name);
+    last_read_ = std::move(*node);
+  }
+  return info;
 }
 
 Result<std::vector<NodeInfo>> KubeNodeApi::ListNodes(std::string_view label_selector) {
@@ -261,7 +266,13 @@ Status KubeNodeApi::WatchPods(std::string_view field_selector, std::string_view 
 
 Status KubeNodeApi::UpdateNode(std::string_view name, const NodeChange& change) {
   const std::string what = "patch node " + std::string(name);
-  auto node = GetNodeJson(name);
+  // The node the caller just read, when the change is to apply to exactly
+  // that version: no second GET (the patch tests the version regardless).
+  const bool just_read = !change.expected_resource_version.empty() && last_read_name_ == name &&
+                         ResourceVersionOf(last_read_) == change.expected_resource_version;
+  Result<json> node = just_read ? Result<json>(std::move(last_read_)) : GetNodeJson(name);
+  last_read_name_.clear();
+  last_read_ = nullptr;
   if (!node) return node.error();
   const auto moved = [&] {
     return !change.expected_resource_version.empty() &&

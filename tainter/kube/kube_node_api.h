@@ -23,7 +23,11 @@ namespace faultline {
 //   WatchNodes  GET  /api/v1/nodes?watch=true&resourceVersion=..  (a stream of JSON lines)
 //   ListNodes   GET  /api/v1/nodes?labelSelector=..&limit=..&continue=..  (all pages)
 //   UpdateNode  GET the node, then PATCH application/json-patch+json built by
-//               BuildNodePatch (first op: test /metadata/resourceVersion). On 409,
+//               BuildNodePatch (first op: test /metadata/resourceVersion). The GET
+//               is skipped when the change's expected_resource_version is that of
+//               the node the last GetNode read (the tainter reads the node right
+//               before it writes: a second GET only spent a request of the QPS
+//               budget; the patch's test still refuses a node changed since). On 409,
 //               or 422 when the node's resourceVersion has moved (a stale test),
 //               re-read and retry, at most `max_update_attempts` times. A 422
 //               while the node is unchanged is a malformed patch: kInvalidArgument.
@@ -105,6 +109,9 @@ class KubeNodeApi final : public NodeApi {
   const Clock& clock_;
   MetricsRegistry& metrics_;
   std::map<std::string, int> event_counts_;  // "namespace/event name" -> count we last wrote
+  // The node the last GetNode read, for UpdateNode (see above).
+  std::string last_read_name_;
+  nlohmann::json last_read_;
 };
 
 // Percent-encodes a query value or path segment (RFC 3986 unreserved kept).

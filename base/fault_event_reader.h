@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// The event's validation, written once over a read-only view of a parsed JSON
+// document, so that both parsers that feed it (simdjson's DOM on the
+// tainter's hot path, nlohmann::json for everything simdjson refuses and for
+// FaultEventFromJson) accept the same events and refuse the others with the
+// same status and message. Internal to base/: callers use ParseFaultEvent.
+//
+// A View is a small copyable handle with:
+//   bool is_object(), is_array(), is_null(), is_string(), is_integer(), is_unsigned()
+//   std::int64_t as_int64()     (an unsigned above INT64_MAX wraps, as nlohmann's get<int64_t>)
+//   std::uint64_t as_uint64()
+//   std::string_view as_string()
+//   std::optional<View> find(std::string_view key)   (a repeated key: the last one, as nlohmann)
+//   std::string dump()                                (an integer's decimal text)
+//   Status members(F)   calls F(std::string_view key, View) in key order, each key once
+//                       (the last of repeats), stopping at the first error
+//   Status elements(F)  calls F(View) per array element, stopping at the first error
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/fault_event.h"
+#include "base/status.h"
+#include "base/time_format.h"
+#include "base/vocabulary.h"
+
+namespace faultline::event_reader {
+
+inline Status Missing(std::string_view key, std::string_view want) {
+  return InvalidArgumentError("event key '" + std::string(key) + "' is missing or not " +
+                              std::string(want));
+}
+
+template <class View>
+Status GetString(const View& j, const char* key, std::string* out, bool required) {
+  std::optional<View> it = j.find(key);
+  if (!it || it->is_null()) return required ? Missing(key, "a string") : OkStatus();
+  if (!it->is_string()) return Missing(key, "a string");
+  out->assign(it->as_string());
+  return OkStatus();
+}
+
+template <class View>
+Status GetTime(const View& j, const char* key, std::chrono::system_clock::time_point* out) {
+  std::optional<View> it = j.find(key);
+  if (!it || it->is_null() || !it->is_string()) return Missing(key, "a string");
+  auto t = ParseRfc3339(it->as_string());
+  if (!t) return InvalidArgumentError(std::string("event key '") + key + "' is not RFC 3339");
+  // At the schema's precision (FormatRfc3339 writes microseconds): an
+  // event read is the event written back, whatever digits it came with.
+  *out = std::chrono::floor<std::chrono::microseconds>(*t);
+  return OkStatus();
+}
+
+template <class View>
+Status GetMap(const View& j, const char* key, std::map<std::string, std::string>* out) {
+  std::optional<View> it = j.find(key);
+  if (!it || it->is_null()) return OkStatus();
+  if (!it->is_object()) return Missing(key, "an object");
+  return it->members([&](std::string_view k, const View& v) -> Status {
+    if (!v.is_string()) return Missing(std::string(key) + "." + std::string(k), "a string");
+    (*out)[std::string(k)] = std::string(v.as_string());
+    return OkStatus();
+  });
+}
+
+template <class View>
+Result<FaultEvent> ReadFaultEvent(const View& j) {
+  if (!j.is_object()) return InvalidArgumentError("event is not a JSON object");
+  std::optional<View> schema = j.find("schema");
+  if (!schema || !schema->is_integer()) return Missing("schema", "an integer");
+  // Read as 64 bits: an int would wrap 4294967297 to 1 and accept an event
+  // of an unknown future schema as ours.
+  const std::int64_t schema_version = schema->as_int64();
+  if (schema_version < 1 || schema_version > FaultEvent::kSchemaVersion) {
+    return FailedPreconditionError("event schema " + schema->dump() +
+                                   " is not understood (this build reads 1.." +
+                                   std::to_string(FaultEvent::kSchemaVersion) + ")");
+  }
+  FaultEvent e;
+  FL_RETURN_IF_ERROR(GetString(j, "id", &e.id, true));
+  FL_RETURN_IF_ERROR(GetString(j, "node", &e.node, true));
+  FL_RETURN_IF_ERROR(GetString(j, "boot_id", &e.boot_id, false));
+  FL_RETURN_IF_ERROR(GetString(j, "source", &e.source, true));
+  FL_RETURN_IF_ERROR(GetString(j, "rule", &e.rule, true));
+  FL_RETURN_IF_ERROR(GetString(j, "pack", &e.pack, false));
+  FL_RETURN_IF_ERROR(GetString(j, "category", &e.category, false));
+  FL_RETURN_IF_ERROR(GetString(j, "summary", &e.summary, false));
+  FL_RETURN_IF_ERROR(GetString(j, "message", &e.message, false));
+  if (e.id.empty()) return InvalidArgumentError("event key 'id' is empty");
+  if (e.node.empty()) return InvalidArgumentError("event key 'node' is empty");
+  if (e.rule.empty()) return InvalidArgumentError("event key 'rule' is empty");
+
+  std::string name;
+  FL_RETURN_IF_ERROR(GetString(j, "origin", &name, false));
+  if (!name.empty()) {
+    auto origin = ParseOrigin(name);
+    if (!origin) return InvalidArgumentError("event key 'origin' has unknown value '" + name + "'");
+    e.origin = *origin;
+  }
+  name.clear();
+  FL_RETURN_IF_ERROR(GetString(j, "severity", &name, true));
+  auto severity = ParseSeverity(name);
+  if (!severity) {
+    return InvalidArgumentError("event key 'severity' has unknown value '" + name + "'");
+  }
+  e.severity = *severity;
+  name.clear();
+  FL_RETURN_IF_ERROR(GetString(j, "action", &name, true));
+  auto action = ParseAction(name);
+  if (!action) return InvalidArgumentError("event key 'action' has unknown value '" + name + "'");
+  e.action = *action;
+
+  FL_RETURN_IF_ERROR(GetTime(j, "log_time", &e.log_time));
+  FL_RETURN_IF_ERROR(GetTime(j, "detected_time", &e.detected_time));
+  FL_RETURN_IF_ERROR(GetMap(j, "fields", &e.fields));
+  FL_RETURN_IF_ERROR(GetMap(j, "labels", &e.labels));
+
+  if (std::optional<View> it = j.find("suppressed"); it && !it->is_null()) {
+    if (!it->is_integer() || (!it->is_unsigned() && it->as_int64() < 0)) {
+      return Missing("suppressed", "a non-negative integer");
+    }
+    e.suppressed = it->as_uint64();
+  }
+  if (std::optional<View> it = j.find("threshold"); it && !it->is_null()) {
+    if (!it->is_object()) return Missing("threshold", "an object");
+    EventThreshold t;
+    // An int, as before: the low 32 bits of a larger integer (nlohmann's get<int>()).
+    std::optional<View> count = it->find("count");
+    if (!count || !count->is_integer() || static_cast<int>(count->as_int64()) < 1) {
+      return Missing("threshold.count", "a positive integer");
+    }
+    t.count = static_cast<int>(count->as_int64());
+    std::optional<View> window = it->find("window");
+    if (!window || !window->is_string()) return Missing("threshold.window", "a duration");
+    auto d = ParseDuration(window->as_string());
+    if (!d) return InvalidArgumentError("event key 'threshold.window' is not a duration");
+    t.window = std::chrono::duration_cast<std::chrono::seconds>(*d);
+    if (std::optional<View> key = it->find("key"); key && !key->is_null()) {
+      if (!key->is_array()) return Missing("threshold.key", "a list of strings");
+      FL_RETURN_IF_ERROR(key->elements([&](const View& k) -> Status {
+        if (!k.is_string()) return Missing("threshold.key", "a list of strings");
+        t.key.emplace_back(k.as_string());
+        return OkStatus();
+      }));
+    }
+    e.threshold = std::move(t);
+  }
+  if (std::optional<View> it = j.find("expire"); it && !it->is_null()) {
+    if (!it->is_string()) return Missing("expire", "a duration");
+    auto d = ParseDuration(it->as_string());
+    if (!d) return InvalidArgumentError("event key 'expire' is not a duration");
+    e.expire = std::chrono::duration_cast<std::chrono::seconds>(*d);
+  }
+  if (std::optional<View> it = j.find("peer"); it && !it->is_null()) {
+    if (!it->is_string()) return Missing("peer", "a string");
+    e.peer = TruncateUtf8(it->as_string(), FaultEvent::kMaxFieldBytes);
+  }
+  if (std::optional<View> it = j.find("condition"); it && !it->is_null()) {
+    if (!it->is_string()) return Missing("condition", "a string");
+    e.condition = std::string(it->as_string());
+  }
+  return e;
+}
+
+}  // namespace faultline::event_reader
