@@ -126,6 +126,9 @@ nlohmann::json ToJson(const FaultEvent& e) {
   if (e.expire) j["expire"] = FormatDuration(*e.expire);
   if (!e.peer.empty()) j["peer"] = e.peer;
   if (!e.condition.empty()) j["condition"] = e.condition;
+  if (!e.recover.empty()) j["recover"] = e.recover;
+  if (e.probation) j["probation"] = FormatDuration(*e.probation);
+  if (!e.clears.empty()) j["clears"] = e.clears;
   return j;
 }
 
@@ -257,6 +260,23 @@ Result<FaultEvent> FaultEventFromJson(const nlohmann::json& j) {
   if (auto it = j.find("condition"); it != j.end() && !it->is_null()) {
     if (!it->is_string()) return Missing("condition", "a string");
     e.condition = it->get<std::string>();
+  }
+  if (auto it = j.find("recover"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) return Missing("recover", "a string");
+    e.recover = it->get<std::string>();
+  }
+  if (auto it = j.find("probation"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) return Missing("probation", "a duration");
+    auto d = ParseDuration(it->get<std::string>());
+    if (!d) return InvalidArgumentError("event key 'probation' is not a duration");
+    e.probation = std::chrono::duration_cast<std::chrono::seconds>(*d);
+  }
+  if (auto it = j.find("clears"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) return Missing("clears", "a list of rule ids");
+    for (const auto& r : *it) {
+      if (!r.is_string()) return Missing("clears", "a list of rule ids");
+      if (e.clears.size() < 16) e.clears.push_back(TruncateUtf8(r.get<std::string>(), 128));
+    }
   }
   return e;
 }
