@@ -36,7 +36,7 @@ rules:
   CHECK(l.Message("E117").find("cannot taint") != std::string::npos);
 }
 
-TEST_CASE("a valid recovery pack loads; the event JSON round-trips the keys") {
+TEST_CASE("a valid recovery pack loads, and the event JSON round-trips the keys") {
   Loaded l = LoadPack(R"(pack: x
 version: 1
 defaults:

@@ -93,6 +93,11 @@ reboot)
   e2e_wait 10 condition_is gpu-1 GPUFault True || e2e_fail "GPUFault is not True"
   [[ $(reasons gpu-1 | jq -r '.[0].boot_id + " " + .[0].recover') == "boot-a reboot" ]] ||
     e2e_fail "the reason does not keep the boot id and recover: $(reasons gpu-1)"
+  "$TAINTER" explain gpu-1 --config "$T/tainter.yaml" >"$T/explain.txt" 2>&1 || e2e_fail "explain failed"
+  grep -q "recovers once the node reboots (it faulted in boot id boot-a) and stays quiet for 3s" \
+    "$T/explain.txt" || e2e_fail "explain: $(cat "$T/explain.txt")"
+  grep -q "What lifts the taint: faultline itself after a reboot and the probation" "$T/explain.txt" ||
+    e2e_fail "explain: $(cat "$T/explain.txt")"
   sleep 4  # past the probation without a reboot: the taint stays
   has_taint gpu-1 || e2e_fail "the taint was lifted without a reboot"
 
@@ -120,6 +125,8 @@ reboot)
   reboot gpu-1 boot-c
   sleep 5
   has_taint gpu-1 || e2e_fail "a reboot lifted a recurring fault"
+  "$TAINTER" explain gpu-1 --config "$T/tainter.yaml" >"$T/explain.txt" 2>&1 || e2e_fail "explain failed"
+  grep -q "What lifts the taint: only by hand" "$T/explain.txt" || e2e_fail "explain: $(cat "$T/explain.txt")"
   "$TAINTER" untaint gpu-1 --reason "GPU replaced" --config "$T/tainter.yaml" >>"$T/cli.log" 2>&1 ||
     e2e_fail "untaint failed"
   lacks_taint gpu-1 || e2e_fail "untaint left the taint"
