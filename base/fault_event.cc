@@ -123,6 +123,9 @@ nlohmann::json ToJson(const FaultEvent& e) {
   if (e.expire) j["expire"] = FormatDuration(*e.expire);
   if (!e.peer.empty()) j["peer"] = e.peer;
   if (!e.condition.empty()) j["condition"] = e.condition;
+  if (!e.recover.empty()) j["recover"] = e.recover;
+  if (e.probation) j["probation"] = FormatDuration(*e.probation);
+  if (!e.clears.empty()) j["clears"] = e.clears;
   return j;
 }
 

@@ -44,7 +44,9 @@ struct EventThreshold {
 //    "threshold":{"count":5,"window":"24h","key":["device","port"]},   (optional)
 //    "expire":"1h",                                                    (optional)
 //    "peer":"10.0.4.12",                                               (optional)
-//    "condition":"GPUFault"}                                           (optional)
+//    "condition":"GPUFault",                                           (optional)
+//    "recover":"reboot", "probation":"10m",                            (optional)
+//    "clears":["nvidia.xid"]}                                          (optional)
 struct FaultEvent {
   static constexpr int kSchemaVersion = 1;
   // `message` is cut to this many bytes (on a UTF-8 boundary, after each
@@ -88,6 +90,14 @@ struct FaultEvent {
   // the tainter maps the category (tainter/conditions.h). JSON key
   // "condition", optional.
   std::string condition;
+  // How the fault ends besides `expire` and a person (tainter/recovery.h):
+  // the rule's `recover:` ("reboot": the node's boot id changed and it stayed
+  // quiet for `probation`); empty: no such way. JSON "recover", "probation".
+  std::string recover;
+  std::optional<std::chrono::seconds> probation;  // absent: the tainter's default
+  // A `clear:` rule's match: the rule ids whose reasons it lifts (a recovery
+  // line). JSON "clears", optional.
+  std::vector<std::string> clears;
 };
 
 // Stable id of the event for one rule on one record: 32 lowercase hex digits

@@ -166,6 +166,24 @@ Result<FaultEvent> ReadFaultEvent(const View& j) {
     if (!it->is_string()) return Missing("condition", "a string");
     e.condition = std::string(it->as_string());
   }
+  if (std::optional<View> it = j.find("recover"); it && !it->is_null()) {
+    if (!it->is_string()) return Missing("recover", "a string");
+    e.recover = std::string(it->as_string());
+  }
+  if (std::optional<View> it = j.find("probation"); it && !it->is_null()) {
+    if (!it->is_string()) return Missing("probation", "a duration");
+    auto d = ParseDuration(it->as_string());
+    if (!d) return InvalidArgumentError("event key 'probation' is not a duration");
+    e.probation = std::chrono::duration_cast<std::chrono::seconds>(*d);
+  }
+  if (std::optional<View> it = j.find("clears"); it && !it->is_null()) {
+    if (!it->is_array()) return Missing("clears", "a list of rule ids");
+    FL_RETURN_IF_ERROR(it->elements([&](const View& r) -> Status {
+      if (!r.is_string()) return Missing("clears", "a list of rule ids");
+      if (e.clears.size() < 16) e.clears.push_back(TruncateUtf8(r.as_string(), 128));
+      return OkStatus();
+    }));
+  }
   return e;
 }
 

@@ -38,6 +38,9 @@ void ApplyMatchOutcome(const RuleMatch& match, FaultEvent& e) {
   e.expire = match.expire;
   e.condition = match.condition;
   e.peer = PeerOf(match);
+  e.recover = match.rule ? match.rule->recover : std::string();
+  e.probation = match.rule ? match.rule->probation : std::nullopt;
+  e.clears = match.rule ? match.rule->clears : std::vector<std::string>();
 }
 
 }  // namespace faultline

@@ -87,6 +87,14 @@ struct Rule {
   // tainter attributes the fault to the node at that address once enough
   // distinct nodes name it. Empty: the line blames its own node.
   std::string peer;
+  // How the fault ends besides `expire` and a person (tainter/recovery.h):
+  // `recover: reboot` lifts the reason once the node's boot id changed and
+  // the node stayed quiet for `probation` (absent: the tainter's default).
+  std::string recover;
+  std::optional<std::chrono::seconds> probation;
+  // `clear: [rule ids]`: this rule matches a recovery line; its match lifts
+  // the named rules' reasons on the node (never a recurring one).
+  std::vector<std::string> clears;
   std::vector<RuleTest> match_tests;
   std::vector<RuleTest> no_match_tests;
   bool disabled = false;      // `disabled: true` in an override: loaded, never matched

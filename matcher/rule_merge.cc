@@ -83,6 +83,9 @@ void ApplyOverride(const Rule& over, Rule& base) {
   if (given("condition")) base.condition = over.condition;
   if (given("journal")) base.journal = over.journal;
   if (given("peer")) base.peer = over.peer;
+  if (given("recover")) base.recover = over.recover;
+  if (given("probation")) base.probation = over.probation;
+  if (given("clear")) base.clears = over.clears;
   if (given("classify") && over.classify) {
     if (base.classify) {
       MergeClassification(*over.classify, *base.classify);

@@ -22,9 +22,10 @@ using Keys = std::vector<std::string_view>;
 const Keys kPackKeys = {"pack", "version", "description", "defaults", "rules"};
 const Keys kDefaultKeys = {"sources",   "category", "severity", "action",
                            "threshold", "expire",   "condition"};
-const Keys kRuleKeys = {"id",       "description", "sources",   "pattern",   "category", "severity",
-                        "action",   "summary",     "threshold", "expire",    "classify", "tests",
-                        "override", "disabled",    "journal",   "condition", "peer"};
+const Keys kRuleKeys = {"id",        "description", "sources",  "pattern",   "category",
+                        "severity",  "action",      "summary",  "threshold", "expire",
+                        "classify",  "tests",       "override", "disabled",  "journal",
+                        "condition", "peer",        "recover",  "probation", "clear"};
 const Keys kOutcomeKeys = {"category",  "severity", "action",   "summary",
                            "threshold", "expire",   "classify", "condition"};
 const Keys kClassifyKeys = {"capture", "values", "default"};
@@ -340,6 +341,58 @@ class PackReader {
     return s;
   }
 
+  // `recover: reboot`, `probation: 10m` and `clear: [rule ids]`: how a
+  // rule's fault ends, and which faults a recovery line ends
+  // (tainter/recovery.h). E116: a bad recover or probation; E117: a bad
+  // clear (an unknown form, a bad id, or a clear rule that would taint).
+  void ReadRecovery(const YAML::Node& node, Rule& r) {
+    if (YAML::Node n = node["recover"]) {
+      std::optional<std::string> s = String(n, "recover");
+      if (s && *s == "reboot") {
+        r.recover = *s;
+      } else if (s) {
+        diags_.Error("E116", At(n), "bad recover '" + *s + "': the one way is 'reboot'");
+      }
+    }
+    if (YAML::Node n = node["probation"]) {
+      r.probation = Duration(n, "probation");
+      if (r.recover.empty() && !node["recover"]) {
+        diags_.Error("E116", At(n), "probation without 'recover: reboot' in rule '" + r.id + "'");
+      }
+    }
+    if (YAML::Node n = node["clear"]) {
+      std::vector<YAML::Node> items;
+      if (n.IsScalar()) {
+        items.push_back(n);
+      } else if (n.IsSequence() && n.size() > 0) {
+        for (const YAML::Node& item : n) items.push_back(item);
+      } else {
+        diags_.Error("E117", At(n), "clear must be a rule id or a non-empty list of rule ids");
+      }
+      for (const YAML::Node& item : items) {
+        std::optional<std::string> id = item.IsScalar() ? String(item, "clear") : std::nullopt;
+        if (!id || !ValidName(*id, true)) {
+          diags_.Error("E117", At(item),
+                       "bad rule id in clear: use lower-case letters, digits, '.', '_', '-'");
+          continue;
+        }
+        if (*id == r.id) {
+          diags_.Error("E117", At(item), "rule '" + r.id + "' cannot clear itself");
+          continue;
+        }
+        r.clears.push_back(*id);
+      }
+      if (r.action == Action::kTaint) {
+        diags_.Error("E117", At(n),
+                     "rule '" + r.id + "' clears faults, so it cannot taint (use action: event)");
+      }
+      if (!r.recover.empty()) {
+        diags_.Error("E117", At(n),
+                     "rule '" + r.id + "' clears faults, so it has no fault to recover from");
+      }
+    }
+  }
+
   // Reads outcome keys present in `node` into `out`. `allow_classify`: the
   // nesting depth left for a classify inside this outcome.
   void ReadOutcome(const YAML::Node& node, Outcome& out, int classify_depth) {
@@ -582,6 +635,7 @@ class PackReader {
       r.condition = *defaults.condition;
     }
     if (YAML::Node n = node["classify"]) r.classify = ReadClassify(n, 1);
+    ReadRecovery(node, r);
     if (YAML::Node n = node["journal"]) {
       r.journal = Journal(n);
       const bool trusts_journal =

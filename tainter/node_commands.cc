@@ -217,6 +217,7 @@ int RunExplain(std::string_view program, Tainter& tainter, const std::string& no
     out << ".\n";
   }
   bool by_hand = false;
+  bool by_reboot = false;  // a `recover: reboot` reason (tainter/recovery.h)
   std::optional<std::chrono::system_clock::time_point> lifts;
   int n = 0;
   for (const Reason& r : report->reasons) {
@@ -229,16 +230,29 @@ int RunExplain(std::string_view program, Tainter& tainter, const std::string& no
       out << "  expires:    " << FormatRfc3339(*r.expires_at) << " ("
           << Relative(*r.expires_at, now) << "), unless the rule matches again\n";
       lifts = std::max(lifts.value_or(*r.expires_at), *r.expires_at);
+    } else if (r.recover == "reboot" && !r.recurring) {
+      out << "  expires:    never; recovers once the node reboots (it faulted in boot id "
+          << (r.boot_id.empty() ? "unknown: only by hand" : r.boot_id) << ") and stays quiet for "
+          << (r.probation ? FormatDuration(*r.probation) : "recovery.probation") << '\n';
+      by_reboot = by_reboot || !r.boot_id.empty();
+      by_hand = by_hand || r.boot_id.empty();
     } else {
       out << "  expires:    never: the rule has no expire\n";
       by_hand = true;
+    }
+    if (r.recurring) {
+      out << "  recurring:  it came back soon after a recovery: only a person lifts it\n";
     }
     if (!r.event_id.empty()) out << "  event id:   " << r.event_id << '\n';
   }
   if (!report->tainted) return 0;
   out << "\nWhat lifts the taint: ";
-  if (by_hand || !lifts) {
+  if (by_hand || (!lifts && !by_reboot)) {
     out << "only by hand: " << untaint << '\n';
+  } else if (by_reboot) {
+    out << "faultline itself after a reboot and the probation"
+        << (lifts ? ", once the other reasons have expired too" : "")
+        << ", if no rule matches again; earlier by hand: " << untaint << '\n';
   } else {
     out << "faultline itself at " << FormatRfc3339(*lifts) << " (" << Relative(*lifts, now)
         << "), when the last reason expires, if no rule matches again; earlier by hand: " << untaint

@@ -82,13 +82,20 @@ void Policy::Plan(Decision& d, NodeState& state) {
                            "would taint, but the safety valve is shut (" + d.detail + "): "));
       }
       break;
-    case DecisionOutcome::kLift:
+    case DecisionOutcome::kLift: {
       plan.write = NodePlan::Write::kLift;
-      event("Normal", "FaultlineUntainted", "faultline lifted its taint: every reason expired");
+      const bool all_expired = std::all_of(d.recovered.begin(), d.recovered.end(),
+                                           [](const Recovery& r) { return r.how == "expire"; });
+      event("Normal", "FaultlineUntainted",
+            all_expired ? "faultline lifted its taint: every reason expired"
+                        : "faultline lifted its taint: the node returned to service");
       break;
+    }
     default:
       break;
   }
+  for (const Recovery& r : d.recovered) event("Normal", "FaultlineRecovered", RecoveredMessage(r));
+  if (plan.write != NodePlan::Write::kNone) plan.history = state.history;
 }
 
 Policy::Policy(Options options, const Clock& clock) : options_(options), clock_(clock) {}
@@ -122,6 +129,28 @@ void Policy::Adopt(const std::string& node, bool tainted, std::vector<Reason> re
 }
 
 void Policy::ForgetNode(const std::string& node) { nodes_.erase(node); }
+
+void Policy::SetBootId(const std::string& node, const std::string& boot_id) {
+  NodeState& state = nodes_[node];
+  if (boot_id.empty() || state.boot_id == boot_id) return;
+  state.boot_id = boot_id;
+  state.boot_seen_at = clock_.Now();
+}
+
+void Policy::SetHistory(const std::string& node, const std::vector<Recovery>& history) {
+  NodeState& state = nodes_[node];
+  state.history = MergeRecoveries(state.history, history);
+}
+
+void Policy::NoteRecoveries(const std::string& node, const std::vector<Recovery>& lifted) {
+  NodeState& state = nodes_[node];
+  for (const Recovery& r : lifted) AppendRecovery(state.history, r);
+}
+
+std::vector<Recovery> Policy::History(const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it == nodes_.end() ? std::vector<Recovery>() : it->second.history;
+}
 
 bool Policy::Remember(const std::string& id) {
   if (id.empty()) return true;  // nothing to dedupe on; decide it
@@ -190,6 +219,9 @@ Reason Policy::MakeReason(const FaultEvent& event, std::chrono::system_clock::ti
   r.first_seen = r.last_seen = at;
   if (event.expire) r.expires_at = at + std::min(*event.expire, options_.max_expire);
   r.condition = ConditionTypeFor(event);
+  r.boot_id = event.boot_id;
+  r.recover = event.recover;
+  r.probation = event.probation;
   return r;
 }
 
@@ -283,6 +315,8 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
   NodeState& state = node_it->second;
   const auto at = EventTime(event);
   d.reason = MakeReason(event, at);
+  if (d.reason.boot_id.empty()) d.reason.boot_id = state.boot_id;
+  if (!event.clears.empty()) return DecideClear(event, state, std::move(d));
 
   if (fresh && event.threshold && event.threshold->count > 1) {
     const std::uint64_t count = CountInWindow(event, at);
@@ -305,18 +339,34 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
     return d;
   }
 
-  // action: taint.
+  // action: taint. A fault soon after an automatic recovery of its rule
+  // recurs: it goes to a person (tainter/recovery.h).
+  if (const Recovery* prev =
+          RecentAutoRecovery(state.history, event.rule, clock_.Now(), options_.recurring_window)) {
+    MarkRecurring(d.reason, *prev);
+  }
   if (state.tainted) {
     auto [it, inserted] = state.reasons.try_emplace(event.rule, d.reason);
     Reason& r = it->second;
     const bool moved = !inserted && at > r.last_seen;
     if (!inserted) {
       r.first_seen = std::min(r.first_seen, at);
+      if (d.reason.recurring && !r.recurring) {
+        r.recurring = true;
+        r.summary = d.reason.summary;
+      }
       if (at >= r.last_seen) {
         r.last_seen = at;
-        r.summary = d.reason.summary;
+        if (!r.recurring || d.reason.recurring) r.summary = d.reason.summary;
         r.message = d.reason.message;
         r.event_id = d.reason.event_id;
+        // The boot it was last seen in: a repeat after a reboot means the
+        // reboot did not cure it.
+        if (!d.reason.boot_id.empty()) r.boot_id = d.reason.boot_id;
+        if (!r.recurring) {
+          r.recover = d.reason.recover;
+          r.probation = d.reason.probation;
+        }
       }
       // A repeat extends the quiet period; a version of the rule without
       // `expire` makes the reason permanent.
@@ -324,6 +374,11 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
         r.expires_at.reset();
       } else if (r.expires_at) {
         r.expires_at = std::max(*r.expires_at, *d.reason.expires_at);
+      }
+      if (r.recurring) {
+        r.expires_at.reset();
+        r.recover.clear();
+        r.probation.reset();
       }
     }
     d.reason = r;
@@ -348,6 +403,46 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
   d.emit_event = true;
   d.write_reasons = true;
   state.last_event[EventKey(event)] = clock_.MonotonicNow();
+  Plan(d, state);
+  return d;
+}
+
+Decision Policy::DecideClear(const FaultEvent& event, NodeState& state, Decision d) {
+  const auto now = clock_.Now();
+  std::vector<Recovery> lifted;
+  std::vector<std::string> recurring;
+  if (state.tainted) {
+    for (const std::string& rule : event.clears) {
+      auto it = state.reasons.find(rule);
+      if (it == state.reasons.end()) continue;
+      const Reason& r = it->second;
+      if (r.recurring) {
+        recurring.push_back(rule);  // flapping: only a person lifts it
+        continue;
+      }
+      // A fault seen after the recovery line is not cured by it.
+      if (r.last_seen > d.reason.last_seen) continue;
+      lifted.push_back({rule, "clear", event.rule + ": " + TruncateUtf8(event.message, 200), now,
+                        r.first_seen, r.last_seen});
+      state.reasons.erase(it);
+    }
+  }
+  if (lifted.empty()) {
+    d.outcome = DecisionOutcome::kIgnored;
+    d.detail = recurring.empty() ? "clear: nothing to clear"
+                                 : "clear: " + recurring.front() + " is recurring (lift by hand)";
+    return d;
+  }
+  for (const Recovery& l : lifted) AppendRecovery(state.history, l);
+  d.recovered = std::move(lifted);
+  if (state.reasons.empty()) {
+    state.tainted = false;
+    d.outcome = DecisionOutcome::kLift;
+  } else {
+    d.outcome = DecisionOutcome::kUpdateReasons;
+  }
+  d.emit_event = true;
+  d.write_reasons = true;
   Plan(d, state);
   return d;
 }
@@ -385,13 +480,30 @@ std::vector<Decision> Policy::Expire(const std::function<bool(const std::string&
   const auto now = clock_.Now();
   for (auto& [name, state] : nodes_) {
     if (decides && !decides(name)) continue;
-    const std::size_t before = state.reasons.size();
-    std::erase_if(state.reasons, [&](const auto& kv) {
-      return kv.second.expires_at && *kv.second.expires_at <= now;
-    });
-    if (state.reasons.size() == before || !state.tainted) continue;
+    std::vector<Recovery> lifted;
+    for (auto it = state.reasons.begin(); it != state.reasons.end();) {
+      const Reason& r = it->second;
+      Recovery l{r.rule, "", "", now, r.first_seen, r.last_seen};
+      if (r.expires_at && *r.expires_at <= now) {
+        l.how = "expire";
+        l.detail = "quiet since " + FormatRfc3339(r.last_seen);
+      } else if (RebootRecoveryDue(r, state.boot_id, state.boot_seen_at, now, options_.probation)) {
+        l.how = std::string(kRecoverReboot);
+        l.detail = "boot id " + r.boot_id + " -> " + state.boot_id + ", quiet for " +
+                   FormatDuration(r.probation.value_or(options_.probation));
+      }
+      if (l.how.empty()) {
+        ++it;
+        continue;
+      }
+      lifted.push_back(std::move(l));
+      it = state.reasons.erase(it);
+    }
+    if (lifted.empty() || !state.tainted) continue;
+    for (const Recovery& l : lifted) AppendRecovery(state.history, l);
     Decision d;
     d.node = name;
+    d.recovered = std::move(lifted);
     if (state.reasons.empty()) {
       state.tainted = false;
       d.outcome = DecisionOutcome::kLift;

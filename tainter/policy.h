@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/fault_event.h"
 #include "tainter/reasons.h"
+#include "tainter/recovery.h"
 
 namespace faultline {
 
@@ -54,6 +55,9 @@ struct NodePlan {
   Write write = Write::kNone;
   std::vector<Reason> reasons;  // kTaint, kReasons: every active reason of the node
   std::vector<PlannedEvent> events;
+  // Non-empty: the node's recovery history (tainter/recovery.h), written
+  // with the node write to the history annotation.
+  std::vector<Recovery> history;
 };
 
 struct Decision {
@@ -73,6 +77,9 @@ struct Decision {
   bool opted_out = false;  // kRecordEvent for a taint that the opt-out label prevented
   std::string detail;      // kRefusedByValve: which limit; kBelowThreshold: "2/5 in 10m"
   NodePlan plan;           // what to write and record for it
+  // The reasons this decision lifted (expiry, reboot, clear), each recorded
+  // in the history and as a Normal Event FaultlineRecovered.
+  std::vector<Recovery> recovered;
 };
 
 // Message text for a Node Event: "rule: summary: log line", bounded to 1 KiB.
@@ -132,6 +139,12 @@ class Policy {
     // Rate-limit entries kept per node (rule, action, severity); past it the
     // oldest go.
     std::size_t max_event_keys_per_node = 256;
+    // Return to service (tainter/recovery.h): a `recover: reboot` reason
+    // without its own `probation` must stay quiet this long after the reboot;
+    // a fault within recurring_window after a reboot or clear recovery of
+    // its rule is recurring (lifted by hand only).
+    std::chrono::seconds probation{std::chrono::minutes(10)};
+    std::chrono::seconds recurring_window{std::chrono::hours(24)};
   };
 
   Policy(Options options, const Clock& clock);
@@ -146,6 +159,15 @@ class Policy {
   // Adopting never taints or lifts anything.
   void Adopt(const std::string& node, bool tainted, std::vector<Reason> reasons);
   void ForgetNode(const std::string& node);
+  // The node's status.nodeInfo.bootID as last read or watched; a change
+  // starts the probation of its `recover: reboot` reasons (at the time this
+  // process saw it: a restart of the tainter restarts probation).
+  void SetBootId(const std::string& node, const std::string& boot_id);
+  // The node's recovery history as found on it (merged with memory), and
+  // lifts made elsewhere (a by-hand untaint) added to it.
+  void SetHistory(const std::string& node, const std::vector<Recovery>& history);
+  void NoteRecoveries(const std::string& node, const std::vector<Recovery>& lifted);
+  std::vector<Recovery> History(const std::string& node) const;
   bool Knows(const std::string& node) const { return nodes_.count(node) != 0; }
 
   // Decides one live event and updates the state as if the decision holds.
@@ -202,6 +224,9 @@ class Policy {
     std::map<std::string, Reason> reasons;  // by rule
     std::chrono::steady_clock::time_point persisted_at{};
     std::map<std::string, std::chrono::steady_clock::time_point> last_event;  // by EventKey
+    std::string boot_id;                                 // status.nodeInfo.bootID
+    std::chrono::system_clock::time_point boot_seen_at;  // when boot_id was first seen
+    std::vector<Recovery> history;                       // newest last, bounded
   };
   struct Window {
     std::list<std::string>::iterator lru;  // in window_lru_
@@ -215,6 +240,8 @@ class Policy {
   };
 
   Decision DecideEvent(const FaultEvent& event, bool fresh);
+  // A `clear:` rule's match: lifts the named reasons (tainter/recovery.h).
+  Decision DecideClear(const FaultEvent& event, NodeState& state, Decision d);
   // true: first time this id is seen (and remembers it).
   bool Remember(const std::string& id);
   // Adds the event to its window; returns the weight within the window.

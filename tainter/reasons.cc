@@ -21,6 +21,10 @@ nlohmann::json ReasonToJson(const Reason& r) {
                       {"last_seen", FormatRfc3339(r.last_seen)}};
   if (r.expires_at) j["expires_at"] = FormatRfc3339(*r.expires_at);
   if (!r.condition.empty()) j["condition"] = r.condition;
+  if (!r.boot_id.empty()) j["boot_id"] = r.boot_id;
+  if (!r.recover.empty()) j["recover"] = r.recover;
+  if (r.probation) j["probation"] = FormatDuration(*r.probation);
+  if (r.recurring) j["recurring"] = true;
   return j;
 }
 
@@ -100,6 +104,14 @@ Result<std::vector<Reason>> DecodeReasons(std::string_view text) {
       r.expires_at = ParseRfc3339(it->get<std::string>());
     }
     r.condition = StringOr(item, "condition");
+    r.boot_id = StringOr(item, "boot_id");
+    r.recover = StringOr(item, "recover");
+    if (auto d = ParseDuration(StringOr(item, "probation")); d) {
+      r.probation = std::chrono::duration_cast<std::chrono::seconds>(*d);
+    }
+    if (auto it = item.find("recurring"); it != item.end() && it->is_boolean()) {
+      r.recurring = it->get<bool>();
+    }
     out.push_back(std::move(r));
   }
   return out;

@@ -33,6 +33,12 @@ struct Reason {
   // The NodeCondition type this reason holds True (tainter/conditions.h);
   // empty: none. Annotation key "condition", absent when empty.
   std::string condition;
+  // Return to service (tainter/recovery.h). Annotation keys "boot_id",
+  // "recover", "probation", "recurring", each absent when empty/unset.
+  std::string boot_id;                            // the node's boot id the fault was last seen in
+  std::string recover;                            // "reboot": lifted after a reboot and `probation`
+  std::optional<std::chrono::seconds> probation;  // nullopt: the tainter's default
+  bool recurring = false;  // faulted again soon after a recovery: lifted by hand only
 
   friend bool operator==(const Reason&, const Reason&) = default;
 };

@@ -53,6 +53,20 @@ std::string FirstDifference(const FaultEvent& event, const RuleMatch& m) {
   if (const std::string peer = PeerOf(m); event.peer != peer) {
     return differs("peer", event.peer, peer);
   }
+  // Return to service (tainter/recovery.h): a forged `clears` must not lift
+  // another rule's taint, nor a forged `recover` make a fault end by reboot.
+  if (event.recover != m.rule->recover) return differs("recover", event.recover, m.rule->recover);
+  if (event.probation != m.rule->probation) {
+    return differs("probation", ExpireText(event.probation), ExpireText(m.rule->probation));
+  }
+  if (event.clears != m.rule->clears) {
+    auto join = [](const std::vector<std::string>& ids) {
+      std::string out;
+      for (const std::string& id : ids) out += (out.empty() ? "" : ",") + id;
+      return out;
+    };
+    return differs("clear", join(event.clears), join(m.rule->clears));
+  }
   return {};
 }
 

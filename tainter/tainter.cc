@@ -93,6 +93,11 @@ void Tainter::AdoptNode(const NodeInfo& node, bool merge_memory) {
   policy_.SetNode(node.name, managed, opt_out_.Matches(node.labels));
   node_uids_[node.name] = node.uid;
   const bool tainted = HasOurTaint(node);
+  policy_.SetBootId(node.name, node.boot_id);
+  if (auto h = node.annotations.find(options_.history_annotation_key);
+      h != node.annotations.end()) {
+    policy_.SetHistory(node.name, DecodeRecoveries(h->second));
+  }
   std::vector<Reason> reasons;
   if (auto a = node.annotations.find(options_.annotation_key); a != node.annotations.end()) {
     Result<std::vector<Reason>> decoded = DecodeReasons(a->second);
@@ -316,6 +321,9 @@ NodeChange Tainter::ChangeFor(const NodePlan& plan) const {
     case NodePlan::Write::kNone:
       break;
   }
+  if (plan.write != NodePlan::Write::kNone && !plan.history.empty()) {
+    change.annotations[options_.history_annotation_key] = EncodeRecoveries(plan.history);
+  }
   return change;
 }
 
@@ -342,7 +350,7 @@ Status Tainter::Event(const std::string& node, const PlannedEvent& planned) {
   return s;
 }
 
-Result<bool> Tainter::LiftStillDue(const std::string& node) {
+Result<bool> Tainter::LiftStillDue(const std::string& node, const std::vector<Recovery>& lifted) {
   // Re-read the node: another replica may have extended a reason since
   // this one last looked. Its live reasons win over our lift.
   const auto start = clock_.MonotonicNow();
@@ -353,6 +361,7 @@ Result<bool> Tainter::LiftStillDue(const std::string& node) {
     if (Result<std::vector<Reason>> rs = DecodeReasons(a->second); rs) {
       const auto now = clock_.Now();
       std::erase_if(*rs, [&](const Reason& r) { return r.expires_at && *r.expires_at <= now; });
+      DropRecovered(*rs, lifted);
       if (!rs->empty()) {
         policy_.Adopt(node, true, std::move(*rs));
         return false;
@@ -379,7 +388,7 @@ Status Tainter::Execute(Work& work) {
   }
   if (!work.update_done && plan.write != NodePlan::Write::kNone) {
     if (plan.write == NodePlan::Write::kLift) {
-      Result<bool> due = LiftStillDue(node);
+      Result<bool> due = LiftStillDue(node, d.recovered);
       if (!due) return due.error();
       if (!*due) return OkStatus();  // nothing to lift, nothing to record
       FL_RETURN_IF_ERROR(Update(node, ChangeFor(plan)));
@@ -395,9 +404,17 @@ Status Tainter::Execute(Work& work) {
       LogInfo("tainter", options_.dry_run ? "would taint node" : "tainted node",
               {{"node", node}, {"rule", d.reason.rule}, {"event_id", d.event_id}});
     } else if (plan.write == NodePlan::Write::kLift) {
-      m_.TaintsLifted("expired").Inc();
+      // The way the last reason went: expired, reboot or clear.
+      std::string how = d.recovered.empty() ? "expire" : d.recovered.back().how;
+      if (how == "expire") how = "expired";
+      m_.TaintsLifted(how).Inc();
       LogInfo("tainter", options_.dry_run ? "would lift taint" : "lifted taint",
-              {{"node", node}, {"why", "every reason expired"}});
+              {{"node", node},
+               {"why", how == "expired" ? "every reason expired" : "returned to service: " + how}});
+    }
+    for (const Recovery& r : d.recovered) {
+      LogInfo("tainter", "reason recovered",
+              {{"node", node}, {"rule", r.rule}, {"how", r.how}, {"detail", r.detail}});
     }
   }
   work.update_done = true;
@@ -520,6 +537,7 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
         a != live->annotations.end() && HasOurTaint(*live)) {
       if (auto rs = DecodeReasons(a->second); rs) live_reasons = std::move(*rs);
     }
+    DropRecovered(live_reasons, work.decision.recovered);  // this decision lifted them
     std::vector<Reason> merged = MergeReasons(plan.reasons, live_reasons, clock_.Now());
     if (merged.size() != plan.reasons.size() || merged != plan.reasons) {
       policy_.Adopt(node, true, merged);  // memory learns what the node said
@@ -729,8 +747,28 @@ Status Tainter::Untaint(const std::string& node, const std::string& why) {
   NodeChange change;
   change.remove_taint = options_.taint;
   change.annotations[options_.annotation_key] = std::nullopt;
+  // Recorded in the node's history (a `faultline-tainter untaint` process
+  // knows only what the node says), with one FaultlineRecovered per reason.
+  std::vector<Recovery> lifted;
+  if (auto a = info->annotations.find(options_.annotation_key); a != info->annotations.end()) {
+    if (auto rs = DecodeReasons(a->second); rs) {
+      for (const Reason& r : *rs) {
+        lifted.push_back({r.rule, "hand", why.empty() ? "no reason given" : why, clock_.Now(),
+                          r.first_seen, r.last_seen});
+      }
+    }
+  }
+  std::vector<Recovery> history;
+  if (auto h = info->annotations.find(options_.history_annotation_key);
+      h != info->annotations.end()) {
+    history = DecodeRecoveries(h->second);
+  }
+  for (const Recovery& r : lifted) AppendRecovery(history, r);
+  if (!lifted.empty())
+    change.annotations[options_.history_annotation_key] = EncodeRecoveries(history);
   FL_RETURN_IF_ERROR(Update(node, change));
   policy_.Untaint(node);
+  policy_.SetHistory(node, history);
   if (Status s = SyncConditions(node); !s.ok()) {
     LogWarning("tainter", "could not set node conditions back to False",
                {{"node", node}, {"error", s.message()}});
@@ -738,6 +776,9 @@ Status Tainter::Untaint(const std::string& node, const std::string& why) {
   m_.TaintsLifted("by_hand").Inc();
   LogInfo("tainter", "taint lifted by hand", {{"node", node}, {"why", why}});
   UpdateGauges();
+  for (const Recovery& r : lifted) {
+    FL_RETURN_IF_ERROR(Event(node, {"Normal", "FaultlineRecovered", RecoveredMessage(r)}));
+  }
   return Event(node, {"Normal", "FaultlineUntainted",
                       TruncateUtf8("faultline's taint lifted by hand: " +
                                        (why.empty() ? "no reason given" : why),

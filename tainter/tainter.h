@@ -74,6 +74,10 @@ class Tainter {
   struct Options {
     NodeTaint taint{"faultline.dev/faulty", "true", "NoSchedule", ""};
     std::string annotation_key = "faultline.dev/reasons";
+    // The node's recovery history (tainter/recovery.h): kept beside the
+    // reasons annotation, which goes with the taint, so that it outlives
+    // the lift it records (a recurring fault is recognised by it).
+    std::string history_annotation_key = "faultline.dev/recoveries";
     std::size_t max_annotation_bytes = kDefaultMaxAnnotationBytes;
     std::string node_selector;                                 // label selector; empty: all nodes
     std::string opt_out_label = "faultline.dev/opt-out=true";  // key=value; empty: none
@@ -207,7 +211,9 @@ class Tainter {
   Status Execute(Work& work);
   // kLift: re-reads the node first; false when the lift no longer applies
   // (our taint is gone, or another replica extended a reason).
-  Result<bool> LiftStillDue(const std::string& node);
+  // `lifted`: the reasons the lift itself took away (a reboot or clear
+  // recovery), which the annotation still holds.
+  Result<bool> LiftStillDue(const std::string& node, const std::vector<Recovery>& lifted);
   // kTaint, kReasons: re-read the node, merge its live reasons with the
   // plan's, write with the version read (kAborted: moved, try again).
   // kTaint: takes a place in the fleet's valve record (a Lease every replica

@@ -49,6 +49,15 @@ void ReadNodeStateSections(const ConfigMap& parent, Tainter::Options& out,
     v->Duration("window", p.new_taint_window, false);
     v->Duration("event_interval", p.event_interval, false);
   }
+  if (auto r = parent.Sub("recovery", {"probation", "recurring_window", "annotation"})) {
+    r->Duration("probation", out.policy.probation, false);
+    r->Duration("recurring_window", out.policy.recurring_window, false);
+    r->String("annotation", out.history_annotation_key);
+    if (out.history_annotation_key.empty() || out.history_annotation_key == out.annotation_key) {
+      r->Error("annotation", "C003",
+               "'" + r->PathOf("annotation") + "' must be a key of its own beside 'annotation'");
+    }
+  }
 }
 
 void ReadRemediationSection(const ConfigMap& parent, RemediationOptions& out) {
@@ -95,11 +104,26 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
   if (!root) return std::nullopt;
   TainterConfig c;
   try {
-    ConfigMap map(reader, *root, "",
-                  {"kafka", "kubernetes", "taint", "annotation", "max_annotation_bytes",
-                   "node_selector", "opt_out_label", "valve", "dedupe", "resync_interval",
-                   "max_pending", "dry_run", "metrics_address", "log_level", "rules", "correlation",
-                   "node_conditions", "remediation", "pod_events"});
+    ConfigMap map(reader, *root, "", {"kafka",
+                                      "kubernetes",
+                                      "taint",
+                                      "annotation",
+                                      "max_annotation_bytes",
+                                      "node_selector",
+                                      "opt_out_label",
+                                      "valve",
+                                      "dedupe",
+                                      "resync_interval",
+                                      "max_pending",
+                                      "dry_run",
+                                      "metrics_address",
+                                      "log_level",
+                                      "rules",
+                                      "correlation",
+                                      "node_conditions",
+                                      "remediation",
+                                      "pod_events",
+                                      "recovery"});
     if (!map.valid()) return std::nullopt;
     if (auto k = map.Sub("kafka", {"brokers", "topic", "group", "dead_letter_topic", "rebuild_span",
                                    "rebuild_max_messages", "properties"})) {

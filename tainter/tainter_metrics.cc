@@ -59,7 +59,7 @@ TainterMetrics::TainterMetrics(MetricsRegistry& r)
   }
   Decisions("unknown_node");
   for (const char* why : {"key_mismatch", "unknown_rule", "rule_mismatch"}) SetAside(why);
-  for (const char* why : {"expired", "by_hand"}) TaintsLifted(why);
+  for (const char* why : {"expired", "by_hand", "reboot", "clear"}) TaintsLifted(why);
 }
 
 Counter& TainterMetrics::Decisions(const std::string& outcome) {

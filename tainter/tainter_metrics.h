@@ -21,7 +21,7 @@ class TainterMetrics {
   // Per label value.
   Counter& Decisions(const std::string& outcome);
   Counter& TaintsRefused(const std::string& rule);
-  Counter& TaintsLifted(const std::string& why);  // expired | by_hand
+  Counter& TaintsLifted(const std::string& why);  // expired | by_hand | reboot | clear
   Counter& DryRunWrites(const std::string& op);   // update | event
   Counter& ApiErrors(const std::string& op, const std::string& code);
   Histogram& ApiLatency(const std::string& op);

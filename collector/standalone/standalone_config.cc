@@ -17,8 +17,9 @@ std::optional<StandaloneAgentConfig> ParseStandaloneAgentConfig(std::string_view
     // One node: a fraction of one is either the node or nothing, and
     // min_allowed (1) lets that one node be tainted, so only the count of
     // new taints per window is a setting here.
-    if (auto s = root.Sub("standalone", {"dry_run", "taint", "annotation", "max_annotation_bytes",
-                                         "opt_out_label", "valve", "node_conditions"})) {
+    if (auto s =
+            root.Sub("standalone", {"dry_run", "taint", "annotation", "max_annotation_bytes",
+                                    "opt_out_label", "valve", "node_conditions", "recovery"})) {
       s->Bool("dry_run", settings.dry_run);
       ReadNodeStateSections(*s, settings.tainter, {"max_new_taints", "window", "event_interval"});
     }

@@ -105,6 +105,50 @@ TEST_CASE("a Tainter behind the own-node API adopts, resyncs and taints only its
   CHECK(fake.calls(Op::kList) == 0);
 }
 
+// Return to service on the agent's own node (tainter/README.md "Return to
+// service"): after a reboot the agent is a new process; it adopts its node,
+// sees the kubelet's new status.nodeInfo.bootID and lifts the `recover:
+// reboot` fault after the probation, counted from its start.
+TEST_CASE("standalone: after a reboot the restarted agent returns its own node to service") {
+  FakeNodeApi fake;
+  fake.AddNode("me");
+  fake.MutateNode("me", [](NodeInfo& n) { n.boot_id = "boot-a"; });
+  OwnNodeApi api("me", fake);
+  MetricsRegistry metrics;
+  FakeClock clock;
+  Tainter::Options options;
+  {
+    auto before = Tainter::Create(options, api, metrics, clock);
+    REQUIRE(before.ok());
+    REQUIRE((*before)->AdoptAll().ok());
+    FaultEvent e = Ev("me", "e1");
+    e.boot_id = "boot-a";
+    e.recover = "reboot";
+    e.detected_time = e.log_time = clock.Now();
+    (*before)->Handle(e);
+    REQUIRE(fake.HasTaint("me", "faultline.dev/faulty", "NoSchedule"));
+  }
+  // The reboot: the old agent is gone, the kubelet reports a new boot id.
+  fake.MutateNode("me", [](NodeInfo& n) { n.boot_id = "boot-b"; });
+  clock.Advance(std::chrono::minutes(1));
+  auto after = Tainter::Create(options, api, metrics, clock);
+  REQUIRE(after.ok());
+  REQUIRE((*after)->AdoptAll().ok());
+  clock.Advance(std::chrono::minutes(9));
+  (*after)->Tick();
+  CHECK(fake.HasTaint("me", "faultline.dev/faulty", "NoSchedule"));  // 9 of 10 minutes
+  clock.Advance(std::chrono::minutes(1));
+  (*after)->Tick();
+  CHECK_FALSE(fake.HasTaint("me", "faultline.dev/faulty"));
+  const NodeInfo node = *fake.Node("me");
+  REQUIRE(node.annotations.count("faultline.dev/recoveries") == 1);
+  CHECK(node.annotations.at("faultline.dev/recoveries").find("\"how\":\"reboot\"") !=
+        std::string::npos);
+  bool recovered = false;
+  for (const NodeEvent& ev : fake.EventsFor("me")) recovered |= ev.reason == "FaultlineRecovered";
+  CHECK(recovered);
+}
+
 TEST_CASE("the dry-run API prints the exact JSON Patch and builds each on the previous one") {
   std::ostringstream out;
   FakeClock clock;

@@ -470,6 +470,10 @@ void FakeApiServer::AddNode(const std::string& name,
   PutNodeJson(NewNode(name, labels, taints));
 }
 
+bool FakeApiServer::SetBootId(const std::string& node, const std::string& boot_id) {
+  return MutateNode(node, [&](json& n) { n["status"]["nodeInfo"]["bootID"] = boot_id; });
+}
+
 void FakeApiServer::PutNodeJson(json node) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string name = node["metadata"]["name"].get<std::string>();
@@ -1286,6 +1290,15 @@ void FakeApiServer::Routes() {
   });
   s.Delete("/debug/pods", [this](const httplib::Request& req, httplib::Response& res) {
     DeletePod(req.get_param_value("namespace"), req.get_param_value("name"));
+    Reply(res, 200, json::object());
+  });
+  s.Post("/debug/boot", [this](const httplib::Request& req, httplib::Response& res) {
+    if (!req.has_param("node") || !req.has_param("boot_id")) {
+      return Fail(res, 400, "usage: /debug/boot?node=NAME&boot_id=ID");
+    }
+    if (!SetBootId(req.get_param_value("node"), req.get_param_value("boot_id"))) {
+      return Fail(res, 404, "no such node");
+    }
     Reply(res, 200, json::object());
   });
   s.Post("/debug/nodes", [this](const httplib::Request& req, httplib::Response& res) {

@@ -99,7 +99,8 @@ namespace faultline {
 //          DELETE /debug/requests, GET /debug/nodes, GET /debug/events,
 //          POST /debug/fail?status=&count=&method=&path=&retry_after=, DELETE
 //          /debug/fail (clears every pending fault),
-//          POST /debug/nodes (a Node JSON body, or ?name=), POST /debug/pods (a
+//          POST /debug/nodes (a Node JSON body, or ?name=), POST
+//          /debug/boot?node=&boot_id= (SetBootId: a reboot), POST /debug/pods (a
 //          Pod JSON body, stored as given), DELETE /debug/pods?namespace=&name=,
 //          for shell-level tests.
 //
@@ -160,6 +161,10 @@ class FakeApiServer {
   bool AddForeignTaint(const std::string& node, const std::string& key, const std::string& value,
                        const std::string& effect);
   void DeleteNode(const std::string& name);
+  // The node rebooted: sets status.nodeInfo.bootID (the kubelet reports
+  // /proc/sys/kernel/random/boot_id there after each boot) and bumps the
+  // resourceVersion, so a watch sees MODIFIED. False: no such node.
+  bool SetBootId(const std::string& node, const std::string& boot_id);
   // Pods (kubelet and scheduler are not simulated: status.podIP and
   // spec.nodeName are as given). Stores or replaces; bumps resourceVersion.
   void PutPodJson(nlohmann::json pod);

@@ -176,9 +176,11 @@ TEST_CASE("expiry lifts only faultline's taint, foreign taints and annotations s
   CHECK(node->annotations.count(kAnnotation) == 0);
   CHECK(node->annotations.at("other/annotation") == "keep");
   std::vector<NodeEvent> events = f.api.EventsFor("gpu-1");
-  REQUIRE(events.size() == 2);
+  REQUIRE(events.size() == 3);  // tainted, untainted, and the reason's recovery
   CHECK(events[1].type == "Normal");
   CHECK(events[1].reason == "FaultlineUntainted");
+  CHECK(events[2].type == "Normal");
+  CHECK(events[2].reason == "FaultlineRecovered");
   CHECK(f.Counter("faultline_tainter_taints_lifted_total", {{"why", "expired"}}) == 1);
 }
 
