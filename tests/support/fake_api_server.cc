@@ -1165,7 +1165,23 @@ void FakeApiServer::Routes() {
     }
     Reply(res, 200, json::object());
   });
-  s.Delete("/debug/fail", [this](const httplib::Request&, httplib::Response& res) {
+  s.Delete("/debug/fail", [this](const httplib::Request& req, httplib::Response& res) {
+    if (req.has_param("status")) {
+      // Only the faults of that status (hang|drop|reset|N): one failure mode
+      // handed over to another queued behind it without a gap.
+      const std::string mode = req.get_param_value("status");
+      const int status = mode == "hang"    ? kHang
+                         : mode == "drop"  ? kDrop
+                         : mode == "reset" ? kReset
+                                           : std::atoi(mode.c_str());
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        std::erase_if(faults_, [&](const Fault& f) { return f.status == status; });
+        ++fault_epoch_;
+      }
+      changed_.notify_all();
+      return Reply(res, 200, json::object());
+    }
     ClearFaults();  // the outage is over
     Reply(res, 200, json::object());
   });

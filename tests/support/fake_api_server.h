@@ -80,7 +80,7 @@ namespace faultline {
 //  Debug   (no auth, not recorded): GET /debug/requests (the record as JSON),
 //          DELETE /debug/requests, GET /debug/nodes, GET /debug/events,
 //          POST /debug/fail?status=(N|hang|drop|reset)&count=&method=&path=&retry_after=, DELETE
-//          /debug/fail (clears every pending fault),
+//          /debug/fail (clears every pending fault; with ?status= only those),
 //          POST /debug/nodes (a Node JSON body, or ?name=), POST /debug/pods (a
 //          Pod JSON body, stored as given), DELETE /debug/pods?namespace=&name=,
 //          for shell-level tests.
