@@ -25,6 +25,10 @@ struct WriteState {
   CURL* curl = nullptr;
   const std::function<bool(std::string_view)>* on_data = nullptr;
   const std::atomic<bool>* stop = nullptr;
+  // Streaming: the response headers must arrive by then (a watch's own
+  // timeout is minutes long and only bounds a stream that is flowing).
+  std::chrono::steady_clock::time_point answer_by{};
+  bool no_answer = false;
 };
 
 std::size_t OnBody(char* data, std::size_t size, std::size_t n, void* user) {
@@ -45,9 +49,22 @@ std::size_t OnBody(char* data, std::size_t size, std::size_t n, void* user) {
 
 // Ends a stream when asked to stop; libcurl calls it about once a second
 // even while no data flows.
+// Also ends a stream whose server accepted it and never answered (no
+// response headers by `answer_by`), as CURLOPT_TIMEOUT_MS ends a hung Send.
 int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  const auto* state = static_cast<const WriteState*>(user);
-  return state->stop != nullptr && state->stop->load() ? 1 : 0;
+  auto* state = static_cast<WriteState*>(user);
+  if (state->stop != nullptr && state->stop->load()) return 1;
+  if (state->answer_by != std::chrono::steady_clock::time_point{} &&
+      std::chrono::steady_clock::now() >= state->answer_by) {
+    long status = 0;  // NOLINT(google-runtime-int): libcurl's type
+    curl_easy_getinfo(state->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status == 0) {
+      state->no_answer = true;
+      return 1;
+    }
+    state->answer_by = {};  // answered: only the stream's own timeout applies now
+  }
+  return 0;
 }
 
 std::size_t OnHeader(char* data, std::size_t size, std::size_t n, void* user) {
@@ -260,6 +277,9 @@ Result<KubeResponse> KubeHttpClient::Perform(const KubeRequest& request, const s
     state.curl = curl;
     state.on_data = stream->on_data;
     state.stop = stream->stop;
+    // Real time, as libcurl's own timeouts (a FakeClock does not move while
+    // a request hangs).
+    state.answer_by = std::chrono::steady_clock::now() + options_.request_timeout;
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &OnProgress);
     curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &state);
@@ -276,6 +296,11 @@ Result<KubeResponse> KubeHttpClient::Perform(const KubeRequest& request, const s
   // The header list held the token: wipe our copy before it is freed.
   std::fill(auth.begin(), auth.end(), '\0');
 
+  if (state.no_answer) {
+    *retryable = true;
+    return UnavailableError("no response headers within request_timeout (" +
+                            std::to_string(options_.request_timeout.count()) + " ms)");
+  }
   if (stream != nullptr && (code == CURLE_OPERATION_TIMEDOUT || code == CURLE_ABORTED_BY_CALLBACK ||
                             (code == CURLE_WRITE_ERROR && !state.truncated))) {
     // The stream ran its time, was stopped, or its reader had enough: the

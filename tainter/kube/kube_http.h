@@ -97,7 +97,10 @@ class KubeHttpClient {
   // `timeout` instead of the call deadline. The body of a 200 goes to
   // `on_data` as it arrives (return false to end the request); any other
   // status comes back with its body. `stop`, checked about once a second
-  // even while the stream is idle, ends it early. Errors as Send.
+  // even while the stream is idle, ends it early. A server that accepts the
+  // request and sends no response headers within request_timeout (a hung
+  // apiserver or load balancer) ends it too, with kUnavailable, checked at
+  // the same pace. Errors as Send.
   Result<KubeResponse> Stream(const KubeRequest& request, std::chrono::milliseconds timeout,
                               const std::function<bool(std::string_view)>& on_data,
                               const std::atomic<bool>* stop);

@@ -15,6 +15,9 @@
 #           (FAULTS_PER_S, 200); the source's uncommitted-record limit is 500,
 #           so the reader pauses (backpressure) and resumes where it was. Then:
 #           nothing lost, per-node order, peak RSS (VmHWM) under MAX_HWM_MB (100).
+#   leader_moves: every partition's leader moves between the 3 brokers
+#           MOVES (10) times, every 0.5 s, while faults stream: nothing lost,
+#           each fault with one id, per-node order kept.
 #   state_dir: the state directory (its own tmpfs) full, then read-only:
 #           checkpoint_save_failures_total counts it, the log names the
 #           error, faults are still detected and delivered, and the
@@ -190,6 +193,36 @@ outage)
   total=$(e2e_topic events | wc -l)
   echo "figure: outage_s=$OUTAGE_S faults=$written lost=0 messages=$total paused_at_lines=$read_during uncommitted_at_pause=$uncommitted catch_up_s=$recovery VmHWM_MiB=$((hwm_kb / 1024))"
   ((hwm_kb < MAX_HWM_MB * 1024)) || e2e_fail "VmHWM $((hwm_kb / 1024)) MiB >= $MAX_HWM_MB MiB"
+  e2e_stop agent || e2e_fail "agent did not stop cleanly"
+  ;;
+leader_moves)
+  # Every partition's leader moves to the next broker (3 brokers, replication
+  # factor 3) every 0.5 s, MOVES (10) times, while faults stream (200/s).
+  # librdkafka's mock answers NOT_LEADER_OR_FOLLOWER from the old leader; the
+  # idempotent producer refreshes its metadata and sends on to the new one.
+  MOVES=${MOVES:-10}
+  write_config 250000
+  e2e_start agent "$AGENT" --config "$T/agent.yaml"
+  e2e_wait_log 10 agent '"msg":"started"'
+  writer "${FAULTS_PER_S:-200}" &
+  writer_pid=$!
+  for ((m = 1; m <= MOVES; m++)); do
+    sleep 0.5
+    for p in 0 1 2 3; do e2e_mock "leader events $p $(((m + p) % 3 + 1))"; done
+  done
+  sleep 0.5
+  touch "$T/stop"
+  wait "$writer_pid"
+  N=$(wc -l <"$T/faults.log")
+  t0=$SECONDS
+  e2e_wait 60 has_all "$N" || e2e_fail "only $(delivered) of $N faults delivered with $MOVES leader moves"
+  catch_up=$((SECONDS - t0))
+  check_ids "$N"
+  check_order || e2e_fail "per-node order broken"
+  moved=$(grep -c '^OK leader Success' "$T/mock.log" || true)
+  total=$(e2e_topic events | wc -l)
+  echo "figure: leader_moves=$MOVES (partition leader changes acknowledged: $moved) faults=$N lost=0 messages=$total duplicates=$((total - N)) catch_up_s=$catch_up"
+  ((moved == MOVES * 4)) || e2e_fail "the mock acknowledged $moved of $((MOVES * 4)) leader moves"
   e2e_stop agent || e2e_fail "agent did not stop cleanly"
   ;;
 state_dir)

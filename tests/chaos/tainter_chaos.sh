@@ -14,6 +14,16 @@
 #           documented command 60) while taint events arrive: nothing is
 #           tainted during it, every node is after it, the tainter's request
 #           rate stays bounded (backoff, no storm) and its VmHWM is reported.
+#   leader_moves: 3 brokers; every partition's leader moves to the next
+#           broker MOVES (5) times, 0.5 s apart, while NODES taint events
+#           arrive in as many waves: every node tainted, none twice, none
+#           dead-lettered.
+#   api_connections: the API server reads every request and never answers
+#           (hung: kubernetes.request_timeout, 10 s, ends each attempt) for
+#           OUTAGE_S/2 s, then resets every connection before answering for
+#           OUTAGE_S/2 s (OUTAGE_S 10; the documented command 60): nothing is
+#           tainted during it, every node is after it, the request rate stays
+#           bounded, the tainter's open fds do not grow, VmHWM reported.
 #
 # API-double semantics relied on (as kube-apiserver): a list carries its
 # resourceVersion and a watch from it streams every later change, so each
@@ -36,7 +46,7 @@ ANNOTATION=faultline.dev/reasons
 event_line() {
   local now
   now=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
-  printf '%s:{"schema":1,"id":"%s","node":"%s","source":"kmsg","origin":"kernel","rule":"chaos.xid","severity":"critical","action":"taint","summary":"Xid 79","message":"NVRM: Xid 79","log_time":"%s","detected_time":"%s"}\n' \
+  printf '%s:{"schema":1,"id":"%s","node":"%s","source":"kmsg","origin":"kernel","rule":"chaos.xid","category":"hardware","severity":"critical","action":"taint","summary":"Xid 79","message":"NVRM: Xid 79","log_time":"%s","detected_time":"%s"}\n' \
     "$1" "$2" "$1" "$now" "$now"
 }
 produce() { kcat -P -b "$BS" -t events -K: 2>/dev/null || e2e_fail "kcat -P failed"; }
@@ -50,6 +60,7 @@ kafka:
   properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500", log_level: "0"}
 kubernetes: {kubeconfig: $T/kubeconfig}
 valve: {max_fraction: 1.0, per_rule_max_fraction: 1.0, max_new_taints: 0}
+rules: {builtin: true, paths: [$HERE/tainter_chaos_rules.yaml]}
 metrics_address: 127.0.0.1:0
 YAML
   e2e_start "$1" "$TAINTER" --config "$T/$1.yaml"
@@ -64,7 +75,11 @@ all_tainted() { [[ $(tainted) -eq $1 ]]; }
 NODES=${NODES:-30}
 args=()
 for ((i = 0; i < NODES; i++)); do args+=(--node "gpu-$i"); done
-e2e_start_mock -b 1 -t events:6:1 -t events.dead-letter:1:1
+if [[ $SCENARIO == leader_moves ]]; then
+  e2e_start_mock -b 3 -t events:6:3 -t events.dead-letter:1:3
+else
+  e2e_start_mock -b 1 -t events:6:1 -t events.dead-letter:1:1
+fi
 e2e_start_api "${args[@]}"
 
 case "$SCENARIO" in
@@ -127,6 +142,62 @@ api_faults)
   echo "figure: outage_s=$OUTAGE_S (503 then 429 Retry-After 2) nodes=$NODES failed_requests=$during requests_per_s=$rate tainted_after_s=$((recover_ms / 1000)).$((recover_ms % 1000 / 100)) VmHWM_MiB=$((hwm_kb / 1024))"
   # No request storm: the client backs off (kubernetes.qps 5 would allow 5/s).
   awk -v r="$rate" 'BEGIN { exit !(r <= 10) }' || e2e_fail "$rate failed requests per second during the outage"
+  ((hwm_kb < 200 * 1024)) || e2e_fail "VmHWM $((hwm_kb / 1024)) MiB"
+  e2e_stop a || e2e_fail "the tainter did not stop cleanly"
+  ;;
+leader_moves)
+  MOVES=${MOVES:-5}
+  tainter a
+  wave=$(((NODES + MOVES - 1) / MOVES))
+  t0=$SECONDS
+  for ((m = 0; m < MOVES; m++)); do
+    for ((i = m * wave; i < (m + 1) * wave && i < NODES; i++)); do event_line "gpu-$i" "$RUN-$i"; done | produce
+    for p in 0 1 2 3 4 5; do e2e_mock "leader events $p $(((m + p) % 3 + 1))"; done
+    sleep 0.5
+  done
+  e2e_wait 60 all_tainted "$NODES" || e2e_fail "$(tainted) of $NODES nodes tainted with $MOVES leader moves"
+  settle_s=$((SECONDS - t0))
+  sleep 1
+  grep '^{' "$T/a.log" | jq -r 'select(.msg == "tainted node") | .node' | sort | uniq -c | awk '$1 > 1' >"$T/twice"
+  [[ ! -s "$T/twice" ]] || e2e_fail "tainted twice: $(cat "$T/twice")"
+  dead=$(kcat -C -b "$BS" -t events.dead-letter -e -q 2>/dev/null | wc -l)
+  ((dead == 0)) || e2e_fail "$dead events dead-lettered"
+  moved=$(grep -c '^OK leader Success' "$T/mock.log" || true)
+  ((moved == MOVES * 6)) || e2e_fail "the mock acknowledged $moved of $((MOVES * 6)) leader moves"
+  echo "figure: leader_moves=$MOVES (x6 partitions, $moved acknowledged) nodes=$NODES tainted=$(tainted) applied_twice=0 dead_lettered=0 all_tainted_s=$settle_s"
+  e2e_stop a || e2e_fail "the tainter did not stop cleanly"
+  ;;
+api_connections)
+  OUTAGE_S=${OUTAGE_S:-10}
+  half=$((OUTAGE_S / 2))
+  tainter a
+  pid=$E2E_PID_a
+  fail() { curl -sf --max-time 5 --cacert "$T/ca.pem" -X "$1" -d '' "$API_URL/debug/fail$2" >/dev/null || e2e_fail "cannot inject $2"; }
+  fds() { find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 | wc -l; }
+  fds_before=$(fds)
+  curl -sf --max-time 5 --cacert "$T/ca.pem" -X DELETE "$API_URL/debug/requests" >/dev/null
+  fail POST '?status=hang&count=100000000'
+  t0=$(date +%s%N)
+  for ((i = 0; i < NODES; i++)); do event_line "gpu-$i" "$RUN-$i"; done | produce
+  sleep "$half"
+  # The resets queue behind the hang, then the hang alone is lifted: no gap.
+  fail POST '?status=reset&count=100000000'
+  fail DELETE '?status=hang'
+  sleep $((OUTAGE_S - half))
+  [[ $(tainted) -eq 0 ]] || e2e_fail "tainted during the outage?"
+  fail DELETE ''
+  t1=$(date +%s%N)
+  e2e_api_get /debug/requests >"$T/requests.json"
+  hung=$(jq '[.[] | select(.status == -1)] | length' "$T/requests.json")
+  reset=$(jq '[.[] | select(.status == -3)] | length' "$T/requests.json")
+  e2e_wait 120 all_tainted "$NODES" || e2e_fail "$(tainted) of $NODES nodes tainted after the outage"
+  recover_ms=$((($(date +%s%N) - t1) / 1000000))
+  rate=$(awk -v n="$((hung + reset))" -v ns="$((t1 - t0))" 'BEGIN { printf "%.1f", n / (ns / 1e9) }')
+  hwm_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
+  fds_after=$(fds)
+  echo "figure: outage_s=$OUTAGE_S (hung then reset) nodes=$NODES hung_requests=$hung reset_requests=$reset requests_per_s=$rate tainted_after_s=$((recover_ms / 1000)).$((recover_ms % 1000 / 100)) fds_before=$fds_before fds_after=$fds_after VmHWM_MiB=$((hwm_kb / 1024))"
+  awk -v r="$rate" 'BEGIN { exit !(r <= 10) }' || e2e_fail "$rate failed requests per second during the outage"
+  ((fds_after <= fds_before + 4)) || e2e_fail "file descriptors: $fds_before before, $fds_after after"
   ((hwm_kb < 200 * 1024)) || e2e_fail "VmHWM $((hwm_kb / 1024)) MiB"
   e2e_stop a || e2e_fail "the tainter did not stop cleanly"
   ;;

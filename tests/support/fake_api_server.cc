@@ -4,9 +4,11 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -358,6 +360,9 @@ Result<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(Options options) {
   // fifth request.
   server->server_->set_tcp_nodelay(true);
   server->server_->set_keep_alive_max_count(1000000);
+  // Hung requests (FailNext(kHang)) and watches each hold a worker thread:
+  // enough of them that the /debug endpoints still answer during a hang.
+  server->server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
   const std::string& host = server->options_.host;
   if (server->options_.port == 0) {
     server->port_ = server->server_->bind_to_any_port(host);
@@ -394,6 +399,12 @@ FakeApiServer::FakeApiServer(Options options, TestPki pki)
       X509_STORE_add_cert(SSL_CTX_get_cert_store(&ctx), ca);
       SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER, nullptr);
       SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+      // With SSL_VERIFY_PEER, OpenSSL refuses to resume a session without a
+      // session id context: every reconnect of a client that offered its
+      // cached TLS session (libcurl does) failed with "tlsv1 alert internal
+      // error" and cost the client a retry. kube-apiserver resumes them.
+      static constexpr unsigned char kSessionContext[] = "fl-fake-apiserver";
+      SSL_CTX_set_session_id_context(&ctx, kSessionContext, sizeof(kSessionContext) - 1);
     }
     X509_free(cert);
     EVP_PKEY_free(key);
@@ -761,6 +772,15 @@ void FakeApiServer::FailNext(int count, int status, std::string method, std::str
       {count, status, std::move(method), std::move(path_prefix), retry_after_seconds});
 }
 
+void FakeApiServer::ClearFaults() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    faults_.clear();
+    ++fault_epoch_;  // hung requests end
+  }
+  changed_.notify_all();
+}
+
 void FakeApiServer::BeforeNextNodeWrite(std::function<void(FakeApiServer&)> hook) {
   std::lock_guard<std::mutex> lock(mu_);
   before_node_write_ = std::move(hook);
@@ -815,7 +835,7 @@ void FakeApiServer::Routes() {
         }
         if (hook) hook(*this);
       }
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       ReapEvictedLocked();
       RecordedRequest record;
       record.method = req.method;
@@ -829,11 +849,16 @@ void FakeApiServer::Routes() {
       record.bearer_token = auth.rfind("Bearer ", 0) == 0;
 
       bool faulted = false;
+      int connection_fault = 0;  // kHang, kDrop or kReset
       for (auto& fault : faults_) {
         if (fault.remaining <= 0) continue;
         if (!fault.method.empty() && fault.method != req.method) continue;
         if (req.path.rfind(fault.path_prefix, 0) != 0) continue;
         --fault.remaining;
+        if (fault.status < 0) {
+          connection_fault = fault.status;
+          break;
+        }
         if (fault.status == 429) {
           res.set_header("Retry-After", std::to_string(fault.retry_after_seconds));
         }
@@ -842,6 +867,42 @@ void FakeApiServer::Routes() {
         break;
       }
       while (!faults_.empty() && faults_.front().remaining <= 0) faults_.pop_front();
+
+      if (connection_fault == kHang || connection_fault == kReset) {
+        record.status = connection_fault;
+        record.time_unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+        requests_.push_back(std::move(record));
+        if (connection_fault == kHang) {
+          // Accepted, read, never answered: until the faults are cleared or
+          // the server stops (bounded, so a forgotten fault ends).
+          const std::uint64_t epoch = fault_epoch_;
+          changed_.wait_for(lock, std::chrono::minutes(10),
+                            [&] { return stopping_ || fault_epoch_ != epoch; });
+        }
+        lock.unlock();
+        // Not a byte of answer: RST (SO_LINGER 0) and shut the socket down;
+        // cpp-httplib's write of its reply then fails and it closes the fd.
+        const int fd = req.ssl != nullptr ? SSL_get_fd(req.ssl) : -1;
+        if (fd >= 0) {
+          linger hard{1, 0};
+          setsockopt(fd, SOL_SOCKET, SO_LINGER, &hard, sizeof(hard));
+          shutdown(fd, SHUT_RDWR);
+        }
+        res.set_chunked_content_provider("application/json",
+                                         [](std::size_t, httplib::DataSink&) { return false; });
+        return;
+      }
+      const bool watch =
+          req.get_param_value("watch") == "true" || req.get_param_value("watch") == "1";
+      if (connection_fault == kDrop && watch) {
+        // A watch is dropped right after its headers.
+        res.status = 200;
+        res.set_chunked_content_provider("application/json",
+                                         [](std::size_t, httplib::DataSink&) { return false; });
+        faulted = true;
+      }
 
       if (!faulted) {
         const bool has_cert = req.ssl != nullptr && SSL_get0_peer_certificate(req.ssl) != nullptr;
@@ -854,7 +915,20 @@ void FakeApiServer::Routes() {
           handler(req, res);
         }
       }
-      record.status = res.status;
+      if (connection_fault == kDrop && !watch) {
+        // Processed (a write is applied), answered with its status and
+        // Content-Length, then the connection closes half-way through the
+        // body: the client cannot tell whether its write happened.
+        auto body = std::make_shared<std::string>(std::move(res.body));
+        res.body.clear();
+        const std::string type = res.get_header_value("Content-Type");
+        res.set_content_provider(body->size(), type.empty() ? "application/json" : type,
+                                 [body](std::size_t, std::size_t, httplib::DataSink& sink) {
+                                   sink.write(body->data(), body->size() / 2);
+                                   return false;
+                                 });
+      }
+      record.status = connection_fault != 0 ? connection_fault : res.status;
       record.time_unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count();
@@ -1243,20 +1317,41 @@ void FakeApiServer::Routes() {
   });
   s.Post("/debug/fail", [this](const httplib::Request& req, httplib::Response& res) {
     try {
-      const int status = std::stoi(req.get_param_value("status"));
+      const std::string mode = req.get_param_value("status");
+      const int status = mode == "hang"    ? kHang
+                         : mode == "drop"  ? kDrop
+                         : mode == "reset" ? kReset
+                                           : std::stoi(mode);
       const int count = req.has_param("count") ? std::stoi(req.get_param_value("count")) : 1;
       const int retry_after =
           req.has_param("retry_after") ? std::stoi(req.get_param_value("retry_after")) : 1;
       FailNext(count, status, req.get_param_value("method"), req.get_param_value("path"),
                retry_after);
     } catch (const std::exception&) {
-      return Fail(res, 400, "usage: /debug/fail?status=N[&count=N&method=M&path=P&retry_after=S]");
+      return Fail(
+          res, 400,
+          "usage: /debug/fail?status=N|hang|drop|reset[&count=N&method=M&path=P&retry_after=S]");
     }
     Reply(res, 200, json::object());
   });
-  s.Delete("/debug/fail", [this](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(mu_);
-    faults_.clear();  // the outage is over
+  s.Delete("/debug/fail", [this](const httplib::Request& req, httplib::Response& res) {
+    if (req.has_param("status")) {
+      // Only the faults of that status (hang|drop|reset|N): one failure mode
+      // handed over to another queued behind it without a gap.
+      const std::string mode = req.get_param_value("status");
+      const int status = mode == "hang"    ? kHang
+                         : mode == "drop"  ? kDrop
+                         : mode == "reset" ? kReset
+                                           : std::atoi(mode.c_str());
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        std::erase_if(faults_, [&](const Fault& f) { return f.status == status; });
+        ++fault_epoch_;
+      }
+      changed_.notify_all();
+      return Reply(res, 200, json::object());
+    }
+    ClearFaults();  // the outage is over
     Reply(res, 200, json::object());
   });
   s.Post("/debug/pdb", [this](const httplib::Request& req, httplib::Response& res) {

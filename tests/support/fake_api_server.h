@@ -91,14 +91,15 @@ namespace faultline {
 //  Auth    Bearer token: none -> 403 (anonymous), wrong -> 401. A client
 //          certificate signed by the test CA also authenticates.
 //  Faults  FailNext(): the next N matching requests get 429 (with Retry-After),
-//          5xx or 409; BeforeNextNodeWrite(): a hook run before the next node
-//          PATCH/PUT is applied (a concurrent writer between a GET and a PATCH).
+//          5xx or 409, or hang, are dropped mid-body, or reset (kHang, kDrop, kReset);
+//          BeforeNextNodeWrite(): a hook run before the next node PATCH/PUT is applied (a
+//          concurrent writer between a GET and a PATCH).
 //  Record  every API request: method, path, query, content type, body, status,
 //          time (time_unix_us).
 //  Debug   (no auth, not recorded): GET /debug/requests (the record as JSON),
 //          DELETE /debug/requests, GET /debug/nodes, GET /debug/events,
-//          POST /debug/fail?status=&count=&method=&path=&retry_after=, DELETE
-//          /debug/fail (clears every pending fault),
+//          POST /debug/fail?status=(N|hang|drop|reset)&count=&method=&path=&retry_after=, DELETE
+//          /debug/fail (clears every pending fault; with ?status= only those),
 //          POST /debug/nodes (a Node JSON body, or ?name=), POST
 //          /debug/boot?node=&boot_id= (SetBootId: a reboot), POST /debug/pods (a
 //          Pod JSON body, stored as given), DELETE /debug/pods?namespace=&name=,
@@ -189,8 +190,21 @@ class FakeApiServer {
   // Faults. The next `count` requests whose method equals `method` (empty:
   // any) and whose path starts with `path_prefix` (empty: any) get `status`
   // with a Kubernetes Status body; 429 carries Retry-After: retry_after_seconds.
+  // `status` may also be a connection fault (kept in the record's status):
+  //   kHang   the request is read and never answered, until ClearFaults() or Stop()
+  //           (a stalled apiserver or load balancer); the connection is then reset;
+  //   kDrop   the request is processed (a write is applied), its status line,
+  //           headers and Content-Length are sent, then the connection closes
+  //           half-way through the body; a watch closes right after its headers;
+  //   kReset  the request is read, not processed, and the connection is reset
+  //           (TCP RST) without a byte of answer.
+  static constexpr int kHang = -1;
+  static constexpr int kDrop = -2;
+  static constexpr int kReset = -3;
   void FailNext(int count, int status, std::string method = {}, std::string path_prefix = {},
                 int retry_after_seconds = 1);
+  // Clears every pending fault and ends hung requests (DELETE /debug/fail).
+  void ClearFaults();
   // Runs `hook` (once, without the server lock held, so it may call
   // MutateNode) when the next PATCH or PUT to a node arrives, before it is
   // applied.
@@ -260,6 +274,7 @@ class FakeApiServer {
   std::map<std::string, DisruptionBudget> budgets_;  // "ns/name" -> budget
   // "ns/name" of evicted pods -> when the kubelet would have deleted them
   std::map<std::string, std::chrono::steady_clock::time_point> evicted_;
+  std::uint64_t fault_epoch_ = 0;  // bumped by ClearFaults(): hung requests end
   std::function<void(FakeApiServer&)> before_node_write_;
   std::vector<RecordedRequest> requests_;
   std::deque<NodeChangeRecord> node_history_;
