@@ -6,6 +6,7 @@
 
 #include "base/fault_event_reader.h"
 #include "base/fault_event_simdjson.h"
+#include "base/json_text.h"
 #include "base/time_format.h"
 
 namespace faultline {
@@ -61,6 +62,12 @@ std::size_t ValidUtf8Length(std::string_view text) {
 // byte grows to three, so cutting first could triple the message.
 std::string WireMessage(std::string_view text, std::size_t max_bytes) {
   static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+  // Most log lines are ASCII: nothing to replace, and any cut is on a
+  // character boundary.
+  if (std::all_of(text.begin(), text.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    return std::string(text.substr(0, max_bytes));
+  }
   std::string out;
   out.reserve(std::min(text.size(), max_bytes));
   std::size_t i = 0;
@@ -129,8 +136,191 @@ nlohmann::json ToJson(const FaultEvent& e) {
   return j;
 }
 
+namespace {
+
+// The event's members in one place, each written by WriteMember; the two key
+// orders below say which come when.
+enum class Member {
+  kAction,
+  kBootId,
+  kCategory,
+  kClears,
+  kCondition,
+  kDetectedTime,
+  kExpire,
+  kFields,
+  kId,
+  kLabels,
+  kLogTime,
+  kMessage,
+  kNode,
+  kOrigin,
+  kPack,
+  kPeer,
+  kProbation,
+  kRecover,
+  kRule,
+  kSchema,
+  kSeverity,
+  kSource,
+  kSummary,
+  kSuppressed,
+  kThreshold,
+};
+
+// nlohmann::json's objects are std::maps: ToJson(...).dump() lists the keys
+// sorted, and that is the wire form the agent has always sent.
+constexpr Member kSortedOrder[] = {
+    Member::kAction,    Member::kBootId,       Member::kCategory, Member::kClears,
+    Member::kCondition, Member::kDetectedTime, Member::kExpire,   Member::kFields,
+    Member::kId,        Member::kLabels,       Member::kLogTime,  Member::kMessage,
+    Member::kNode,      Member::kOrigin,       Member::kPack,     Member::kPeer,
+    Member::kProbation, Member::kRecover,      Member::kRule,     Member::kSchema,
+    Member::kSeverity,  Member::kSource,       Member::kSummary,  Member::kSuppressed,
+    Member::kThreshold,
+};
+// The schema's order (schema/faultline-event-v1.schema.json), then the
+// optional keys added since, sorted: what `faultline scan` prints.
+constexpr Member kSchemaOrder[] = {
+    Member::kSchema,   Member::kId,         Member::kNode,      Member::kBootId,
+    Member::kSource,   Member::kOrigin,     Member::kRule,      Member::kPack,
+    Member::kCategory, Member::kSeverity,   Member::kAction,    Member::kSummary,
+    Member::kFields,   Member::kMessage,    Member::kLogTime,   Member::kDetectedTime,
+    Member::kLabels,   Member::kSuppressed, Member::kThreshold, Member::kExpire,
+    Member::kClears,   Member::kCondition,  Member::kPeer,      Member::kProbation,
+    Member::kRecover,
+};
+
+void AppendKey(std::string& out, std::string_view key, bool& first) {
+  if (!first) out.push_back(',');
+  first = false;
+  out.push_back('"');
+  out.append(key);  // the schema's keys need no escaping
+  out.append("\":");
+}
+
+void AppendStringMap(std::string& out, const std::map<std::string, std::string>& map) {
+  out.push_back('{');
+  bool first = true;
+  for (const auto& [key, value] : map) {
+    if (!first) out.push_back(',');
+    first = false;
+    AppendJsonString(out, key);
+    out.push_back(':');
+    AppendJsonString(out, value);
+  }
+  out.push_back('}');
+}
+
+// Writes the member `m` (key and value) if the event has it.
+void WriteMember(std::string& out, const FaultEvent& e, Member m, bool& first) {
+  const auto string_member = [&](std::string_view key, std::string_view value) {
+    AppendKey(out, key, first);
+    AppendJsonString(out, value);
+  };
+  switch (m) {
+    case Member::kAction:
+      return string_member("action", ActionName(e.action));
+    case Member::kBootId:
+      return string_member("boot_id", e.boot_id);
+    case Member::kCategory:
+      return string_member("category", e.category);
+    case Member::kClears: {
+      if (e.clears.empty()) return;
+      AppendKey(out, "clears", first);
+      out.push_back('[');
+      for (std::size_t i = 0; i < e.clears.size(); ++i) {
+        if (i > 0) out.push_back(',');
+        AppendJsonString(out, e.clears[i]);
+      }
+      out.push_back(']');
+      return;
+    }
+    case Member::kCondition:
+      if (!e.condition.empty()) string_member("condition", e.condition);
+      return;
+    case Member::kDetectedTime:
+      return string_member("detected_time", FormatRfc3339(e.detected_time));
+    case Member::kExpire:
+      if (e.expire) string_member("expire", FormatDuration(*e.expire));
+      return;
+    case Member::kFields:
+      AppendKey(out, "fields", first);
+      return AppendStringMap(out, e.fields);
+    case Member::kId:
+      return string_member("id", e.id);
+    case Member::kLabels:
+      AppendKey(out, "labels", first);
+      return AppendStringMap(out, e.labels);
+    case Member::kLogTime:
+      return string_member("log_time", FormatRfc3339(e.log_time));
+    case Member::kMessage:
+      return string_member("message", WireMessage(e.message, FaultEvent::kMaxMessageBytes));
+    case Member::kNode:
+      return string_member("node", e.node);
+    case Member::kOrigin:
+      return string_member("origin", OriginName(e.origin));
+    case Member::kPack:
+      return string_member("pack", e.pack);
+    case Member::kPeer:
+      if (!e.peer.empty()) string_member("peer", e.peer);
+      return;
+    case Member::kProbation:
+      if (e.probation) string_member("probation", FormatDuration(*e.probation));
+      return;
+    case Member::kRecover:
+      if (!e.recover.empty()) string_member("recover", e.recover);
+      return;
+    case Member::kRule:
+      return string_member("rule", e.rule);
+    case Member::kSchema:
+      AppendKey(out, "schema", first);
+      return AppendJsonNumber(out, std::int64_t{FaultEvent::kSchemaVersion});
+    case Member::kSeverity:
+      return string_member("severity", SeverityName(e.severity));
+    case Member::kSource:
+      return string_member("source", e.source);
+    case Member::kSummary:
+      return string_member("summary", e.summary);
+    case Member::kSuppressed:
+      AppendKey(out, "suppressed", first);
+      return AppendJsonNumber(out, e.suppressed);
+    case Member::kThreshold: {
+      if (!e.threshold) return;
+      AppendKey(out, "threshold", first);
+      out.append("{\"count\":");
+      AppendJsonNumber(out, std::int64_t{e.threshold->count});
+      out.append(",\"key\":[");
+      for (std::size_t i = 0; i < e.threshold->key.size(); ++i) {
+        if (i > 0) out.push_back(',');
+        AppendJsonString(out, e.threshold->key[i]);
+      }
+      out.append("],\"window\":");
+      AppendJsonString(out, FormatDuration(e.threshold->window));
+      out.push_back('}');
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+void AppendFaultEventMembers(std::string& out, const FaultEvent& event, EventKeyOrder order,
+                             bool first) {
+  if (order == EventKeyOrder::kSorted) {
+    for (Member m : kSortedOrder) WriteMember(out, event, m, first);
+  } else {
+    for (Member m : kSchemaOrder) WriteMember(out, event, m, first);
+  }
+}
+
 std::string SerializeFaultEvent(const FaultEvent& event) {
-  return ToJson(event).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(512 + event.message.size() + event.summary.size());
+  out.push_back('{');
+  AppendFaultEventMembers(out, event, EventKeyOrder::kSorted, /*first=*/true);
+  out.push_back('}');
+  return out;
 }
 
 namespace {

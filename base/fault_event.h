@@ -110,7 +110,20 @@ std::string TruncateUtf8(std::string_view text, std::size_t max_bytes);
 
 nlohmann::json ToJson(const FaultEvent& event);
 // The JSON text; never throws (invalid UTF-8 in a log line is replaced).
+// Written directly (base/json_text.h), byte for byte what
+// ToJson(event).dump(-1, ' ', false, replace) gives: keys sorted.
 std::string SerializeFaultEvent(const FaultEvent& event);
+
+// The order of an event's keys in its JSON text: kSorted, the wire form
+// (SerializeFaultEvent); kSchema, the schema's order with the optional keys
+// added since (`condition`, `peer`) last, as `faultline scan` prints it.
+enum class EventKeyOrder { kSorted, kSchema };
+
+// Appends the event's `"key":value` members, comma-separated, without the
+// braces, so that a caller can put members of its own before them (`first`:
+// no comma before the first member).
+void AppendFaultEventMembers(std::string& out, const FaultEvent& event, EventKeyOrder order,
+                             bool first);
 
 // Never throws. kInvalidArgument: not JSON, a required key missing or of the
 // wrong type, an unknown enum value; kFailedPrecondition: a schema version

@@ -40,6 +40,27 @@ std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
     frac += 1'000'000;
     secs -= 1;
   }
+  // Years 1970-9999, every event's: the civil date by <chrono>'s calendar
+  // and the digits written by hand (gmtime_r and snprintf were ~3,800
+  // instructions a call, twice per event written). Same text as below.
+  if (secs >= 0 && secs < 253'402'300'800) {
+    const sys_days day{days{secs / 86'400}};
+    const year_month_day date{day};
+    std::int64_t in_day = secs % 86'400;
+    char buf[] = "0000-00-00T00:00:00.000000Z";
+    const auto put = [&](int at, int width, std::int64_t value) {
+      for (int i = at + width - 1; i >= at; --i, value /= 10)
+        buf[i] = static_cast<char>('0' + value % 10);
+    };
+    put(0, 4, static_cast<int>(date.year()));
+    put(5, 2, static_cast<unsigned>(date.month()));
+    put(8, 2, static_cast<unsigned>(date.day()));
+    put(11, 2, in_day / 3600);
+    put(14, 2, in_day / 60 % 60);
+    put(17, 2, in_day % 60);
+    put(20, 6, frac);
+    return std::string(buf, sizeof(buf) - 1);
+  }
   std::time_t tt = static_cast<std::time_t>(secs);
   std::tm tm{};
   gmtime_r(&tt, &tm);

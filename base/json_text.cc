@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "base/json_text.h"
+
+#include <array>
+#include <charconv>
+
+namespace faultline {
+namespace {
+
+// Bytes that are copied as they are: printable ASCII other than `"` and `\`.
+constexpr std::array<bool, 256> kPlain = [] {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c < 0x80; ++c) plain[c] = c != '"' && c != '\\';
+  return plain;
+}();
+
+// Length of the maximal prefix of a UTF-8 sequence at the start of `text`
+// (RFC 3629 ranges: no overlong forms, no surrogates, nothing above
+// U+10FFFF), and whether it is a whole character. A lead byte that can start
+// no sequence has a prefix of 0. This is where nlohmann's decoder rejects.
+struct Utf8Prefix {
+  std::size_t length;
+  bool complete;
+};
+
+Utf8Prefix ScanUtf8(std::string_view text) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char c = byte(0);
+  std::size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return {0, false};
+  }
+  std::size_t i = 1;
+  for (; i < n && i < text.size(); ++i) {
+    const unsigned char b = byte(i);
+    if (i == 1 ? (b < lo || b > hi) : (b & 0xC0) != 0x80) return {i, false};
+  }
+  return {i, i == n};
+}
+
+}  // namespace
+
+void AppendJsonString(std::string& out, std::string_view text) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t run = i;
+    while (run < text.size() && kPlain[static_cast<unsigned char>(text[run])]) ++run;
+    out.append(text.data() + i, run - i);
+    i = run;
+    if (i == text.size()) break;
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      out.push_back('\\');
+      switch (c) {
+        case '"':
+          out.push_back('"');
+          break;
+        case '\\':
+          out.push_back('\\');
+          break;
+        case '\b':
+          out.push_back('b');
+          break;
+        case '\t':
+          out.push_back('t');
+          break;
+        case '\n':
+          out.push_back('n');
+          break;
+        case '\f':
+          out.push_back('f');
+          break;
+        case '\r':
+          out.push_back('r');
+          break;
+        default: {
+          const char escape[] = {'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+          out.append(escape, sizeof(escape));
+        }
+      }
+      ++i;
+      continue;
+    }
+    const Utf8Prefix prefix = ScanUtf8(text.substr(i));
+    if (prefix.complete) {
+      out.append(text.data() + i, prefix.length);
+    } else {
+      out.append(kReplacement);
+    }
+    i += prefix.length > 0 ? prefix.length : 1;
+  }
+  out.push_back('"');
+}
+
+void AppendJsonNumber(std::string& out, std::uint64_t value) {
+  char buf[24];
+  const auto result = std::to_chars(buf, buf + sizeof(buf), value);
+  out.append(buf, result.ptr);
+}
+
+void AppendJsonNumber(std::string& out, std::int64_t value) {
+  char buf[24];
+  const auto result = std::to_chars(buf, buf + sizeof(buf), value);
+  out.append(buf, result.ptr);
+}
+
+}  // namespace faultline

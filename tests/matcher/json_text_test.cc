@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+// The direct JSON writers (base/json_text.h, SerializeFaultEvent) must give
+// the bytes nlohmann::json gave before them: the tainter, kcat users and
+// `faultline scan` consumers read this text, and the wire form is a contract.
+#include "base/json_text.h"
+
+#include <cstdio>
+#include <ctime>
+#include <random>
+#include <string>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/fault_event.h"
+#include "base/time_format.h"
+
+namespace faultline {
+namespace {
+
+std::string NlohmannString(const std::string& text) {
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string Direct(std::string_view text) {
+  std::string out;
+  AppendJsonString(out, text);
+  return out;
+}
+
+// Random bytes biased toward what breaks escapers: control characters,
+// quotes, backslashes, UTF-8 lead and continuation bytes, and the bytes at
+// the edges of RFC 3629's ranges (C0/C1, E0/ED/F0/F4 with their second
+// bytes, F5-FF).
+std::string RandomText(std::mt19937& rng) {
+  static constexpr unsigned char kInteresting[] = {0x00, 0x01, 0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x1F,
+                                                   0x20, '"',  '\\', '/',  'a',  0x7F, 0x80, 0x8F,
+                                                   0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
+                                                   0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF};
+  std::uniform_int_distribution<int> length(0, 24), pick(0, 3), any(0, 255),
+      interesting(0, sizeof(kInteresting) - 1);
+  std::string text(static_cast<std::size_t>(length(rng)), '\0');
+  for (char& c : text) {
+    c = static_cast<char>(pick(rng) == 0 ? any(rng) : kInteresting[interesting(rng)]);
+  }
+  return text;
+}
+
+// What FormatRfc3339 wrote before its fast path: gmtime_r and snprintf.
+std::string GmtimeRfc3339(std::int64_t us) {
+  std::int64_t secs = us / 1'000'000, frac = us % 1'000'000;
+  if (frac < 0) frac += 1'000'000, secs -= 1;
+  const std::time_t tt = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(frac));
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("FormatRfc3339 writes what gmtime_r and snprintf did") {
+  std::mt19937_64 rng(7);
+  // All a time_point of nanoseconds holds: the years 1677 to 2262.
+  std::uniform_int_distribution<std::int64_t> any_us(-9'000'000'000'000'000, 9'000'000'000'000'000);
+  for (std::int64_t us : {std::int64_t{0}, std::int64_t{-1}, std::int64_t{951'782'400'000'000},
+                          std::int64_t{-86'400'000'001}, std::int64_t{4'107'542'399'999'999}}) {
+    CHECK(FormatRfc3339(std::chrono::system_clock::time_point(std::chrono::microseconds(us))) ==
+          GmtimeRfc3339(us));
+  }
+  for (int i = 0; i < 100000; ++i) {
+    const std::int64_t us = any_us(rng);
+    const std::string direct =
+        FormatRfc3339(std::chrono::system_clock::time_point(std::chrono::microseconds(us)));
+    if (direct != GmtimeRfc3339(us)) {
+      CAPTURE(us);
+      CHECK(direct == GmtimeRfc3339(us));
+      break;
+    }
+  }
+}
+
+TEST_CASE("AppendJsonString writes the bytes nlohmann::json dumps, invalid UTF-8 included") {
+  for (const std::string& text :
+       {std::string(), std::string("plain"), std::string("quote \" back \\ slash /"),
+        std::string("\b\f\n\r\t\x01\x1f\x7f", 8), std::string("\0nul", 4),
+        std::string("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"),  // valid 2, 3, 4 bytes
+        std::string("\xC3"), std::string("\xE2\x82"), std::string("\xF0\x9F\x98"),  // cut
+        std::string("\xC0\xAF \xE0\x80\xAF \xED\xA0\x80 \xF4\x90\x80\x80 \xFF"),    // invalid
+        std::string("\xE2\x82"
+                    "a\xE2\x28\xA1")}) {
+    CAPTURE(text);
+    CHECK(Direct(text) == NlohmannString(text));
+  }
+  std::mt19937 rng(12);
+  for (int i = 0; i < 200000; ++i) {
+    const std::string text = RandomText(rng);
+    if (Direct(text) != NlohmannString(text)) {
+      CAPTURE(text);
+      CHECK(Direct(text) == NlohmannString(text));
+      break;
+    }
+  }
+}
+
+TEST_CASE("SerializeFaultEvent writes the bytes ToJson(...).dump() did") {
+  FaultEvent e;
+  e.id = MakeEventId("gpu-17", "kmsg", "boot-1:42", "nvidia.xid");
+  e.node = "gpu-17";
+  e.boot_id = "b\x01oot";
+  e.source = "kmsg";
+  e.origin = Origin::kKernel;
+  e.rule = "nvidia.xid";
+  e.pack = "nvidia-xid";
+  e.category = "hardware";
+  e.severity = Severity::kCritical;
+  e.action = Action::kTaint;
+  e.summary = "Xid 79: \"GPU\" has fallen off the bus \xFF";
+  e.fields = {{"xid", "79"}, {"pci", "0000:3b:00"}, {"b\"ad", "\xE2\x82"}};
+  e.message = "NVRM: Xid (PCI:0000:3b:00): 79,\tpid=1234, GPU has fallen off the bus.\xC3";
+  e.log_time = *ParseRfc3339("2026-11-22T07:02:53.179Z");
+  e.detected_time = *ParseRfc3339("2026-11-22T07:02:53.200Z");
+  e.labels = {{"priority", "4"}, {"file", "/var/log/k\\ern.log"}};
+  e.suppressed = 18446744073709551615ULL;
+  const auto dumped = [](const FaultEvent& event) {
+    return ToJson(event).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  CHECK(SerializeFaultEvent(e) == dumped(e));  // no optional key
+  e.threshold = EventThreshold{5, std::chrono::seconds(86400), {"pci", "x\"id"}};
+  e.expire = std::chrono::seconds(3600);
+  e.peer = "10.0.4.12";
+  e.condition = "GPUFault";
+  e.recover = "reboot";
+  e.probation = std::chrono::seconds(1800);
+  e.clears = {"nvidia.xid", "nvlink.\"down"};
+  CHECK(SerializeFaultEvent(e) == dumped(e));  // every optional key
+  e.threshold->key.clear();
+  e.fields.clear();
+  e.labels.clear();
+  e.message = std::string(3000, 'x');  // cut to kMaxMessageBytes
+  CHECK(SerializeFaultEvent(e) == dumped(e));
+}
+
+TEST_CASE("the schema order lists the schema's keys first and the optional ones last") {
+  FaultEvent e;
+  e.threshold = EventThreshold{2, std::chrono::seconds(60), {}};
+  e.expire = std::chrono::seconds(60);
+  e.peer = "p";
+  e.condition = "c";
+  std::string out;
+  AppendFaultEventMembers(out, e, EventKeyOrder::kSchema, /*first=*/true);
+  std::vector<std::string> keys;
+  const auto parsed = nlohmann::ordered_json::parse("{" + out + "}");
+  for (const auto& [key, value] : parsed.items()) {
+    keys.push_back(key);
+  }
+  CHECK(keys == std::vector<std::string>{
+                    "schema",    "id",      "node",      "boot_id",       "source", "origin",
+                    "rule",      "pack",    "category",  "severity",      "action", "summary",
+                    "fields",    "message", "log_time",  "detected_time", "labels", "suppressed",
+                    "threshold", "expire",  "condition", "peer"});
+}
+
+}  // namespace faultline
