@@ -367,9 +367,9 @@ class Extractor {
       if (!AtEnd() && Peek() == '^') ++pos_;
       if (!AtEnd() && Peek() == ']') ++pos_;
       while (!AtEnd() && Peek() != ']') {
-        if (Peek() == '\\')
+        if (Peek() == '\\') {
           ++pos_;
-        else if (p_.compare(pos_, 2, "[:") == 0) {
+        } else if (p_.compare(pos_, 2, "[:") == 0) {
           std::size_t close = p_.find(":]", pos_ + 2);
           if (close == std::string_view::npos) return Fail();
           pos_ = close + 1;
@@ -498,8 +498,9 @@ std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_
     const double score = SetScore(set);
     if (!usable || score <= 0) continue;
     if (std::any_of(scored.begin(), scored.end(),
-                    [&](const auto& s) { return SameSet(s.second, set); }))
+                    [&](const auto& s) { return SameSet(s.second, set); })) {
       continue;
+    }
     scored.emplace_back(score, std::move(set));
   }
   std::stable_sort(scored.begin(), scored.end(),
@@ -524,8 +525,9 @@ std::vector<std::vector<RequiredLiteral>> ExtractAlternativeLiteralSets(std::str
     SortUnique(set);
     if (!Usable(set) || SetScore(set) <= 0) continue;
     if (std::any_of(out.begin(), out.end(), [&](const LitSet& s) { return SameSet(s, set); }) ||
-        std::any_of(rest.begin(), rest.end(), [&](const LitSet& s) { return SameSet(s, set); }))
+        std::any_of(rest.begin(), rest.end(), [&](const LitSet& s) { return SameSet(s, set); })) {
       continue;
+    }
     rest.push_back(std::move(set));
   }
   // By estimated rarity, so that a tie in a sample keeps the likelier one.
