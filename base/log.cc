@@ -46,16 +46,17 @@ void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level)); }
 bool LogEnabled(LogLevel level) { return static_cast<int>(level) >= g_level.load(); }
 
 bool ParseLogLevel(std::string_view name, LogLevel* level) {
-  if (name == "debug")
+  if (name == "debug") {
     *level = LogLevel::kDebug;
-  else if (name == "info")
+  } else if (name == "info") {
     *level = LogLevel::kInfo;
-  else if (name == "warn" || name == "warning")
+  } else if (name == "warn" || name == "warning") {
     *level = LogLevel::kWarning;
-  else if (name == "error")
+  } else if (name == "error") {
     *level = LogLevel::kError;
-  else
+  } else {
     return false;
+  }
   return true;
 }
 

@@ -51,14 +51,15 @@ std::string EscapeLabelValue(const std::string& value) {
   std::string out;
   out.reserve(value.size());
   for (char c : value) {
-    if (c == '\\')
+    if (c == '\\') {
       out += "\\\\";
-    else if (c == '"')
+    } else if (c == '"') {
       out += "\\\"";
-    else if (c == '\n')
+    } else if (c == '\n') {
       out += "\\n";
-    else
+    } else {
       out += c;
+    }
   }
   return out;
 }

@@ -108,14 +108,14 @@ std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_vi
         !ReadDigits(text, pos + 4, 2, &om)) {
       return std::nullopt;
     }
-    offset_seconds = (oh * 3600 + om * 60) * (text[pos] == '-' ? -1 : 1);
+    offset_seconds = std::int64_t{oh * 3600 + om * 60} * (text[pos] == '-' ? -1 : 1);
     pos += 6;
   } else {
     return std::nullopt;
   }
   if (pos != text.size()) return std::nullopt;
-  const std::int64_t secs =
-      DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
+  const std::int64_t secs = DaysFromCivil(year, month, day) * 86400 + std::int64_t{hour} * 3600 +
+                            std::int64_t{minute} * 60 + second - offset_seconds;
   // system_clock counts nanoseconds in 64 bits: about 1677-09-21 to
   // 2262-04-11. A year outside that (any of 0000-9999 reads) would overflow
   // the conversion below and wrap to some other time; refuse it instead.

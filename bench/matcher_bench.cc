@@ -37,7 +37,7 @@ void BM_MatchNoiseLine(benchmark::State& state) {
   auto set = BuiltinSet(true);
   std::vector<RuleMatch> out;
   std::size_t i = 0, bytes = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): Google Benchmark's loop
     const std::string& line = Lines()[i++ % Lines().size()];
     out.clear();
     set->Match(line, Origin::kAny, out);
@@ -53,7 +53,7 @@ void BM_MatchXidLine(benchmark::State& state) {
   const std::string line =
       "NVRM: Xid (PCI:0000:3b:00): 79, pid=1912, name=nvidia-smi, GPU has fallen off the bus.";
   std::vector<RuleMatch> out;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): Google Benchmark's loop
     out.clear();
     set->Match(line, Origin::kKernel, out);
     benchmark::DoNotOptimize(out);
@@ -71,7 +71,7 @@ void BM_ScanBuffer(benchmark::State& state) {
     if (i % 1000 == 0) buffer += "[ 5120.652191] NVRM: Xid (PCI:0000:3b:00): 79, pid=1912\n";
   }
   std::size_t matches = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): Google Benchmark's loop
     set->ScanBuffer(
         buffer, Origin::kAny,
         [&](std::string_view, std::uint64_t, std::vector<RuleMatch>& m) { matches += m.size(); });

@@ -15,7 +15,7 @@ packages=(
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(
     doctest-dev kcat systemd-journal-remote systemd ripgrep grep python3 openssl curl
-    libbenchmark-dev clang clang-format libclang-rt-14-dev procps
+    libbenchmark-dev clang clang-format clang-tidy libclang-rt-14-dev procps
     python3-yaml jq time prometheus strace
     python3-jsonschema
   )

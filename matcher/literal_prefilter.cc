@@ -379,8 +379,9 @@ std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_
     const double score = SetScore(set);
     if (!usable || score <= 0) continue;
     if (std::any_of(scored.begin(), scored.end(),
-                    [&](const auto& s) { return SameSet(s.second, set); }))
+                    [&](const auto& s) { return SameSet(s.second, set); })) {
       continue;
+    }
     scored.emplace_back(score, std::move(set));
   }
   std::stable_sort(scored.begin(), scored.end(),
@@ -405,8 +406,9 @@ std::vector<std::vector<RequiredLiteral>> ExtractAlternativeLiteralSets(std::str
     SortUnique(set);
     if (!Usable(set) || SetScore(set) <= 0) continue;
     if (std::any_of(out.begin(), out.end(), [&](const LitSet& s) { return SameSet(s, set); }) ||
-        std::any_of(rest.begin(), rest.end(), [&](const LitSet& s) { return SameSet(s, set); }))
+        std::any_of(rest.begin(), rest.end(), [&](const LitSet& s) { return SameSet(s, set); })) {
       continue;
+    }
     rest.push_back(std::move(set));
   }
   // By estimated rarity, so that a tie in a sample keeps the likelier one.

@@ -402,10 +402,12 @@ class PackReader {
     }
     CheckKeys(node, kOutcomeKeys, "classify outcome");
     if (YAML::Node n = node["category"]) out.category = String(n, "category");
-    if (YAML::Node n = node["severity"])
+    if (YAML::Node n = node["severity"]) {
       out.severity = Enum<Severity>(n, "severity", "E108", kSeverityNames, &ParseSeverity);
-    if (YAML::Node n = node["action"])
+    }
+    if (YAML::Node n = node["action"]) {
       out.action = Enum<Action>(n, "action", "E107", kActionNames, &ParseAction);
+    }
     if (YAML::Node n = node["summary"]) out.summary = String(n, "summary");
     if (YAML::Node n = node["threshold"]) out.threshold = Threshold(n);
     if (YAML::Node n = node["expire"]) out.expire = Duration(n, "expire");
@@ -480,10 +482,12 @@ class PackReader {
         }
       }
     }
-    if (YAML::Node n = node["action"])
+    if (YAML::Node n = node["action"]) {
       t.action = Enum<Action>(n, "action", "E107", kActionNames, &ParseAction);
-    if (YAML::Node n = node["severity"])
+    }
+    if (YAML::Node n = node["severity"]) {
       t.severity = Enum<Severity>(n, "severity", "E108", kSeverityNames, &ParseSeverity);
+    }
     if (YAML::Node n = node["origin"]) {
       Keys origins = kSourceNames;
       origins.push_back("any");
@@ -544,10 +548,12 @@ class PackReader {
     CheckKeys(node, kDefaultKeys, "defaults");
     if (YAML::Node n = node["sources"]) d.sources = Sources(n);
     if (YAML::Node n = node["category"]) d.category = String(n, "category");
-    if (YAML::Node n = node["severity"])
+    if (YAML::Node n = node["severity"]) {
       d.severity = Enum<Severity>(n, "severity", "E108", kSeverityNames, &ParseSeverity);
-    if (YAML::Node n = node["action"])
+    }
+    if (YAML::Node n = node["action"]) {
       d.action = Enum<Action>(n, "action", "E107", kActionNames, &ParseAction);
+    }
     if (YAML::Node n = node["threshold"]) d.threshold = Threshold(n);
     if (YAML::Node n = node["expire"]) d.expire = Duration(n, "expire");
     if (YAML::Node n = node["condition"]) d.condition = Condition(n);
@@ -677,8 +683,9 @@ class PackReader {
     } else {
       diags_.Error("E102", {file_, 1, 1}, "missing required key 'version'");
     }
-    if (YAML::Node n = root["description"])
+    if (YAML::Node n = root["description"]) {
       pack.description = String(n, "description").value_or("");
+    }
     Defaults defaults;
     if (YAML::Node n = root["defaults"]) defaults = ReadDefaults(n);
     YAML::Node rules = root["rules"];

@@ -192,8 +192,9 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
   for (std::size_t o = 0; o < kOriginCount; ++o) {
     OriginSet& s = impl.by_origin[o];
     for (int index : s.rules) {
-      if (impl.rule_literals[static_cast<std::size_t>(index)].empty())
+      if (impl.rule_literals[static_cast<std::size_t>(index)].empty()) {
         s.unfiltered.push_back(index);
+      }
     }
   }
 }

@@ -48,6 +48,7 @@ RuleTestCounts RunRuleTests(const RuleSet& set, Diagnostics& diags) {
         continue;
       }
       bool ok = true;
+      // NOLINTBEGIN(performance-inefficient-string-concatenation): a message per failure
       for (const auto& [name, expected] : t.fields) {
         auto it = m->fields.find(name);
         if (it == m->fields.end()) {
@@ -62,6 +63,7 @@ RuleTestCounts RunRuleTests(const RuleSet& set, Diagnostics& diags) {
           ok = false;
         }
       }
+      // NOLINTEND(performance-inefficient-string-concatenation)
       if (t.action && *t.action != m->action) {
         diags.Error("T004", t.at,
                     "rule '" + rule.id + "': action is " + std::string(ActionName(m->action)) +

@@ -116,8 +116,9 @@ void Tainter::AdoptNode(const NodeInfo& node, bool merge_memory) {
       auto it = std::find_if(reasons.begin(), reasons.end(),
                              [&](const Reason& r) { return r.rule == mine.rule; });
       if (it == reasons.end()) {
-        if (mine.rule != Reason::kAdoptedRule || reasons.empty())
+        if (mine.rule != Reason::kAdoptedRule || reasons.empty()) {
           reasons.push_back(std::move(mine));
+        }
       } else if (mine.last_seen > it->last_seen) {
         *it = std::move(mine);
       }

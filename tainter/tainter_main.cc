@@ -325,8 +325,9 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
     if (clock.MonotonicNow() >= next_tick) {
       tainter->Tick();
       if (remediator) remediator->Tick();
-      if (fleet)
+      if (fleet) {
         fleet->Tick(*tainter, [kafka](const std::string& key) { return kafka->Owns(key); });
+      }
       (*consumer)->Commit();
       kube_ok = tainter->adopted() && tainter->api_reachable() && !informer.failing();
       next_tick = clock.MonotonicNow() + std::chrono::seconds(1);
@@ -347,6 +348,9 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
 }  // namespace
 }  // namespace faultline
 
+// An exception reaching main is a bug: std::terminate's abort and core dump show
+// where it was thrown, which a catch here would lose.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   using namespace faultline;  // NOLINT(google-build-using-namespace): main only
   // Signals are taken synchronously through a signalfd by the one thread

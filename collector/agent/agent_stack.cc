@@ -34,7 +34,7 @@ std::size_t AgentStack::rules_loaded() const {
   return rules ? rules->size() : 0;
 }
 
-Status AgentStack::Assemble(EventSink& sink, SinkChecks checks, Options options) {
+Status AgentStack::Assemble(EventSink& sink, const SinkChecks& checks, Options options) {
   Result<std::vector<std::unique_ptr<Source>>> sources = OpenSources(config_, clock_);
   if (!sources) return sources.error();
   if (sources->empty()) return InvalidArgumentError("no source is enabled");

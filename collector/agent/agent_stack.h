@@ -71,7 +71,7 @@ class AgentStack {
   // watcher and the endpoint. Errors: the source's (kFailedPrecondition:
   // not in this build; kPermissionDenied), kInvalidArgument when no source
   // is enabled or a required endpoint cannot start.
-  Status Assemble(EventSink& sink, SinkChecks checks, Options options);
+  Status Assemble(EventSink& sink, const SinkChecks& checks, Options options);
   // The exit code for an Assemble error: 2 for what the operator must fix
   // before a start can work (config, build, permissions), 1 otherwise.
   static int ExitCode(const Status& assemble_error);

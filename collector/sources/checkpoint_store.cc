@@ -44,7 +44,7 @@ Status WriteAll(int fd, std::string_view data) {
 
 }  // namespace
 
-CheckpointStore::CheckpointStore(std::string directory, std::string name)
+CheckpointStore::CheckpointStore(std::string directory, const std::string& name)
     : directory_(std::move(directory)) {
   if (!directory_.empty()) path_ = directory_ + "/" + name + ".checkpoint";
 }
@@ -78,8 +78,9 @@ Status CheckpointStore::Save(std::string_view content) {
   std::string framed = std::string(kMagic) + "\n" + Checksum(content) + "\n";
   framed.append(content);
   Status s = WriteAll(fd, framed);
-  if (s.ok() && ::fsync(fd) != 0)
+  if (s.ok() && ::fsync(fd) != 0) {
     s = UnavailableError(std::string("fsync: ") + std::strerror(errno));
+  }
   ::close(fd);
   if (!s.ok()) {
     ::unlink(tmp.c_str());

@@ -23,7 +23,7 @@ class CheckpointStore {
  public:
   // `directory` is created (0700) if missing. An empty directory disables
   // persistence: Load() finds nothing and Save() succeeds without writing.
-  CheckpointStore(std::string directory, std::string name);
+  CheckpointStore(std::string directory, const std::string& name);
 
   // nullopt: no checkpoint yet. kDataLoss: the file exists but is corrupt or
   // not ours (the caller logs it and starts as if there were none).

@@ -57,7 +57,7 @@ class FileSource final : public Source {
     Origin origin = Origin::kPod;
     std::string state_dir;                 // empty: no checkpoint
     std::string checkpoint_name = "file";  // distinct per FileSource sharing a state_dir
-    std::size_t max_line_bytes = 64 * 1024;
+    std::size_t max_line_bytes = 64UL * 1024;
     std::chrono::milliseconds poll_interval{200};  // follow: how often EOF is re-checked
   };
 

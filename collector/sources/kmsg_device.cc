@@ -11,7 +11,7 @@
 namespace faultline {
 namespace {
 
-constexpr std::size_t kBufferSize = 16 * 1024;
+constexpr std::size_t kBufferSize = 16UL * 1024;
 
 std::string Errno(const char* what, const std::string& path) {
   return std::string(what) + " " + path + ": " + std::strerror(errno);

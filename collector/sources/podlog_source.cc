@@ -22,7 +22,7 @@ namespace {
 
 constexpr std::string_view kComponent = "podlog";
 constexpr std::uint64_t kNone = UINT64_MAX;
-constexpr std::size_t kChunk = 64 * 1024;
+constexpr std::size_t kChunk = 64UL * 1024;
 
 std::size_t StreamIndex(CriStream s) { return s == CriStream::kStdout ? 0 : 1; }
 

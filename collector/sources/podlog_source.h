@@ -82,7 +82,7 @@ class PodLogSource final : public Source {
     std::vector<std::string> exclude_namespaces;      // wins over include
     std::chrono::milliseconds rescan_interval{2000};  // discovery of new/deleted files
     std::chrono::milliseconds read_interval{250};     // how often idle files are re-read
-    std::size_t max_line_bytes = 256 * 1024;          // cap of a joined P...F line
+    std::size_t max_line_bytes = 256UL * 1024;        // cap of a joined P...F line
   };
 
   // kInvalidArgument: a bad option (zero intervals or cap). kResourceExhausted:

@@ -183,8 +183,9 @@ int CorrelationConsumer::Poll(std::chrono::milliseconds timeout, int max_message
       }
       continue;
     }
-    if (auto e = ParseFaultEvent(payload))
+    if (auto e = ParseFaultEvent(payload)) {
       correlator_.Observe(*e);  // bad ones: dead-lettered by the deciding consumer
+    }
   }
   return taken;
 }

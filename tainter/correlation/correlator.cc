@@ -100,8 +100,9 @@ std::vector<FaultEvent> Correlator::TakeBlames(
   }
   evidenced_ = std::move(standing);
   std::vector<FaultEvent> out;
-  for (const PeerAttribution::Blame& b : peers_.TakeDue(now, owns))
+  for (const PeerAttribution::Blame& b : peers_.TakeDue(now, owns)) {
     out.push_back(BlameEvent(b, now));
+  }
   return out;
 }
 

@@ -52,8 +52,9 @@ Result<std::string> KubeTokenSource::Token(bool force_reread) {
     size_ = st.st_size;
     inode_ = st.st_ino;
   }
-  if (changed)
+  if (changed) {
     LogInfo("kube", "service-account token changed; using the new one", {{"file", file_}});
+  }
   return token_;
 }
 

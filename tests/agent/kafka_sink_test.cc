@@ -65,6 +65,7 @@ std::vector<Consumed> ReadTopic(const std::string& brokers, std::size_t expected
   std::unique_ptr<RdKafka::KafkaConsumer> consumer(RdKafka::KafkaConsumer::create(conf.get(), err));
   REQUIRE(consumer);
   std::vector<RdKafka::TopicPartition*> parts;
+  parts.reserve(4);
   for (int p = 0; p < 4; ++p) {
     parts.push_back(RdKafka::TopicPartition::create("events", p, RdKafka::Topic::OFFSET_BEGINNING));
   }

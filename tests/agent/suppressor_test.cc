@@ -56,7 +56,7 @@ TEST_CASE(
 // Issue 11.4: distinct lines are all new keys, held for the whole window.
 TEST_CASE("the suppressor's memory is bounded: past it, new keys are published unfolded") {
   Suppressor::Options options{std::chrono::milliseconds(seconds(60)), 1000};
-  options.max_bytes = 64 * 1024;
+  options.max_bytes = 64UL * 1024;
   Suppressor s(options);
   const auto t0 = std::chrono::steady_clock::time_point(seconds(100));
   std::vector<Suppressor::FollowUp> due;

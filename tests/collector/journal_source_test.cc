@@ -51,6 +51,7 @@ struct JournalTest {
 
 std::vector<std::string> Texts(const std::vector<LogRecord>& records) {
   std::vector<std::string> t;
+  t.reserve(records.size());
   for (const LogRecord& r : records) t.push_back(r.text);
   return t;
 }
@@ -86,6 +87,7 @@ TEST_CASE("every entry of a journal directory is read with its fields and cursor
   std::vector<LogRecord> got = ReadUntil(*src, 22, milliseconds(5000));
   REQUIRE(got.size() == 22);
   std::vector<std::string> want;
+  want.reserve(22);
   for (int i = 0; i < 20; ++i) want.push_back("app: m" + std::to_string(i));
   want.push_back("NVRM: Xid (PCI:0000:03:00): 79, pid=0, GPU has fallen off the bus.");
   want.push_back("kubelet: binary \\xff\x01 tail");

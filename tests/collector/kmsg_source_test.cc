@@ -62,6 +62,7 @@ std::vector<LogRecord> ReadAll(KmsgSource& source, std::size_t max_per_call = 10
 
 std::vector<std::string> Texts(const std::vector<LogRecord>& records) {
   std::vector<std::string> texts;
+  texts.reserve(records.size());
   for (const LogRecord& r : records) texts.push_back(r.text);
   return texts;
 }

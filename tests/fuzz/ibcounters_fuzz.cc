@@ -30,7 +30,7 @@ std::vector<std::string_view> Split(std::string_view line) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  if (size > 16 * 1024) return 0;
+  if (size > 16UL * 1024) return 0;
   std::string_view input(reinterpret_cast<const char*>(data), size);
   faultline::IbSnapshot snapshots[2];
   int which = 0;

@@ -11,7 +11,7 @@
 #include "collector/sources/kmsg_record.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  if (size > 64 * 1024) return 0;  // larger than any kernel record
+  if (size > 64UL * 1024) return 0;  // larger than any kernel record
   std::string_view raw(reinterpret_cast<const char*>(data), size);
   if (faultline::UnescapeKmsg(raw).size() > raw.size()) std::abort();
   faultline::Result<faultline::KmsgRecord> record = faultline::ParseKmsgRecord(raw);

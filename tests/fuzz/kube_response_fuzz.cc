@@ -24,8 +24,9 @@ void CheckPatch(const json& node, const faultline::NodeChange& change) {
   if (!patch.is_array()) std::abort();
   if (patch.empty()) return;
   if (patch[0].value("op", "") != "test" ||
-      patch[0].value("path", "") != "/metadata/resourceVersion")
+      patch[0].value("path", "") != "/metadata/resourceVersion") {
     std::abort();
+  }
   std::size_t taints = 0;
   if (node.is_object() && node.contains("spec") && node["spec"].is_object() &&
       node["spec"].contains("taints") && node["spec"]["taints"].is_array()) {

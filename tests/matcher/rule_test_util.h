@@ -19,8 +19,9 @@ struct Loaded {
   std::vector<std::string> Where(const std::string& code) const {
     std::vector<std::string> out;
     for (const Diagnostic& d : diags.all()) {
-      if (d.code == code)
+      if (d.code == code) {
         out.push_back(std::to_string(d.where.line) + ":" + std::to_string(d.where.column));
+      }
     }
     return out;
   }

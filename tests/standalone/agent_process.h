@@ -27,8 +27,8 @@ class AgentProcess {
   // Starts `AgentBinary() args...` with `env` added to (or replacing in)
   // the environment; KUBERNETES_SERVICE_HOST is always removed so the test
   // machine's own cluster (if any) is never found.
-  AgentProcess(const TempDir& dir, std::string name, std::vector<std::string> args,
-               std::map<std::string, std::string> env)
+  AgentProcess(const TempDir& dir, const std::string& name, std::vector<std::string> args,
+               const std::map<std::string, std::string>& env)
       : out_path_(dir / (name + ".stdout")), err_path_(dir / (name + ".stderr")) {
     pid_ = ::fork();
     if (pid_ == 0) {
@@ -43,6 +43,7 @@ class AgentProcess {
       std::vector<std::string> all = {AgentBinary()};
       all.insert(all.end(), args.begin(), args.end());
       std::vector<char*> argv;
+      argv.reserve(all.size() + 1);
       for (std::string& a : all) argv.push_back(a.data());
       argv.push_back(nullptr);
       ::execv(argv[0], argv.data());

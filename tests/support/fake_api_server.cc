@@ -169,6 +169,7 @@ bool MatchesFieldSelector(const json& pod, const std::string& selector,
     const std::size_t ne = term.find("!=");
     const std::size_t eq = term.find('=');
     if (eq == std::string::npos) {
+      // NOLINTNEXTLINE(performance-inefficient-string-concatenation): once, for a bad selector
       if (error) *error = "invalid selector: '" + term + "'; can't understand '" + term + "'";
       return false;
     }
@@ -265,6 +266,7 @@ void StrategicMerge(json& target, const json& patch, const std::string& path) {
     return;
   }
   for (const auto& [key, value] : patch.items()) {
+    // NOLINTNEXTLINE(performance-inefficient-string-concatenation): a short path per key
     const std::string here = path.empty() ? key : path + "." + key;
     if (value.is_null()) {
       target.erase(key);
@@ -305,7 +307,8 @@ std::string ValidateNode(const json& node) {
       if (!v.is_string()) return "metadata.annotations." + k + ": must be a string";
       total += k.size() + v.get<std::string>().size();
     }
-    if (total > 256 * 1024) return "metadata.annotations: Too long: must have at most 262144 bytes";
+    if (total > 256UL * 1024)
+      return "metadata.annotations: Too long: must have at most 262144 bytes";
   }
   if (node.contains("spec") && node["spec"].contains("taints")) {
     const json& taints = node["spec"]["taints"];
@@ -453,7 +456,7 @@ std::string FakeApiServer::KubeconfigYaml() const {
 }
 
 std::string FakeApiServer::BumpLocked(json& object) {
-  const std::string rv = std::to_string(++resource_version_);
+  std::string rv = std::to_string(++resource_version_);
   object["metadata"]["resourceVersion"] = rv;
   return rv;
 }
@@ -825,7 +828,7 @@ void FakeApiServer::Routes() {
   // Wraps an API handler: fault injection, authentication, recording.
   // `handler` runs with the server lock held.
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
-  auto api = [this](Handler handler, bool node_write = false) {
+  auto api = [this](const Handler& handler, bool node_write = false) {
     return [this, handler, node_write](const httplib::Request& req, httplib::Response& res) {
       if (node_write) {
         std::function<void(FakeApiServer&)> hook;
@@ -840,8 +843,9 @@ void FakeApiServer::Routes() {
       RecordedRequest record;
       record.method = req.method;
       record.path = req.path;
-      if (auto q = req.target.find('?'); q != std::string::npos)
+      if (auto q = req.target.find('?'); q != std::string::npos) {
         record.query = req.target.substr(q + 1);
+      }
       for (const auto& [k, v] : req.params) record.params[k] = v;
       record.content_type = req.get_header_value("Content-Type");
       record.body = req.body;

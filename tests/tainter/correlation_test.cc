@@ -241,11 +241,13 @@ TEST_CASE("job names: ordinal, random suffix and role are not the job") {
 
 TEST_CASE("a gap longer than the window starts a new incident of the same job") {
   IncidentTracker t({});
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < 3; ++i) {
     t.Observe(Watchdog("gpu-" + std::to_string(i), "ml", "j-" + std::to_string(i), kT0), kT0);
-  for (int i = 0; i < 3; ++i)
+  }
+  for (int i = 0; i < 3; ++i) {
     t.Observe(Watchdog("gpu-" + std::to_string(i), "ml", "j-" + std::to_string(i), kT0 + 10min),
               kT0 + 10min);
+  }
   CHECK(t.Close(kT0 + 20min).size() == 2);
 }
 

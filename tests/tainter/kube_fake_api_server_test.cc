@@ -89,8 +89,9 @@ std::string ReadLine(int fd, const std::string& prefix, int timeout_ms) {
       auto start = buffer.find(prefix);
       if (start != std::string::npos) {
         auto end = buffer.find('\n', start);
-        if (end != std::string::npos)
+        if (end != std::string::npos) {
           return buffer.substr(start + prefix.size(), end - start - prefix.size());
+        }
       }
     }
   }
@@ -113,6 +114,7 @@ TEST_CASE(
       "--node", "gpu-1:gpu=true", "--node",
       "gpu-2",  "--taint",        "gpu-1=node.kubernetes.io/not-ready:NoSchedule"};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = -1;

@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-json Node(json spec, json annotations = nullptr) {
+json Node(json spec, const json& annotations = nullptr) {
   json node = {{"metadata", {{"name", "n"}, {"resourceVersion", "7"}}}, {"spec", spec}};
   if (!annotations.is_null()) node["metadata"]["annotations"] = annotations;
   return node;

@@ -385,7 +385,7 @@ TEST_CASE("the annotation is bounded: the oldest messages go first, then whole r
     rs.push_back(r);
   }
   std::size_t dropped = 0;
-  std::string text = EncodeReasons(rs, 16 * 1024, &dropped);
+  std::string text = EncodeReasons(rs, 16UL * 1024, &dropped);
   CHECK(text.size() <= 16 * 1024);
   CHECK(dropped == 0);
   Result<std::vector<Reason>> back = DecodeReasons(text);
