@@ -40,7 +40,7 @@ FaultEvent TaintEvent(const std::string& node, const FakeClock& clock) {
 }
 
 TEST_CASE(
-    "a taint costs 7 API requests (one GET of the node before the write), a valve "
+    "a taint costs 8 API requests (one GET of the node before the write), a valve "
     "refusal 1 (its Event)") {
   SetLogLevel(LogLevel::kWarning);
   auto server = FakeApiServer::Start();
@@ -72,12 +72,14 @@ TEST_CASE(
   CHECK((*tainter)->policy().tainted_nodes() == 2);
   // Per taint: the valve lease read and written, the node read once (its
   // live reasons and resourceVersion) and patched, its conditions read and
-  // patched, one Event. A second GET of the node between the read and the
+  // patched, one Event, and one list of the node's pods (to tell them; it
+  // has none here, so no pod Event). A second GET of the node between the read and the
   // patch (KubeNodeApi::UpdateNode reading again what the tainter had just
-  // read) made it 8, plus a GET after each watch event of the patch.
+  // read) made it 9, plus a GET after each watch event of the patch.
   CHECK(api_server.CountRequests("GET", "/api/v1/nodes/") == 2 * 2);
   CHECK(api_server.CountRequests("PATCH", "/api/v1/nodes/") == 2 * 2);  // node and its status
-  CHECK(api_server.Requests().size() <= 2 * 7 + 1);                     // + the lease's creation
+  CHECK(api_server.CountRequests("GET", "/api/v1/pods") == 2);          // pod_events' list
+  CHECK(api_server.Requests().size() <= 2 * 8 + 1);                     // + the lease's creation
 
   api_server.ClearRequests();
   for (int i = 2; i < 6; ++i) (*tainter)->Handle(TaintEvent("gpu-" + std::to_string(i), clock));
