@@ -349,6 +349,10 @@ two_jobs)
   hardware gpu-3 ib.port-down ibcounters warning "mlx5_0 port 1 state ACTIVE -> DOWN"
   start_agent40
   xid79_40
+  # The Xid is evidence only if it came before the incident (the lookback):
+  # wait until it has taken gpu-40 out before the jobs' ranks time out.
+  gpu40_tainted() { [[ " $(tainted_nodes)" == *" gpu-40 "* ]]; }
+  e2e_wait 30 gpu40_tainted || e2e_fail "gpu-40's Xid 79 did not taint it"
   watchdogs 0 31 job-a
   watchdogs 32 63 job-b
   e2e_wait 30 incidents_logged 2 || e2e_fail "fewer than two incidents were logged"
