@@ -28,32 +28,11 @@ std::uint64_t Fnv1a(std::uint64_t seed, std::initializer_list<std::string_view> 
   return h;
 }
 
-// Length of the valid UTF-8 sequence (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF) at the start of `text`, or 0.
+// Length of the valid UTF-8 character at the start of `text`, or 0.
 std::size_t ValidUtf8Length(std::string_view text) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char c = byte(0);
-  if (c < 0x80) return 1;
-  std::size_t n;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (text.size() < n || byte(1) < lo || byte(1) > hi) return 0;
-  for (std::size_t i = 2; i < n; ++i) {
-    if ((byte(i) & 0xC0) != 0x80) return 0;
-  }
-  return n;
+  if (static_cast<unsigned char>(text[0]) < 0x80) return 1;
+  const Utf8Prefix prefix = ScanUtf8(text);
+  return prefix.complete ? prefix.length : 0;
 }
 
 // The message as it goes on the wire: every byte that is not valid UTF-8

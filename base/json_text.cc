@@ -14,14 +14,7 @@ constexpr std::array<bool, 256> kPlain = [] {
   return plain;
 }();
 
-// Length of the maximal prefix of a UTF-8 sequence at the start of `text`
-// (RFC 3629 ranges: no overlong forms, no surrogates, nothing above
-// U+10FFFF), and whether it is a whole character. A lead byte that can start
-// no sequence has a prefix of 0. This is where nlohmann's decoder rejects.
-struct Utf8Prefix {
-  std::size_t length;
-  bool complete;
-};
+}  // namespace
 
 Utf8Prefix ScanUtf8(std::string_view text) {
   const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
@@ -48,8 +41,6 @@ Utf8Prefix ScanUtf8(std::string_view text) {
   }
   return {i, i == n};
 }
-
-}  // namespace
 
 void AppendJsonString(std::string& out, std::string_view text) {
   static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -18,6 +19,18 @@ namespace faultline {
 // (\b \t \n \f \r, others as \u00xx), non-ASCII copied as is, and each
 // invalid UTF-8 sequence (its maximal valid prefix, or one byte) replaced by
 // U+FFFD. tests/matcher/json_text_test.cc compares them on random bytes.
+
+// Length of the maximal prefix of a UTF-8 sequence at the start of `text`
+// (RFC 3629 ranges: no overlong forms, no surrogates, nothing above
+// U+10FFFF), and whether it is a whole character. A lead byte that can start
+// no sequence (and an ASCII byte: ask only for bytes >= 0x80) has a prefix
+// of 0. This is where nlohmann's decoder rejects.
+struct Utf8Prefix {
+  std::size_t length;
+  bool complete;
+};
+
+Utf8Prefix ScanUtf8(std::string_view text);
 
 // Appends `text` as a JSON string, quotes included.
 void AppendJsonString(std::string& out, std::string_view text);
