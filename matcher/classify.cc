@@ -34,6 +34,7 @@ void Apply(const Outcome& o, RuleMatch& m) {
   if (o.threshold) m.threshold = o.threshold;
   if (o.expire) m.expire = o.expire;
   if (o.condition) m.condition = *o.condition;
+  if (o.recover) m.recover = *o.recover;
 }
 
 const Outcome* ClassifyFields(const Classification& c,
@@ -100,6 +101,7 @@ void ResolveOutcome(const Rule& rule, RuleMatch& m) {
   m.threshold = rule.threshold;
   m.expire = rule.expire;
   m.condition = rule.condition;
+  m.recover = rule.recover;
   if (rule.classify) {
     const Outcome* o = ClassifyFields(*rule.classify, m.fields);
     Apply(*o, m);

@@ -38,7 +38,7 @@ void ApplyMatchOutcome(const RuleMatch& match, FaultEvent& e) {
   e.expire = match.expire;
   e.condition = match.condition;
   e.peer = PeerOf(match);
-  e.recover = match.rule ? match.rule->recover : std::string();
+  e.recover = match.recover;
   e.probation = match.rule ? match.rule->probation : std::nullopt;
   e.clears = match.rule ? match.rule->clears : std::vector<std::string>();
 }

@@ -26,6 +26,8 @@ struct Outcome {
   std::optional<EventThreshold> threshold;
   std::optional<std::chrono::seconds> expire;
   std::optional<std::string> condition;  // NodeCondition type, e.g. GPUInterconnectFault
+  // `recover: reboot` for this outcome only (one Xid code, not the whole rule).
+  std::optional<std::string> recover;
   // A nested `classify:` (one level below a rule's own), applied after this
   // outcome. Shared and immutable once loaded.
   std::shared_ptr<const Classification> classify;
@@ -119,6 +121,7 @@ struct RuleMatch {
   std::optional<EventThreshold> threshold;
   std::optional<std::chrono::seconds> expire;
   std::string condition;
+  std::string recover;  // the rule's `recover:`, or its classify outcome's
 };
 
 }  // namespace faultline

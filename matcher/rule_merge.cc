@@ -15,6 +15,7 @@ void MergeOutcome(const Outcome& from, Outcome& into) {
   if (from.threshold) into.threshold = from.threshold;
   if (from.expire) into.expire = from.expire;
   if (from.condition) into.condition = from.condition;
+  if (from.recover) into.recover = from.recover;
   if (from.classify) into.classify = from.classify;
 }
 

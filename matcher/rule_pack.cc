@@ -26,8 +26,8 @@ const Keys kRuleKeys = {"id",        "description", "sources",  "pattern",   "ca
                         "severity",  "action",      "summary",  "threshold", "expire",
                         "classify",  "tests",       "override", "disabled",  "journal",
                         "condition", "peer",        "recover",  "probation", "clear"};
-const Keys kOutcomeKeys = {"category",  "severity", "action",   "summary",
-                           "threshold", "expire",   "classify", "condition"};
+const Keys kOutcomeKeys = {"category", "severity", "action",    "summary", "threshold",
+                           "expire",   "classify", "condition", "recover"};
 const Keys kClassifyKeys = {"capture", "values", "default"};
 const Keys kThresholdKeys = {"count", "window", "key"};
 const Keys kTestsKeys = {"match", "no_match"};
@@ -345,15 +345,18 @@ class PackReader {
   // rule's fault ends, and which faults a recovery line ends
   // (tainter/recovery.h). E116: a bad recover or probation; E117: a bad
   // clear (an unknown form, a bad id, or a clear rule that would taint).
-  void ReadRecovery(const YAML::Node& node, Rule& r) {
-    if (YAML::Node n = node["recover"]) {
-      std::optional<std::string> s = String(n, "recover");
-      if (s && *s == "reboot") {
-        r.recover = *s;
-      } else if (s) {
-        diags_.Error("E116", At(n), "bad recover '" + *s + "': the one way is 'reboot'");
-      }
+  // A `recover:` value (a rule's or a classify outcome's); E116 if bad.
+  std::optional<std::string> Recover(const YAML::Node& n) {
+    std::optional<std::string> s = String(n, "recover");
+    if (s && *s != "reboot") {
+      diags_.Error("E116", At(n), "bad recover '" + *s + "': the one way is 'reboot'");
+      return std::nullopt;
     }
+    return s;
+  }
+
+  void ReadRecovery(const YAML::Node& node, Rule& r) {
+    if (YAML::Node n = node["recover"]) r.recover = Recover(n).value_or("");
     if (YAML::Node n = node["probation"]) {
       r.probation = Duration(n, "probation");
       if (r.recover.empty() && !node["recover"]) {
@@ -412,6 +415,7 @@ class PackReader {
     if (YAML::Node n = node["threshold"]) out.threshold = Threshold(n);
     if (YAML::Node n = node["expire"]) out.expire = Duration(n, "expire");
     if (YAML::Node n = node["condition"]) out.condition = Condition(n);
+    if (YAML::Node n = node["recover"]) out.recover = Recover(n);
     if (YAML::Node n = node["classify"]) {
       if (classify_depth <= 0) {
         diags_.Error("E003", At(n), "classify may nest only one level deep");

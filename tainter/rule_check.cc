@@ -55,7 +55,7 @@ std::string FirstDifference(const FaultEvent& event, const RuleMatch& m) {
   }
   // Return to service (tainter/recovery.h): a forged `clears` must not lift
   // another rule's taint, nor a forged `recover` make a fault end by reboot.
-  if (event.recover != m.rule->recover) return differs("recover", event.recover, m.rule->recover);
+  if (event.recover != m.recover) return differs("recover", event.recover, m.recover);
   if (event.probation != m.rule->probation) {
     return differs("probation", ExpireText(event.probation), ExpireText(m.rule->probation));
   }

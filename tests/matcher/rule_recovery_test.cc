@@ -90,6 +90,51 @@ rules:
   CHECK_FALSE(ToJson(plain).contains("clears"));
 }
 
+TEST_CASE("a classify outcome's recover applies to its value only") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+defaults:
+  sources: [kernel]
+rules:
+  - id: a.xid
+    pattern: 'Xid (?P<xid>\d+)'
+    action: taint
+    classify:
+      capture: xid
+      values:
+        "79": {recover: reboot}
+        "48": {summary: 'double bit'}
+)");
+  REQUIRE(l.set);
+  CHECK_FALSE(l.diags.has_errors());
+  const auto recover_of = [&](const std::string& line) {
+    std::vector<RuleMatch> m = MatchLine(*l.set, line, Origin::kKernel);
+    REQUIRE(m.size() == 1);
+    FaultEvent e = MakeFaultEvent(m[0], LogRecord{}, "gpu-1", "boot-a", {});
+    Result<FaultEvent> back = ParseFaultEvent(SerializeFaultEvent(e));
+    REQUIRE(back.ok());
+    CHECK(back->recover == e.recover);
+    return e.recover;
+  };
+  CHECK(recover_of("Xid 79") == "reboot");
+  CHECK(recover_of("Xid 48").empty());
+  CHECK(recover_of("Xid 31").empty());
+
+  Loaded bad = LoadPack(R"(pack: x
+version: 1
+defaults:
+  sources: [kernel]
+rules:
+  - id: a.xid
+    pattern: 'Xid (?P<xid>\d+)'
+    classify:
+      capture: xid
+      values:
+        "13": {recover: power-cycle}
+)");
+  CHECK(bad.Where("E116") == Strings{"11:25"});
+}
+
 TEST_CASE("E116 and E117: bad recover, probation without recover, bad clear") {
   Loaded l = LoadPack(R"(pack: x
 version: 1
