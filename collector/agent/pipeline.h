@@ -149,8 +149,8 @@ class Pipeline {
   std::vector<BatchMatch> batch_matches_;  // match thread only
   std::vector<Suppressor::FollowUp> follow_ups_;
   std::unordered_map<std::string, Counter*> match_counters_;
-  std::uint64_t in_flight_ = 0;    // published, no callback yet
-  std::uint64_t undelivered_ = 0;  // failed retriably, or never published
+  std::uint64_t in_flight_ = 0;        // published, no callback yet
+  std::uint64_t undelivered_ = 0;      // failed retriably, or never published
   std::uint64_t next_bypass_log_ = 1;  // suppressor_.bypassed() that is logged next
 
   std::atomic<std::int64_t> publish_deadline_ns_{INT64_MAX};  // clock_.MonotonicNow(), for shutdown
