@@ -191,6 +191,15 @@ void AppendStringMap(std::string& out, const std::map<std::string, std::string>&
   out.push_back('}');
 }
 
+void AppendStringList(std::string& out, const std::vector<std::string>& list) {
+  out.push_back('[');
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    AppendJsonString(out, list[i]);
+  }
+  out.push_back(']');
+}
+
 // Writes the member `m` (key and value) if the event has it.
 void WriteMember(std::string& out, const FaultEvent& e, Member m, bool& first) {
   const auto string_member = [&](std::string_view key, std::string_view value) {
@@ -204,17 +213,10 @@ void WriteMember(std::string& out, const FaultEvent& e, Member m, bool& first) {
       return string_member("boot_id", e.boot_id);
     case Member::kCategory:
       return string_member("category", e.category);
-    case Member::kClears: {
+    case Member::kClears:
       if (e.clears.empty()) return;
       AppendKey(out, "clears", first);
-      out.push_back('[');
-      for (std::size_t i = 0; i < e.clears.size(); ++i) {
-        if (i > 0) out.push_back(',');
-        AppendJsonString(out, e.clears[i]);
-      }
-      out.push_back(']');
-      return;
-    }
+      return AppendStringList(out, e.clears);
     case Member::kCondition:
       if (!e.condition.empty()) string_member("condition", e.condition);
       return;
@@ -269,12 +271,9 @@ void WriteMember(std::string& out, const FaultEvent& e, Member m, bool& first) {
       AppendKey(out, "threshold", first);
       out.append("{\"count\":");
       AppendJsonNumber(out, std::int64_t{e.threshold->count});
-      out.append(",\"key\":[");
-      for (std::size_t i = 0; i < e.threshold->key.size(); ++i) {
-        if (i > 0) out.push_back(',');
-        AppendJsonString(out, e.threshold->key[i]);
-      }
-      out.append("],\"window\":");
+      out.append(",\"key\":");
+      AppendStringList(out, e.threshold->key);
+      out.append(",\"window\":");
       AppendJsonString(out, FormatDuration(e.threshold->window));
       out.push_back('}');
       return;
