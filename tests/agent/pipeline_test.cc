@@ -12,6 +12,7 @@
 
 #include "collector/agent/pipeline_testing.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/agent/pipeline_harness.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_event_sink.h"
 #include "tests/fakes/fake_source.h"
@@ -25,48 +26,6 @@ using std::chrono::seconds;
 bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
-
-// A pipeline over one FakeSource, with everything a test needs to steer it.
-struct Harness {
-  explicit Harness(Pipeline::Options options = Defaults(), std::size_t sink_capacity = 1000)
-      : holder(CompileTestPack()), sink(sink_capacity), metrics(registry) {
-    REQUIRE(holder.Get() != nullptr);
-    auto owned = std::make_unique<FakeSource>("fake");
-    source = owned.get();
-    std::vector<std::unique_ptr<Source>> sources;
-    sources.push_back(std::move(owned));
-    pipeline =
-        std::make_unique<Pipeline>(std::move(sources), holder, sink, clock, metrics, options);
-  }
-
-  static Pipeline::Options Defaults() {
-    Pipeline::Options o;
-    o.node_name = "gpu-1";
-    o.boot_id = "boot-1";
-    o.poll_interval = milliseconds(5);
-    o.checkpoint_interval = milliseconds(10);
-    return o;
-  }
-
-  std::size_t StopNow() { return pipeline->Stop(clock.MonotonicNow() + seconds(1)); }
-
-  // Polls `done`, moving the clock 1 ms a poll: the pipeline's checkpoint
-  // cadence and the wake-ups of a blocked read are timed on it.
-  bool Wait(const std::function<bool()>& done) {
-    return WaitUntil([&] {
-      clock.Advance(milliseconds(1));
-      return done();
-    });
-  }
-
-  RuleSetHolder holder;
-  FakeClock clock;
-  FakeEventSink sink;
-  MetricsRegistry registry;
-  AgentMetrics metrics;
-  FakeSource* source = nullptr;
-  std::unique_ptr<Pipeline> pipeline;
-};
 
 TEST_CASE("a record is committed only after the event it produced is delivered") {
   Harness h;

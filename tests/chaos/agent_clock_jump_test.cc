@@ -17,6 +17,7 @@
 
 #include "collector/agent/pipeline.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/agent/pipeline_harness.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_event_sink.h"
 #include "tests/fakes/fake_source.h"
@@ -27,53 +28,6 @@ namespace {
 using std::chrono::hours;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-// A pipeline over one FakeSource (as tests/agent/pipeline_test.cc's).
-struct Harness {
-  explicit Harness(Pipeline::Options options) : holder(CompileTestPack()), metrics(registry) {
-    REQUIRE(holder.Get() != nullptr);
-    auto owned = std::make_unique<FakeSource>("fake");
-    source = owned.get();
-    std::vector<std::unique_ptr<Source>> sources;
-    sources.push_back(std::move(owned));
-    pipeline =
-        std::make_unique<Pipeline>(std::move(sources), holder, sink, clock, metrics, options);
-  }
-  static Pipeline::Options Defaults() {
-    Pipeline::Options o;
-    o.node_name = "gpu-1";
-    o.boot_id = "boot-1";
-    o.poll_interval = milliseconds(5);
-    o.checkpoint_interval = milliseconds(10);
-    return o;
-  }
-  // Polls `done`, moving the clock (wall and monotonic) 1 ms a poll.
-  bool Wait(const std::function<bool()>& done) {
-    return WaitUntil([&] {
-      clock.Advance(milliseconds(1));
-      return done();
-    });
-  }
-  // Polls for a while, moving the clock `total` in all, and says whether
-  // `happened` ever held.
-  bool HappensWithin(milliseconds total, const std::function<bool()>& happened) {
-    for (milliseconds t{0}; t < total; t += milliseconds(10)) {
-      clock.Advance(milliseconds(10));
-      std::this_thread::sleep_for(milliseconds(2));
-      if (happened()) return true;
-    }
-    return false;
-  }
-  std::size_t StopNow() { return pipeline->Stop(clock.MonotonicNow() + seconds(1)); }
-
-  RuleSetHolder holder;
-  FakeClock clock;
-  FakeEventSink sink{1000};
-  MetricsRegistry registry;
-  AgentMetrics metrics;
-  FakeSource* source = nullptr;
-  std::unique_ptr<Pipeline> pipeline;
-};
 
 TEST_CASE("agent wall clock forwards then backwards: the suppression window ends on time") {
   Pipeline::Options options = Harness::Defaults();
