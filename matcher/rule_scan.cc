@@ -146,6 +146,7 @@ std::uint32_t OriginBit(Origin o) { return 1u << OriginIndex(o); }
 void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
   impl.rule_literals.assign(impl.compiled.size(), {});
   impl.rule_confirm.assign(impl.compiled.size(), {});
+  impl.rule_expanded.assign(impl.compiled.size(), {});
   std::map<std::pair<std::string, bool>, unsigned> ids;
   std::vector<RequiredLiteral> literals;
   std::vector<std::uint32_t> origins;
@@ -176,7 +177,12 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
       std::vector<std::uint32_t>& owners = literal_rules[it->second];
       if (owners.empty() || owners.back() != i) owners.push_back(static_cast<std::uint32_t>(i));
     }
-    if (!lits.empty()) impl.rule_confirm[i] = ExtractConfirmLiteralSets(c.rule->pattern);
+    if (!lits.empty()) {
+      impl.rule_confirm[i] = ExtractConfirmLiteralSets(c.rule->pattern);
+      for (std::vector<RequiredLiteral>& set : ExtractExpandedLiteralSets(c.rule->pattern)) {
+        impl.rule_expanded[i].push_back(MakeExpandedSet(std::move(set)));
+      }
+    }
     impl.rule_literals[i] = std::move(lits);
   }
   if (!impl.options.use_prefilter || literals.empty()) return;
@@ -253,6 +259,9 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
                        [&](const RequiredLiteral& lit) { return LineHasLiteral(line, lit); })) {
         return false;
       }
+    }
+    for (const ExpandedSet& set : impl_->rule_expanded[r]) {
+      if (!LineHasOneOf(line, set)) return false;
     }
     return true;
   };

@@ -14,6 +14,7 @@
 #include <re2/re2.h>
 #include <re2/set.h>
 
+#include "matcher/literal_expansion.h"
 #include "matcher/literal_prefilter.h"
 #include "matcher/rule_set.h"
 
@@ -58,6 +59,10 @@ struct RuleSet::Impl {
   // Per compiled rule: further required literal sets; a line that lacks
   // one of each is not a candidate for the rule (ExtractConfirmLiteralSets).
   std::vector<std::vector<std::vector<RequiredLiteral>>> rule_confirm;
+  // Per compiled rule: its expanded sets (ExtractExpandedLiteralSets),
+  // checked after rule_confirm's (they stop the near misses those let
+  // through, at a higher cost), whichever plan the scan uses.
+  std::vector<std::vector<ExpandedSet>> rule_expanded;
   mutable std::atomic<std::uint64_t> dfa_fallbacks{0};
 
   // Sampling (rule_sampling.cc), built on the first scan of a buffer large
