@@ -187,6 +187,7 @@ class Expander {
     Info out;
     auto join = [&](std::optional<Words> Info::*field) {
       std::vector<const Words*> parts;
+      parts.reserve(branches.size());
       for (const Info& b : branches) parts.push_back((b.*field) ? &*(b.*field) : nullptr);
       return Union(parts);
     };

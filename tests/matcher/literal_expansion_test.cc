@@ -91,7 +91,9 @@ TEST_CASE("every match holds a literal of each expanded set") {
       {R"(Xid (?:\(PCI)?[0-9]{2} (?:ab|cd)+ end)", {"Xid 12 ababcd end", "Xid (PCI99 cd end"}},
       {R"(fan(?:s)? (?:is |are )?(?:broken|dead)\b)", {"fan dead", "fans are broken"}},
   };
-  for (const auto& [pattern, lines] : cases) {
+  for (const auto& c : cases) {
+    const std::string& pattern = c.first;  // (a structured binding cannot be captured)
+    const Strings& lines = c.second;
     const RE2 re(pattern);
     REQUIRE_MESSAGE(re.ok(), pattern);
     for (const std::string& line : lines) {
