@@ -8,12 +8,13 @@
 # come from /usr/bin/time -v on the agent process.
 #
 # usage: bench/agent_flood.sh BUILD_DIR [LINES]     (use a RelWithDebInfo/Release build)
+#   FL_AGENT=BINARY   another faultline-agent binary (before/after runs)
 #   FL_BENCH_AGENT_YAML='queue: {max_queued_batches: 8}'   appended to the agent's config
 set -euo pipefail
 
 BUILD=${1:?usage: agent_flood.sh BUILD_DIR [LINES]}
 LINES=${2:-1000000}
-AGENT=$BUILD/collector/faultline-agent
+AGENT=${FL_AGENT:-$BUILD/collector/faultline-agent}
 MOCK=$BUILD/tests/support/fl-mockcluster
 T=$(mktemp -d "${TMPDIR:-/tmp}/faultline-flood-XXXXXX")
 MOCK_PID=""

@@ -13,6 +13,7 @@
 #   FL_BENCH_SMAPS=FILE   also copy the agent's /proc/PID/smaps there at the peak
 #   FL_AGENT=WRAPPER      run the agent through a wrapper (e.g. valgrind --tool=massif)
 #   FL_BENCH_START_WAIT   seconds to wait for the agent's start (default 10; more under valgrind)
+#   FL_BENCH_AGENT_YAML='queue: {max_uncommitted_records: 120000}'   appended to the agent's config
 # Not part of ctest (tens of seconds).
 set -euo pipefail
 
@@ -42,6 +43,7 @@ sources:
   podlog: {enabled: false}
   file: [{path: $T/feed.log, follow: true, origin: kernel}]
 kafka: {brokers: "$BS", topic: events, properties: {log_level: "0"}}
+${FL_BENCH_AGENT_YAML:-}
 YAML
 e2e_start agent "$AGENT" --config "$T/agent.yaml"
 e2e_wait_log "${FL_BENCH_START_WAIT:-10}" agent '"msg":"started"'
@@ -91,10 +93,15 @@ peak=$(hwm)
 [[ -n "${FL_BENCH_SMAPS:-}" ]] && cp "/proc/$PID/smaps" "$FL_BENCH_SMAPS"
 lines=$(metric 'faultline_agent_source_lines_total{source="file"}')
 produced=$(metric 'faultline_agent_events_total{outcome="produced"}')
+# Records read but not committable yet (a suppression window holds its first
+# folded line, and every later one, until the window's event is delivered);
+# the reader waits at queue.max_uncommitted_records.
+uncommitted=$(metric 'faultline_agent_uncommitted_records')
 hz=$(getconf CLK_TCK)
 e2e_stop agent || true
 cpu=$(echo "scale=2; ($t1 - $t0) / $hz" | bc)
 echo "rate:            $RATE lines/s for $SECS s (lines read: $lines, events produced: $produced)"
+echo "uncommitted:     $uncommitted records at the end"
 echo "agent CPU:       ${cpu} s ($(echo "scale=2; 100 * $cpu / $SECS" | bc)% of one core)"
 echo "agent VmHWM:     $((peak / 1024)) MiB ($peak KiB; after start-up: $((start_hwm / 1024)) MiB)"
 echo "load average:    $(cut -d' ' -f1-3 /proc/loadavg) (at the end; 2 cores shared)"

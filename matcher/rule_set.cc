@@ -16,10 +16,10 @@ bool Trusts(const Rule& rule, Origin origin) {
   return std::find(rule.sources.begin(), rule.sources.end(), origin) != rule.sources.end();
 }
 
-RE2::Options RuleOptions(const CompileOptions& options) {
+RE2::Options RuleOptions(std::int64_t max_mem) {
   RE2::Options o;
   o.set_log_errors(false);
-  o.set_max_mem(options.max_memory_bytes);
+  o.set_max_mem(max_mem);
   return o;
 }
 
@@ -72,7 +72,14 @@ std::unique_ptr<RE2> CheckRule(const Rule& rule, const CompileOptions& options,
                 "invalid regex: empty pattern in rule '" + rule.id + "'");
     return nullptr;
   }
-  auto re = std::make_unique<RE2>(rule.pattern, RuleOptions(options));
+  auto re = std::make_unique<RE2>(rule.pattern, RuleOptions(options.max_memory_bytes));
+  if (re->ok() && options.rule_max_memory_bytes > 0 &&
+      options.rule_max_memory_bytes < options.max_memory_bytes) {
+    // The smaller budget bounds the DFA caches; a program too large for it
+    // keeps the larger one, so which rules compile never depends on it.
+    auto bounded = std::make_unique<RE2>(rule.pattern, RuleOptions(options.rule_max_memory_bytes));
+    if (bounded->ok()) re = std::move(bounded);
+  }
   if (!re->ok()) {
     diags.Error("E104", rule.pattern_at, "invalid regex: " + re->error());
     return nullptr;
@@ -114,7 +121,7 @@ std::unique_ptr<RE2::Set> BuildSet(const std::vector<int>& members,
                                    const std::vector<CompiledRule>& compiled,
                                    const CompileOptions& options) {
   if (members.empty()) return nullptr;
-  auto set = std::make_unique<RE2::Set>(RuleOptions(options), RE2::UNANCHORED);
+  auto set = std::make_unique<RE2::Set>(RuleOptions(options.max_memory_bytes), RE2::UNANCHORED);
   for (int index : members) {
     std::string error;
     if (set->Add(compiled[static_cast<std::size_t>(index)].rule->pattern, &error) < 0) {

@@ -45,6 +45,12 @@ struct CompileOptions {
   int max_program_size = 5000;
   // RE2::Options::max_mem for each combined RE2::Set.
   std::int64_t max_memory_bytes = std::int64_t{64} << 20;
+  // RE2::Options::max_mem for each rule's own RE2 (captures, and the
+  // one-by-one fallback); 0: max_memory_bytes. It bounds that RE2's lazily
+  // built DFA caches. A DFA that runs out of it makes RE2 fall back to its
+  // NFA: the same matches, slower. The agent bounds it (its memory must not
+  // grow with what it reads); `faultline scan` keeps the default.
+  std::int64_t rule_max_memory_bytes = 0;
   // Off only for tests proving that results are identical without it.
   bool use_prefilter = true;
 };

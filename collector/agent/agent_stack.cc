@@ -7,10 +7,16 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "collector/agent/agent_sources.h"
+#include "collector/agent/malloc_bounds.h"
 #include "collector/agent/wait_for_stop.h"
 #include "collector/sources/boot_id.h"
 
 namespace faultline {
+CompileOptions AgentCompileOptions() {
+  CompileOptions o;
+  o.rule_max_memory_bytes = std::int64_t{256} << 10;
+  return o;
+}
 
 AgentStack::AgentStack(const AgentConfig& config, std::shared_ptr<const RuleSet> rules,
                        const Clock& clock)
@@ -20,7 +26,8 @@ std::unique_ptr<AgentStack> AgentStack::Create(const AgentConfig& config, std::o
                                                const Clock& clock) {
   Diagnostics diags;
   SourceTexts texts;
-  std::shared_ptr<const RuleSet> rules = LoadRules(config.rules, {}, diags, texts);
+  std::shared_ptr<const RuleSet> rules =
+      LoadRules(config.rules, AgentCompileOptions(), diags, texts);
   diags.Print(err, texts);  // warnings too
   if (!rules) return nullptr;
   const double count = static_cast<double>(rules->size());
@@ -52,8 +59,9 @@ Status AgentStack::Assemble(EventSink& sink, const SinkChecks& checks, Options o
   pipeline_ = std::make_unique<Pipeline>(std::move(*sources), holder_, sink, clock_, metrics_, po);
 
   if (options.watch_rules) {
-    watcher_.emplace(RulesWatcher::Options{config_.rules, {}, config_.rules_reload_debounce},
-                     holder_, metrics_, clock_);
+    watcher_.emplace(
+        RulesWatcher::Options{config_.rules, AgentCompileOptions(), config_.rules_reload_debounce},
+        holder_, metrics_, clock_);
     if (Status s = watcher_->Start(); !s.ok()) {
       LogWarning("agent", "rules directories are not watched", {{"error", s.ToString()}});
     }
@@ -103,6 +111,7 @@ int AgentStack::ExitCode(const Status& assemble_error) {
 }
 
 void AgentStack::Start(const nlohmann::json& fields) {
+  ReleaseFreedMemory();  // what compiling the rules freed, before the readers start
   pipeline_->Start();
   nlohmann::json log = {{"node", config_.node_name},
                         {"rules", rules_loaded()},

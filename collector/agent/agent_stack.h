@@ -25,6 +25,16 @@
 
 namespace faultline {
 
+// The agent's compile options: each rule's own RE2 gets max_mem 256 KiB
+// instead of 64 MiB. Its DFA caches grow lazily with every new kind of line
+// the rule is tried on (prefilter candidates), so ~90 RE2 objects made the
+// agent's memory grow with the variety of what it read (bench/README.md,
+// "Agent memory"). A rule too large for 256 KiB keeps the default, so which
+// rules compile never changes, and a DFA out of room falls back to RE2's
+// NFA: the same matches (tests/agent/agent_compile_options_test.cc runs
+// every built-in rule's tests under these options).
+CompileOptions AgentCompileOptions();
+
 // The one agent: rules, metrics, sources → pipeline → EventSink, the rules
 // watcher and the /metrics endpoint, wired the same way whatever the sink.
 // `faultline-agent` hands it a KafkaSink, `--standalone` a StandaloneSink

@@ -17,4 +17,6 @@ void BoundMallocFootprint() {
   }
 }
 
+void ReleaseFreedMemory() { malloc_trim(0); }
+
 }  // namespace faultline

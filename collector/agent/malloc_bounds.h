@@ -19,4 +19,10 @@ namespace faultline {
 // or GLIBC_TUNABLES: their setting wins.
 void BoundMallocFootprint();
 
+// Gives the pages of freed heap memory back to the system (malloc_trim):
+// called once the agent is assembled, because compiling the rules (the
+// YAML parse above all) frees megabytes that would otherwise stay resident
+// until reused.
+void ReleaseFreedMemory();
+
 }  // namespace faultline

@@ -72,9 +72,18 @@ class CursorQueue {
       head_bytes_ = 0;
     }
   }
-  void Clear() {  // keeps the capacity
-    bytes_.clear();
-    lengths_.clear();
+  // Keeps a small capacity for the steady state; gives back a large one.
+  // After a suppression window's hold, hundreds of thousands of cursors
+  // pass through the book and the reader's two queues at once, and each
+  // would otherwise keep that capacity for the rest of the run.
+  void Clear() {
+    if (bytes_.capacity() > kKeepBytes) {
+      std::string().swap(bytes_);
+      std::vector<std::uint32_t>().swap(lengths_);
+    } else {
+      bytes_.clear();
+      lengths_.clear();
+    }
     head_ = 0;
     head_bytes_ = 0;
   }
@@ -87,6 +96,7 @@ class CursorQueue {
 
  private:
   static constexpr std::size_t kCompactAfter = 4096;
+  static constexpr std::size_t kKeepBytes = 256 * 1024;
   std::string bytes_;
   std::vector<std::uint32_t> lengths_;  // a cursor longer than 4 GiB is not one
   std::size_t head_ = 0;                // index of the front in lengths_
@@ -517,6 +527,12 @@ void Pipeline::AdvanceCommits() {
     // Committable: every record before the first one still held.
     const std::uint64_t limit = book.holds.empty() ? book.next_seq : book.holds.begin()->first;
     std::lock_guard lock(reader.mu);
+    if (limit == book.next_seq && reader.to_commit.empty()) {
+      // All committable (a window's hold released): hand the whole queue
+      // over instead of copying it, so its cursors are never held twice.
+      reader.to_commit.swap(book.cursors);
+      book.first_seq = book.next_seq;
+    }
     for (; !book.cursors.empty() && book.first_seq < limit; ++book.first_seq) {
       reader.to_commit.Push(book.cursors.Front());
       book.cursors.PopFront();

@@ -203,9 +203,18 @@ void FileSource::EndLine(std::uint64_t end_offset) {
       "line", std::string(line_no, std::to_chars(line_no, line_no + sizeof line_no, line_no_).ptr));
   SourceCounters::Add(counters_.records);
   SourceCounters::Add(counters_.bytes, r.text.size());
-  // The position alone identifies the cursor (Commit formats it back), so
+  // The position alone identifies the cursor (Commit parses it back), so
   // no copy of the cursor string is kept per line in flight.
-  if (!stdin_) in_flight_.emplace_back(std::string(), Position{dev_, ino_, end_offset, line_no_});
+  if (!stdin_) {
+    const bool continues =
+        !in_flight_runs_.empty() && in_flight_runs_.back().dev == dev_ &&
+        in_flight_runs_.back().ino == ino_ &&
+        in_flight_runs_.back().first_line + in_flight_runs_.back().count == line_no_ &&
+        in_flight_offsets_.back() < end_offset;
+    if (!continues) in_flight_runs_.push_back({dev_, ino_, line_no_, 0});
+    ++in_flight_runs_.back().count;
+    in_flight_offsets_.push_back(end_offset);
+  }
   line_.clear();
   line_bytes_ = 0;
 }
@@ -298,16 +307,44 @@ Status FileSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
 
 void FileSource::Commit(std::string_view cursor) {
   // Commits come in Read() order: everything up to this cursor is done.
-  // An unknown cursor (not ours) changes nothing.
-  // The cursor of an entry is FormatCursor() of its position.
-  auto it = std::find_if(in_flight_.begin(), in_flight_.end(), [cursor](const auto& entry) {
-    char formatted[kCursorMax];
-    const Position& p = entry.second;
-    return cursor == std::string_view(formatted, FormatCursor(formatted, p.dev, p.ino, p.offset));
-  });
-  if (it == in_flight_.end()) return;
-  committed_ = it->second;
-  in_flight_.erase(in_flight_.begin(), it + 1);
+  // An unknown cursor (not ours) changes nothing. Ours are exactly
+  // FormatCursor() of a position, so one that does not format back is not.
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  std::uint64_t offset = 0;
+  const char* p = cursor.data();
+  const char* end = p + cursor.size();
+  for (std::uint64_t* field : {&dev, &ino, &offset}) {
+    auto [next, ec] = std::from_chars(p, end, *field);
+    if (ec != std::errc()) return;
+    p = next;
+    if (field != &offset) {
+      if (p == end || *p != ':') return;
+      ++p;
+    }
+  }
+  char formatted[kCursorMax];
+  if (cursor != std::string_view(formatted, FormatCursor(formatted, dev, ino, offset))) return;
+
+  std::size_t base = 0;  // index in in_flight_offsets_ of the run's first entry
+  for (std::size_t r = 0; r < in_flight_runs_.size(); base += in_flight_runs_[r].count, ++r) {
+    InFlightRun& run = in_flight_runs_[r];
+    if (run.dev != dev || run.ino != ino) continue;
+    // Offsets rise within a run: binary search.
+    const auto first = in_flight_offsets_.begin() + static_cast<std::ptrdiff_t>(base);
+    const auto last = first + static_cast<std::ptrdiff_t>(run.count);
+    const auto it = std::lower_bound(first, last, offset);
+    if (it == last || *it != offset) continue;
+    const auto k = static_cast<std::size_t>(it - first);  // index within the run
+    committed_ = Position{dev, ino, offset, run.first_line + k};
+    in_flight_offsets_.erase(in_flight_offsets_.begin(), it + 1);
+    run.first_line += k + 1;
+    run.count -= k + 1;
+    const std::size_t drop = r + (run.count == 0 ? 1 : 0);
+    in_flight_runs_.erase(in_flight_runs_.begin(),
+                          in_flight_runs_.begin() + static_cast<std::ptrdiff_t>(drop));
+    return;
+  }
 }
 
 Status FileSource::SaveCheckpoint() {

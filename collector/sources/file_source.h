@@ -111,7 +111,18 @@ class FileSource final : public Source {
   bool at_eof_ = false;  // finite input exhausted: kOutOfRange once drained
 
   std::deque<LogRecord> ready_;
-  std::deque<std::pair<std::string, Position>> in_flight_;  // cursor -> position
+  // Lines read and not yet committed, 8 bytes each (the flood holds up to
+  // suppression_max_folded of them): each line's end offset, and the runs of
+  // consecutive lines of one file, which give each line's dev, ino and
+  // number. A new run starts when the file changes or restarts (rotation).
+  struct InFlightRun {
+    std::uint64_t dev = 0;
+    std::uint64_t ino = 0;
+    std::uint64_t first_line = 0;  // `line` of its first entry
+    std::size_t count = 0;
+  };
+  std::deque<std::uint64_t> in_flight_offsets_;
+  std::deque<InFlightRun> in_flight_runs_;
   std::optional<Position> committed_;
   std::optional<Position> saved_;
 };

@@ -190,6 +190,41 @@ TEST_CASE("following a truncated file restarts at its beginning") {
   CHECK(got.at(0).labels.at("line") == "1");
 }
 
+// The lines in flight are kept as runs of end offsets (8 bytes a line, not a
+// cursor string and position each): a commit must still find its line, with
+// the right line number, when the same file restarted (a truncation makes
+// offsets restart in the same dev:ino), and ignore cursors that are not ours.
+TEST_CASE("a commit after a truncation checkpoints the right line of the new contents") {
+  TempDir dir;
+  std::string path = dir.Write("app.log", "one\ntwo\n");
+  FileSource::Options o = Opts(path, /*follow=*/true);
+  o.state_dir = dir / "state";
+  {
+    auto source = FileSource::Open(o);
+    REQUIRE(source.ok());
+    std::vector<LogRecord> got = ReadRecords(**source, 2);
+    REQUIRE(got.size() == 2);
+    std::filesystem::resize_file(path, 0);
+    Append(path, "3\n4\n");  // shorter than before: seen as a truncation
+    std::vector<LogRecord> more = ReadRecords(**source, 2);
+    REQUIRE(Texts(more) == std::vector<std::string>{"3", "4"});
+    (*source)->Commit("not a cursor");
+    (*source)->Commit(Cursor(path, 3));        // no line ends there
+    (*source)->Commit("0" + Cursor(path, 4));  // formats differently: not ours
+    REQUIRE((*source)->SaveCheckpoint().ok());
+    CHECK_FALSE(std::filesystem::exists(dir / "state/file.checkpoint"));
+    (*source)->Commit(more[0].cursor);  // "3": offset 2, which only the new run has
+    REQUIRE((*source)->SaveCheckpoint().ok());
+  }
+  Append(path, "5\n");
+  auto source = FileSource::Open(o);
+  REQUIRE(source.ok());
+  std::vector<LogRecord> got = ReadRecords(**source, 2);
+  CHECK(Texts(got) == std::vector<std::string>{"4", "5"});
+  REQUIRE(got.size() == 2);
+  CHECK(got[0].labels.at("line") == "2");
+}
+
 TEST_CASE("following a replaced file reads the old one to its end first") {
   TempDir dir;
   std::string path = dir.Write("app.log", "old 1\n");
