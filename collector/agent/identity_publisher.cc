@@ -90,7 +90,11 @@ NodeIdentity IdentityPublisher::Collect(const Options& o) {
 }
 
 IdentityPublisher::IdentityPublisher(Options options, MetricsRegistry& metrics)
-    : options_(std::move(options)), metrics_(metrics) {}
+    : options_(std::move(options)),
+      published_(metrics.GetCounter("faultline_agent_identity_published_total",
+                                    "identity messages queued", {})),
+      errors_(metrics.GetCounter("faultline_agent_identity_errors_total",
+                                 "identity messages not queued", {})) {}
 
 IdentityPublisher::~IdentityPublisher() { Stop(std::chrono::milliseconds(500)); }
 
@@ -116,13 +120,11 @@ void IdentityPublisher::Publish() {
       options_.topic, RdKafka::Topic::PARTITION_UA, RdKafka::Producer::RK_MSG_COPY,
       const_cast<char*>(value.data()), value.size(), id.node.data(), id.node.size(), 0, nullptr);
   if (e != RdKafka::ERR_NO_ERROR) {
-    metrics_.GetCounter("faultline_agent_identity_errors_total", "identity messages not queued", {})
-        .Inc();
+    errors_.Inc();
     LogWarning("identity", "cannot queue the node identity", {{"error", RdKafka::err2str(e)}});
     return;
   }
-  metrics_.GetCounter("faultline_agent_identity_published_total", "identity messages queued", {})
-      .Inc();
+  published_.Inc();
   LogInfo("identity", "published node identity",
           {{"topic", options_.topic},
            {"addresses", id.addresses.size()},
