@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "collector/sources/boot_id.h"
 #include "kafka/kafka_conf.h"
 
 namespace faultline {
@@ -79,7 +80,8 @@ NodeIdentity IdentityPublisher::Collect(const Options& o) {
   id.node = o.node;
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) id.hostname = host;
-  id.boot_id = FirstLine(o.boot_id_path);
+  // The one boot-id reader (collector/sources/boot_id.h); unreadable: empty.
+  if (Result<std::string> boot = ReadBootId(o.boot_id_path); boot.ok()) id.boot_id = *boot;
   id.addresses = InterfaceAddresses();
   if (id.addresses.size() > NodeIdentity::kMaxAddresses) {
     id.addresses.resize(NodeIdentity::kMaxAddresses);
