@@ -22,6 +22,7 @@ namespace faultline {
 // rule packs' are ("file:line:col: error: message [code]", the line and a
 // caret; Diagnostics::ToJson for --format json). yaml-cpp's exceptions stop
 // here. The codes, documented in collector/README.md and tainter/README.md:
+//   C000  the file cannot be read (line and column 0)
 //   C001  YAML syntax
 //   C002  unknown key (a typo must not silently become a default)
 //   C003  invalid value

@@ -5,7 +5,7 @@
 
 namespace faultline {
 
-PodDrainClass ClassifyForDrain(const NodePod& pod) {
+PodDrainClass ClassifyForDrain(const PodInfo& pod) {
   if (pod.mirror) return PodDrainClass::kSkipMirror;
   if (pod.owner_kind == "DaemonSet") return PodDrainClass::kSkipDaemonSet;
   if (pod.phase == "Succeeded" || pod.phase == "Failed") return PodDrainClass::kSkipFinished;

@@ -23,7 +23,7 @@ enum class PodDrainClass : std::uint8_t {
   kSkipFinished,   // Succeeded or Failed: holds no resources
   kLeaving,        // already being deleted: wait for it, do not evict it again
 };
-PodDrainClass ClassifyForDrain(const NodePod& pod);
+PodDrainClass ClassifyForDrain(const PodInfo& pod);
 std::string_view PodDrainClassName(PodDrainClass c);
 
 // One node's drain in progress: per pod, when it may be asked again after

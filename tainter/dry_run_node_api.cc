@@ -154,10 +154,7 @@ Status DryRunNodeApi::UpdateNode(std::string_view name, const NodeChange& change
     if (change.add_taint) fields["add_taint"] = TaintText(*change.add_taint);
     if (change.remove_taint) fields["remove_taint"] = TaintText(*change.remove_taint);
     LogInfo("tainter", "dry-run: would update node", fields);
-    options_.metrics
-        ->GetCounter("faultline_tainter_dry_run_writes_total", "writes a dry run did not send",
-                     {{"op", "update"}})
-        .Inc();
+    options_.metrics->DryRunWrites("update").Inc();
   }
 
   // Apply it to the copy as the server would, so the next patch builds on it.
@@ -204,10 +201,7 @@ Status DryRunNodeApi::CreateEvent(const NodeEvent& event) {
              {"type", event.type},
              {"reason", event.reason},
              {"message", event.message}});
-    options_.metrics
-        ->GetCounter("faultline_tainter_dry_run_writes_total", "writes a dry run did not send",
-                     {{"op", "event"}})
-        .Inc();
+    options_.metrics->DryRunWrites("event").Inc();
   }
   ++events_;
   return OkStatus();

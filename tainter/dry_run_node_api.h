@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "base/clock.h"
-#include "base/metrics.h"
 #include "base/status.h"
 #include "tainter/kube/kube_node_json.h"
 #include "tainter/kube/node_api.h"
+#include "tainter/tainter_metrics.h"
 
 namespace faultline {
 
@@ -49,7 +49,7 @@ class DryRunNodeApi final : public NodeApi {
  public:
   struct Options {
     std::ostream* out = nullptr;
-    MetricsRegistry* metrics = nullptr;
+    TainterMetrics* metrics = nullptr;
     std::string only_node;  // empty: any node the reader knows
     EventOptions events;
   };

@@ -71,7 +71,12 @@ class Informer {
   // must `clock` (it times the pause after a failed call).
   Informer(NodeApi& api, Options options, MetricsRegistry& metrics,
            const Clock& clock = RealClock())
-      : api_(api), options_(std::move(options)), metrics_(metrics), clock_(clock) {}
+      : api_(api),
+        options_(std::move(options)),
+        restarts_gone_(Restarts(metrics, "gone")),
+        restarts_error_(Restarts(metrics, "error")),
+        restarts_timeout_(Restarts(metrics, "timeout")),
+        clock_(clock) {}
   ~Informer() { Stop(); }
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
@@ -116,11 +121,13 @@ class Informer {
     }
   }
 
-  Counter& Restarts(const char* why) {
+  // faultline_tainter_<kind>_watch_restarts_total{why}, one series per why,
+  // created with the informer.
+  static Counter& Restarts(MetricsRegistry& metrics, const char* why) {
     const std::string name(ObjectKind::kName);
-    return metrics_.GetCounter("faultline_tainter_" + name + "_watch_restarts_total",
-                               name + " watches started again, by why the last one ended",
-                               {{"why", why}});
+    return metrics.GetCounter("faultline_tainter_" + name + "_watch_restarts_total",
+                              name + " watches started again, by why the last one ended",
+                              {{"why", why}});
   }
 
   void Run() {
@@ -165,7 +172,7 @@ class Informer {
             &stop_);
         if (stop_) return;
         if (s.code() == StatusCode::kOutOfRange) {
-          Restarts("gone").Inc();
+          restarts_gone_.Inc();
           LogInfo("tainter", name + " watch expired (410 Gone); listing again",
                   {{"resource_version", version}});
           break;  // re-list
@@ -176,21 +183,23 @@ class Informer {
         }
         if (!s.ok()) {
           failing_ = true;
-          Restarts("error").Inc();
+          restarts_error_.Inc();
           LogWarning("tainter", name + " watch failed; resuming",
                      {{"error", s.ToString()}, {"resource_version", version}});
           Pause();
           continue;
         }
         failing_ = false;
-        Restarts("timeout").Inc();
+        restarts_timeout_.Inc();
       }
     }
   }
 
   NodeApi& api_;
   const Options options_;
-  MetricsRegistry& metrics_;
+  Counter& restarts_gone_;     // 410 Gone: the watch's resourceVersion is too old
+  Counter& restarts_error_;    // the watch failed
+  Counter& restarts_timeout_;  // the watch ran its time (the normal end)
   const Clock& clock_;
   std::thread thread_;
   std::atomic<bool> stop_{false};

@@ -100,11 +100,7 @@ void Remediator::Failed(const std::string& node, NodeState& s, const Status& why
   const auto delay = std::min<std::chrono::milliseconds>(
       options_.api_backoff * (1LL << std::min(s.failures - 1, 10)), options_.max_retry_interval);
   s.next_try = clock_.MonotonicNow() + delay;
-  metrics_
-      .GetCounter("faultline_tainter_remediation_errors_total",
-                  "Cordon, drain and uncordon calls that failed and will be retried",
-                  {{"code", std::string(StatusCodeName(why.code()))}})
-      .Inc();
+  metrics_.Errors(std::string(StatusCodeName(why.code()))).Inc();
   LogWarning(
       kComponent, "remediation step failed; retrying",
       {{"node", node},
@@ -136,10 +132,7 @@ Status Remediator::Cordon(const std::string& node, NodeState& s) {
     // Someone else cordoned it (an operator, an upgrade): leave their
     // cordon alone and do not claim it, so lifting our fault keeps it.
     s.ours = false;
-    metrics_
-        .GetCounter("faultline_tainter_cordons_total", "Cordons by faultline, by what happened",
-                    {{"op", "found_cordoned"}})
-        .Inc();
+    metrics_.found_cordoned.Inc();
     LogInfo(kComponent, "node already cordoned by someone else; faultline will not uncordon it",
             {{"node", node}});
   } else {
@@ -154,10 +147,7 @@ Status Remediator::Cordon(const std::string& node, NodeState& s) {
       marked_.insert(node);
     }
     s.ours = true;
-    metrics_
-        .GetCounter("faultline_tainter_cordons_total", "Cordons by faultline, by what happened",
-                    {{"op", "cordon"}})
-        .Inc();
+    metrics_.cordoned.Inc();
     LogInfo(kComponent, options_.dry_run ? "would cordon" : "cordoned node", {{"node", node}});
     NodeEventNow(node, "FaultlineCordoned",
                  "faultline cordoned the node (spec.unschedulable); it uncordons it when the "
@@ -190,56 +180,45 @@ Status Remediator::StartDrain(const std::string& node, NodeState& s, bool* start
     running_read_at_ = now;
   }
   const int running = *running_elsewhere_ + active_drains();
-  metrics_
-      .GetGauge("faultline_tainter_drains_running",
-                "Nodes of the cluster draining (faultline's drain mark `running`), last read")
-      .Set(running);
+  metrics_.drains_running.Set(running);
   if (running >= options_.max_concurrent_drains) {
-    metrics_
-        .GetCounter("faultline_tainter_drains_waiting_total",
-                    "Ticks a drain waited for a slot (remediation.drain.max_concurrent)")
-        .Inc();
+    metrics_.drains_waiting.Inc();
     return OkStatus();
   }
   if (!options_.dry_run) {
-    Result<NodeScheduling> live = evictions_.GetScheduling(node);
-    if (!live) return live.error();
-    SchedulingChange change;
-    change.expected_resource_version = live->resource_version;
-    change.annotations[options_.drain_annotation] = kRunning;
-    FL_RETURN_IF_ERROR(evictions_.PatchScheduling(node, change));
+    FL_RETURN_IF_ERROR(SetDrainMark(node, kRunning));
     marked_.insert(node);
   }
   s.draining = true;
   *started = true;
-  metrics_
-      .GetCounter("faultline_tainter_drains_total", "Drains by faultline", {{"state", "started"}})
-      .Inc();
+  metrics_.drains_started.Inc();
   LogInfo(kComponent, options_.dry_run ? "dry-run: would drain node" : "draining node",
           {{"node", node}});
   return OkStatus();
 }
 
+Status Remediator::SetDrainMark(const std::string& node, std::optional<std::string> mark) {
+  Result<NodeScheduling> live = evictions_.GetScheduling(node);
+  if (!live) return live.error();
+  SchedulingChange change;
+  change.expected_resource_version = live->resource_version;
+  change.annotations[options_.drain_annotation] = std::move(mark);
+  return evictions_.PatchScheduling(node, change);
+}
+
 Status Remediator::StopDrain(const std::string& node, NodeState& s) {
-  if (!options_.dry_run) {
-    Result<NodeScheduling> live = evictions_.GetScheduling(node);
-    if (!live) return live.error();
-    SchedulingChange change;
-    change.expected_resource_version = live->resource_version;
-    change.annotations[options_.drain_annotation] = std::nullopt;
-    FL_RETURN_IF_ERROR(evictions_.PatchScheduling(node, change));
-  }
+  if (!options_.dry_run) FL_RETURN_IF_ERROR(SetDrainMark(node, std::nullopt));
   s.draining = false;
   LogInfo(kComponent, "drain stopped: no active reason asks for it any more", {{"node", node}});
   return OkStatus();
 }
 
 Status Remediator::DrainStep(const std::string& node, NodeState& s) {
-  Result<std::vector<NodePod>> pods = evictions_.ListPodsOnNode(node);
+  Result<std::vector<PodInfo>> pods = evictions_.ListPodsOnNode(node);
   if (!pods) return pods.error();
   const auto now = clock_.MonotonicNow();
   int left = 0;
-  for (const NodePod& pod : *pods) {
+  for (const PodInfo& pod : *pods) {
     const PodDrainClass c = ClassifyForDrain(pod);
     if (c == PodDrainClass::kSkipDaemonSet || c == PodDrainClass::kSkipMirror ||
         c == PodDrainClass::kSkipFinished) {
@@ -272,25 +251,13 @@ Status Remediator::DrainStep(const std::string& node, NodeState& s) {
         LogInfo(kComponent, "evicted pod", {{"node", node}, {"pod", key}});
       }
     }
-    metrics_
-        .GetCounter("faultline_tainter_evictions_total", "Eviction requests by outcome",
-                    {{"outcome", outcome}})
-        .Inc();
+    metrics_.Evictions(outcome).Inc();
   }
   if (left > 0) return OkStatus();
-  if (!options_.dry_run) {
-    Result<NodeScheduling> live = evictions_.GetScheduling(node);
-    if (!live) return live.error();
-    SchedulingChange change;
-    change.expected_resource_version = live->resource_version;
-    change.annotations[options_.drain_annotation] = kDone;
-    FL_RETURN_IF_ERROR(evictions_.PatchScheduling(node, change));
-  }
+  if (!options_.dry_run) FL_RETURN_IF_ERROR(SetDrainMark(node, kDone));
   s.draining = false;
   s.drained = true;
-  metrics_
-      .GetCounter("faultline_tainter_drains_total", "Drains by faultline", {{"state", "completed"}})
-      .Inc();
+  metrics_.drains_completed.Inc();
   LogInfo(kComponent, options_.dry_run ? "dry-run: drain would be complete" : "node drained",
           {{"node", node}});
   NodeEventNow(node, "FaultlineDrained",
@@ -315,10 +282,7 @@ Status Remediator::Lift(const std::string& node) {
   change.annotations[options_.drain_annotation] = std::nullopt;
   FL_RETURN_IF_ERROR(evictions_.PatchScheduling(node, change));
   if (ours) {
-    metrics_
-        .GetCounter("faultline_tainter_cordons_total", "Cordons by faultline, by what happened",
-                    {{"op", "uncordon"}})
-        .Inc();
+    metrics_.uncordoned.Inc();
     LogInfo(kComponent, "uncordoned node (faultline's fault lifted)", {{"node", node}});
     NodeEventNow(node, "FaultlineUncordoned",
                  "faultline uncordoned the node: the fault it cordoned it for was lifted");
@@ -392,8 +356,7 @@ void Remediator::Tick() {
       Failed(node, s, st);
     }
   }
-  metrics_.GetGauge("faultline_tainter_drains_active", "Drains this replica is running")
-      .Set(active_drains());
+  metrics_.drains_active.Set(active_drains());
 }
 
 }  // namespace faultline

@@ -18,6 +18,7 @@
 #include "tainter/kube/eviction.h"
 #include "tainter/kube/node_api.h"
 #include "tainter/reasons.h"
+#include "tainter/remediation_metrics.h"
 
 namespace faultline {
 
@@ -124,6 +125,9 @@ class Remediator {
   // The reason for a drain went away while it ran (the node is still
   // cordoned for another): its slot and mark are given back.
   Status StopDrain(const std::string& node, NodeState& s);
+  // Sets (or, with nullopt, removes) the node's drain mark: a merge patch
+  // carrying the resourceVersion just read, so a concurrent write is a 409.
+  Status SetDrainMark(const std::string& node, std::optional<std::string> mark);
   Status DrainStep(const std::string& node, NodeState& s);
   Status Lift(const std::string& node);
   void Failed(const std::string& node, NodeState& s, const Status& why);
@@ -133,7 +137,7 @@ class Remediator {
   View view_;
   EvictionApi& evictions_;
   NodeApi& nodes_api_;
-  MetricsRegistry& metrics_;
+  RemediationMetrics metrics_;
   const Clock& clock_;
   std::map<std::string, NodeState> nodes_;
   // Nodes seen carrying faultline's cordon or drain mark (from the list),

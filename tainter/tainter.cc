@@ -61,7 +61,7 @@ Tainter::Tainter(Options options, LabelSelector selector, LabelMatch opt_out, No
       dry_api_(options_.dry_run
                    ? std::make_unique<DryRunNodeApi>(
                          DryRunNodeApi::Options{
-                             .out = nullptr, .metrics = &metrics, .only_node = {}, .events = {}},
+                             .out = nullptr, .metrics = &m_, .only_node = {}, .events = {}},
                          clock, &api)
                    : nullptr),
       api_(dry_api_ ? *dry_api_ : api),
@@ -448,13 +448,7 @@ Status Tainter::RecordEvent(const NodeEvent& event) {
 }
 
 void Tainter::TellPods(const std::string& node, const Reason& reason) {
-  MetricsRegistry& r = m_.registry();
-  auto count = [&](const char* outcome, std::size_t n = 1) {
-    r.GetCounter("faultline_tainter_pod_events_total",
-                 "Events about the pods of a node faultline took out, by outcome",
-                 {{"outcome", outcome}})
-        .Inc(n);
-  };
+  auto count = [&](const char* outcome, std::size_t n = 1) { m_.PodEvents(outcome).Inc(n); };
   const auto start = clock_.MonotonicNow();
   Result<std::vector<PodInfo>> pods = ListPodsOnNode(api_, node);
   if (!pods) {
@@ -808,11 +802,7 @@ Status Tainter::SyncConditions(const std::string& node) {
   }
   FL_RETURN_IF_ERROR(Track("conditions", s, start));
   for (const NodeCondition& c : updates) {
-    m_.registry()
-        .GetCounter("faultline_tainter_condition_writes_total",
-                    "NodeCondition changes written to nodes/status, by type and status",
-                    {{"type", c.type}, {"status", c.status}})
-        .Inc();
+    m_.ConditionWrites(c.type, c.status).Inc();
     LogInfo("tainter", "set node condition",
             {{"node", node}, {"type", c.type}, {"status", c.status}, {"reason", c.reason}});
   }

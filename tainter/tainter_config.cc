@@ -216,15 +216,24 @@ Result<TainterConfig> LoadTainterConfig(const std::string& path) {
 }
 
 std::optional<TainterConfig> LoadTainterConfig(const std::string& path, std::ostream& err,
-                                               bool require_brokers) {
+                                               bool require_brokers, bool json) {
   std::string text;
-  if (Status s = ReadConfigText(path, text); !s.ok()) {
-    err << s.message() << '\n';
-    return std::nullopt;
-  }
   Diagnostics diags;
-  std::optional<TainterConfig> c = ParseTainterConfig(text, path, diags, require_brokers);
-  diags.Print(err, {{path, text}});
+  std::optional<TainterConfig> c;
+  if (Status s = ReadConfigText(path, text); !s.ok()) {
+    if (!json) {
+      err << s.message() << '\n';
+      return std::nullopt;
+    }
+    diags.Error("C000", {path, 0, 0}, s.message());  // no line: the file itself
+  } else {
+    c = ParseTainterConfig(text, path, diags, require_brokers);
+  }
+  if (json) {
+    err << diags.ToJson().dump() << '\n';
+  } else {
+    diags.Print(err, {{path, text}});
+  }
   return c;
 }
 

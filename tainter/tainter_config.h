@@ -65,9 +65,11 @@ Result<TainterConfig> ParseTainterConfig(std::string_view yaml_text, std::string
 // Reads and parses `path`. kNotFound: the file cannot be read.
 Result<TainterConfig> LoadTainterConfig(const std::string& path);
 // Reads and parses `path`, printing every problem to `err` with its source
-// line and a caret. nullopt on any problem.
+// line and a caret, or with `json` as one JSON array of
+// {file,line,column,level,code,message} (Diagnostics::ToJson, as
+// `faultline rules check --format json`). nullopt on any problem.
 std::optional<TainterConfig> LoadTainterConfig(const std::string& path, std::ostream& err,
-                                               bool require_brokers = false);
+                                               bool require_brokers = false, bool json = false);
 
 // The sections faultline-tainter and `faultline-agent --standalone` share,
 // read from the mapping that holds them (the root here, `standalone:` in the

@@ -48,6 +48,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: faultline-tainter --config FILE [--dry-run] [--log-level debug|info|warn|error]\n"
+    "                         [--format json|text]\n"
     "       faultline-tainter nodes|explain NODE|untaint NODE [FLAGS]   (--help for each)\n"
     "       faultline-tainter --version\n";
 
@@ -59,6 +60,9 @@ SIGINT; SIGHUP reloads the rule packs.
 
   --config FILE, -c FILE  the tainter config (YAML; tainter/README.md)
   --dry-run               decide and log every write, send none
+  --format json|text      how config problems are reported on stderr (text:
+                          file:line:col, code, source line and caret; json: one
+                          array of {file,line,column,level,code,message})
   --log-level LEVEL       debug, info, warn or error (overrides the config)
   --version               print the version, the libraries' and the built-in
                           rule packs' versions
@@ -79,6 +83,7 @@ struct Flags {
   std::string config;
   bool dry_run = false;
   std::string log_level;
+  bool json = false;  // --format json: config problems as a JSON array
   bool help = false;
 };
 
@@ -103,6 +108,12 @@ Result<Flags> ParseFlags(int argc, char** argv) {
       f.log_level = *v;
     } else if (a == "--dry-run") {
       f.dry_run = true;
+    } else if (a == "--format") {
+      auto v = value(a);
+      if (!v) return v.error();
+      if (*v != "json" && *v != "text")
+        return InvalidArgumentError("--format must be json or text");
+      f.json = *v == "json";
     } else if (a == "-h" || a == "--help") {
       f.help = true;
       return f;
@@ -395,7 +406,7 @@ int main(int argc, char** argv) {
   TainterConfig config;
   if (!flags->config.empty()) {
     std::optional<TainterConfig> loaded =
-        LoadTainterConfig(flags->config, std::cerr, /*require_brokers=*/true);
+        LoadTainterConfig(flags->config, std::cerr, /*require_brokers=*/true, flags->json);
     if (!loaded) return 2;
     config = std::move(*loaded);
   }

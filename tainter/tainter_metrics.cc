@@ -82,6 +82,18 @@ Counter& TainterMetrics::DryRunWrites(const std::string& op) {
                               "writes a dry run did not send", {{"op", op}});
 }
 
+Counter& TainterMetrics::PodEvents(const std::string& outcome) {
+  return registry_.GetCounter("faultline_tainter_pod_events_total",
+                              "Events about the pods of a node faultline took out, by outcome",
+                              {{"outcome", outcome}});
+}
+
+Counter& TainterMetrics::ConditionWrites(const std::string& type, const std::string& status) {
+  return registry_.GetCounter("faultline_tainter_condition_writes_total",
+                              "NodeCondition changes written to nodes/status, by type and status",
+                              {{"type", type}, {"status", status}});
+}
+
 Counter& TainterMetrics::ApiErrors(const std::string& op, const std::string& code) {
   return registry_.GetCounter("faultline_tainter_api_errors_total",
                               "Kubernetes API errors by operation and code",

@@ -21,8 +21,10 @@ class TainterMetrics {
   // Per label value.
   Counter& Decisions(const std::string& outcome);
   Counter& TaintsRefused(const std::string& rule);
-  Counter& TaintsLifted(const std::string& why);  // expired | by_hand | reboot | clear
-  Counter& DryRunWrites(const std::string& op);   // update | event
+  Counter& TaintsLifted(const std::string& why);   // expired | by_hand | reboot | clear
+  Counter& DryRunWrites(const std::string& op);    // update | event
+  Counter& PodEvents(const std::string& outcome);  // recorded | failed | over_bound | ...
+  Counter& ConditionWrites(const std::string& type, const std::string& status);
   Counter& ApiErrors(const std::string& op, const std::string& code);
   Histogram& ApiLatency(const std::string& op);
   Counter& KafkaErrors(const std::string& code);

@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "collector/sources/boot_id.h"
 #include "kafka/kafka_conf.h"
 
 namespace faultline {
@@ -79,7 +80,8 @@ NodeIdentity IdentityPublisher::Collect(const Options& o) {
   id.node = o.node;
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) id.hostname = host;
-  id.boot_id = FirstLine(o.boot_id_path);
+  // The one boot-id reader (collector/sources/boot_id.h); unreadable: empty.
+  if (Result<std::string> boot = ReadBootId(o.boot_id_path); boot.ok()) id.boot_id = *boot;
   id.addresses = InterfaceAddresses();
   if (id.addresses.size() > NodeIdentity::kMaxAddresses) {
     id.addresses.resize(NodeIdentity::kMaxAddresses);
@@ -90,7 +92,11 @@ NodeIdentity IdentityPublisher::Collect(const Options& o) {
 }
 
 IdentityPublisher::IdentityPublisher(Options options, MetricsRegistry& metrics)
-    : options_(std::move(options)), metrics_(metrics) {}
+    : options_(std::move(options)),
+      published_(metrics.GetCounter("faultline_agent_identity_published_total",
+                                    "identity messages queued", {})),
+      errors_(metrics.GetCounter("faultline_agent_identity_errors_total",
+                                 "identity messages not queued", {})) {}
 
 IdentityPublisher::~IdentityPublisher() { Stop(std::chrono::milliseconds(500)); }
 
@@ -116,13 +122,11 @@ void IdentityPublisher::Publish() {
       options_.topic, RdKafka::Topic::PARTITION_UA, RdKafka::Producer::RK_MSG_COPY,
       const_cast<char*>(value.data()), value.size(), id.node.data(), id.node.size(), 0, nullptr);
   if (e != RdKafka::ERR_NO_ERROR) {
-    metrics_.GetCounter("faultline_agent_identity_errors_total", "identity messages not queued", {})
-        .Inc();
+    errors_.Inc();
     LogWarning("identity", "cannot queue the node identity", {{"error", RdKafka::err2str(e)}});
     return;
   }
-  metrics_.GetCounter("faultline_agent_identity_published_total", "identity messages queued", {})
-      .Inc();
+  published_.Inc();
   LogInfo("identity", "published node identity",
           {{"topic", options_.topic},
            {"addresses", id.addresses.size()},

@@ -59,7 +59,8 @@ class IdentityPublisher {
   void Run();
 
   Options options_;
-  MetricsRegistry& metrics_;
+  Counter& published_;  // faultline_agent_identity_published_total
+  Counter& errors_;     // faultline_agent_identity_errors_total
   std::unique_ptr<RdKafka::Producer> producer_;
   std::thread thread_;
   std::mutex mu_;

@@ -153,10 +153,7 @@ int CorrelationConsumer::Poll(std::chrono::milliseconds timeout, int max_message
     wait = 0;
     if (!m || m->err() == RdKafka::ERR__TIMED_OUT) break;
     if (m->err() != RdKafka::ERR_NO_ERROR) {
-      metrics_
-          .GetCounter("faultline_tainter_correlation_errors_total",
-                      "errors reading every partition for correlation", {})
-          .Inc();
+      metrics_.read_errors.Inc();
       break;
     }
     ++taken;
@@ -172,12 +169,9 @@ int CorrelationConsumer::Poll(std::chrono::milliseconds timeout, int max_message
     if (m->topic_name() == options_.identity_topic) {
       if (auto id = ParseNodeIdentity(payload)) {
         correlator_.ObserveIdentity(*id);
-        metrics_.GetCounter("faultline_tainter_identities_total", "node identities read", {}).Inc();
+        metrics_.identities.Inc();
       } else {
-        metrics_
-            .GetCounter("faultline_tainter_identities_rejected_total",
-                        "identity messages that do not parse", {})
-            .Inc();
+        metrics_.identities_rejected.Inc();
         LogDebug("correlation", "bad identity message",
                  {{"error", id.error().message()}, {"offset", m->offset()}});
       }

@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "base/status.h"
+#include "tainter/correlation/correlation_metrics.h"
 #include "tainter/correlation/correlator.h"
 
 namespace RdKafka {
@@ -78,7 +79,7 @@ class CorrelationConsumer {
 
   Options options_;
   Correlator& correlator_;
-  MetricsRegistry& metrics_;
+  CorrelationMetrics metrics_;
   const Clock& clock_;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
   bool started_ = false;

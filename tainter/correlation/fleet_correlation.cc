@@ -93,10 +93,7 @@ void FleetCorrelation::Tick(Tainter& tainter, const Owns& owns) {
   for (FaultEvent& blame : correlator_.TakeBlames(now, owns)) {
     LogInfo("correlation", "peers blame node",
             {{"node", blame.node}, {"rule", blame.rule}, {"summary", blame.summary}});
-    metrics_
-        .GetCounter("faultline_tainter_attributions_total",
-                    "accusations by peers handed to the policy", {{"rule", blame.rule}})
-        .Inc();
+    metrics_.Attributions(blame.rule).Inc();
     tainter.Handle(blame);
   }
   // Incidents close only once the history is read: a partly rebuilt one
@@ -121,10 +118,7 @@ void FleetCorrelation::Tick(Tainter& tainter, const Owns& owns) {
              {"node_names", nodes},
              {"attributed", inc.attributed},
              {"evidence", evidence}});
-    metrics_
-        .GetCounter("faultline_tainter_incidents_total", "incidents closed (one job, many nodes)",
-                    {{"attributed", inc.attributed.empty() ? "false" : "true"}})
-        .Inc();
+    metrics_.Incidents(!inc.attributed.empty()).Inc();
     // One Event per incident on the job's owner (PyTorchJob, Job ...), so
     // the job's own events say what happened to it, attributed or not.
     if (std::optional<NodeEvent> e = IncidentOwnerEvent(inc)) {

@@ -11,6 +11,7 @@
 #include "base/metrics.h"
 #include "base/status.h"
 #include "tainter/correlation/correlation_consumer.h"
+#include "tainter/correlation/correlation_metrics.h"
 #include "tainter/correlation/correlator.h"
 #include "tainter/node_informer.h"
 #include "tainter/pod_informer.h"
@@ -53,7 +54,7 @@ class FleetCorrelation {
   FleetCorrelation(Correlator::Options options, MetricsRegistry& metrics, const Clock& clock);
 
   Correlator correlator_;
-  MetricsRegistry& metrics_;
+  CorrelationMetrics metrics_;
   const Clock& clock_;
   std::unique_ptr<CorrelationConsumer> consumer_;
   std::chrono::steady_clock::time_point created_;

@@ -85,8 +85,11 @@ Status KubeEvictionApi::PatchScheduling(std::string_view node, const SchedulingC
   return StatusFromResponse(*response, what);
 }
 
-Result<std::vector<NodePod>> KubeEvictionApi::ListPodsOnNode(std::string_view node) {
-  return faultline::ListPodsOnNode(*http_, node);
+Result<std::vector<PodInfo>> KubeEvictionApi::ListPodsOnNode(std::string_view node) {
+  if (node.empty()) return InvalidArgumentError("list pods: empty node name");
+  Result<PodListing> listing = ListPods(*http_, PodsOnNodeSelector(node), kPodPageSize);
+  if (!listing) return listing.error();
+  return std::move(listing->pods);
 }
 
 Result<EvictionOutcome> KubeEvictionApi::Evict(std::string_view ns, std::string_view pod,

@@ -44,7 +44,7 @@ class EvictionApi {
   virtual ~EvictionApi() = default;
   virtual Result<NodeScheduling> GetScheduling(std::string_view node) = 0;
   virtual Status PatchScheduling(std::string_view node, const SchedulingChange& change) = 0;
-  virtual Result<std::vector<NodePod>> ListPodsOnNode(std::string_view node) = 0;
+  virtual Result<std::vector<PodInfo>> ListPodsOnNode(std::string_view node) = 0;
   // `grace`: deleteOptions.gracePeriodSeconds; nullopt: the pod's own.
   virtual Result<EvictionOutcome> Evict(std::string_view ns, std::string_view pod,
                                         std::optional<std::chrono::seconds> grace) = 0;
@@ -61,7 +61,8 @@ class EvictionApi {
 //                    carries metadata.resourceVersion is refused with 409 when
 //                    the node has moved (kAborted); keys it does not name
 //                    (other annotations, taints) are untouched.
-//   ListPodsOnNode   GET   /api/v1/pods?fieldSelector=spec.nodeName=NODE
+//   ListPodsOnNode   GET   /api/v1/pods?fieldSelector=spec.nodeName=NODE,status.phase!=
+//                    Succeeded,status.phase!=Failed: the pod listing of node_pods.h
 //   Evict            POST  /api/v1/namespaces/{ns}/pods/{name}/eviction, a
 //                    policy/v1 Eviction: 201 evicted, 429 blocked by a budget,
 //                    404 gone; 429 without the budget cause (API priority and
@@ -76,11 +77,13 @@ class KubeEvictionApi final : public EvictionApi {
                                                          MetricsRegistry& metrics);
   Result<NodeScheduling> GetScheduling(std::string_view node) override;
   Status PatchScheduling(std::string_view node, const SchedulingChange& change) override;
-  Result<std::vector<NodePod>> ListPodsOnNode(std::string_view node) override;
+  Result<std::vector<PodInfo>> ListPodsOnNode(std::string_view node) override;
   Result<EvictionOutcome> Evict(std::string_view ns, std::string_view pod,
                                 std::optional<std::chrono::seconds> grace) override;
 
  private:
+  static constexpr std::size_t kPodPageSize = 500;  // kubectl drain's chunk size
+
   std::unique_ptr<KubeHttpClient> http_;
 };
 

@@ -326,9 +326,7 @@ Result<KubeResponse> KubeHttpClient::Send(const KubeRequest& request) {
   using std::chrono::nanoseconds;
   const auto deadline = clock_.MonotonicNow() + options_.call_deadline;
   auto remaining = [&] { return duration_cast<nanoseconds>(deadline - clock_.MonotonicNow()); };
-  Histogram& latency = metrics_.GetHistogram(
-      "faultline_kube_request_seconds", "Kubernetes API request latency by verb",
-      {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}, {{"verb", request.verb}});
+  Histogram& latency = metrics_.RequestSeconds(request.verb);
   bool reauthenticated = false;
   std::string last_failure;
   for (int attempt = 0;; ++attempt) {
@@ -338,10 +336,7 @@ Result<KubeResponse> KubeHttpClient::Send(const KubeRequest& request) {
                               ": rate-limit wait exceeds the call deadline");
     }
     if (wait->count() > 0) {
-      metrics_
-          .GetCounter("faultline_kube_throttled_total",
-                      "Kubernetes API requests delayed by the client-side rate limiter")
-          .Inc();
+      metrics_.throttled.Inc();
       Sleep(*wait);
     }
     auto token = tokens_.Token();
@@ -353,10 +348,7 @@ Result<KubeResponse> KubeHttpClient::Send(const KubeRequest& request) {
     Result<KubeResponse> result = Perform(request, *token, &retry_after, &retryable);
     latency.Observe(std::chrono::duration<double>(clock_.MonotonicNow() - start).count());
     const std::string code_label = result ? std::to_string(result->status) : "error";
-    metrics_
-        .GetCounter("faultline_kube_requests_total", "Kubernetes API requests by verb and code",
-                    {{"verb", request.verb}, {"code", code_label}})
-        .Inc();
+    metrics_.Requests(request.verb, code_label).Inc();
 
     std::string reason;
     nanoseconds delay{0};
@@ -401,10 +393,7 @@ Result<KubeResponse> KubeHttpClient::Send(const KubeRequest& request) {
       return UnavailableError("kube " + request.verb + " " + request.path + ": " + last_failure +
                               " after " + std::to_string(attempt + 1) + " attempt(s)");
     }
-    metrics_
-        .GetCounter("faultline_kube_retries_total", "Kubernetes API request retries by reason",
-                    {{"verb", request.verb}, {"reason", reason}})
-        .Inc();
+    metrics_.Retries(request.verb, reason).Inc();
     LogDebug(kComponent, "retrying API request",
              {{"verb", request.verb},
               {"path", request.path},
@@ -429,11 +418,7 @@ Result<KubeResponse> KubeHttpClient::Stream(const KubeRequest& request,
   bool retryable = true;
   const StreamSink sink{timeout, &on_data, stop};
   Result<KubeResponse> result = Perform(request, *token, &retry_after, &retryable, &sink);
-  metrics_
-      .GetCounter(
-          "faultline_kube_requests_total", "Kubernetes API requests by verb and code",
-          {{"verb", request.verb}, {"code", result ? std::to_string(result->status) : "error"}})
-      .Inc();
+  metrics_.Requests(request.verb, result ? std::to_string(result->status) : "error").Inc();
   if (result && result->status == 401 && tokens_.has_file()) {
     tokens_.Token(/*force_reread=*/true).status().IgnoreError();  // the next watch uses it
   }

@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "tainter/kube/backoff.h"
 #include "tainter/kube/kube_config.h"
+#include "tainter/kube/kube_metrics.h"
 #include "tainter/kube/kube_token.h"
 #include "tainter/kube/rate_limiter.h"
 
@@ -126,7 +127,7 @@ class KubeHttpClient {
   const KubeConfig config_;
   const Options options_;
   const Clock& clock_;
-  MetricsRegistry& metrics_;
+  KubeMetrics metrics_;
   KubeTokenSource tokens_;
   TokenBucket limiter_;
   Backoff backoff_;

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "base/log.h"
+#include "tainter/kube/node_pods.h"
 
 namespace faultline {
 namespace {
@@ -146,18 +147,19 @@ Status KubeNodeApi::StreamWatch(const std::string& path, const std::string& what
   return OkStatus();
 }
 
-Result<std::string> KubeNodeApi::ListPages(const std::string& path, const std::string& what,
-                                           const std::function<void(const json&)>& on_item) {
+Result<std::string> ListPages(KubeHttpClient& http, const std::string& path,
+                              const std::string& what, std::size_t page_size,
+                              const std::function<void(const json&)>& on_item) {
   std::string resource_version;
   std::string continue_token;
   const char* sep = path.find('?') == std::string::npos ? "?" : "&";
   // A bound on pages, so a server that keeps handing out continue tokens
   // cannot keep us here forever.
   for (int page = 0; page < 10'000; ++page) {
-    std::string url = path + sep + "limit=" + std::to_string(options_.list_page_size);
+    std::string url = path + sep + "limit=" + std::to_string(page_size);
     if (!continue_token.empty()) url += "&continue=" + UrlEncode(continue_token);
     auto response =
-        http_->Send({.verb = "list", .method = "GET", .path = url, .content_type = {}, .body = {}});
+        http.Send({.verb = "list", .method = "GET", .path = url, .content_type = {}, .body = {}});
     if (!response) return response.error();
     if (response->status != 200) return StatusFromResponse(*response, what.c_str());
     auto body = ParseBody(*response, what.c_str());
@@ -214,26 +216,18 @@ Result<NodeListing> KubeNodeApi::ListNodesAt(std::string_view label_selector) {
   NodeListing listing;
   std::string path = "/api/v1/nodes";
   if (!label_selector.empty()) path += "?labelSelector=" + UrlEncode(label_selector);
-  auto version = ListPages(path, "list nodes", [&](const json& item) {
-    auto info = NodeInfoFromJson(item);
-    if (info) listing.nodes.push_back(std::move(*info));
-  });
+  auto version =
+      ListPages(*http_, path, "list nodes", options_.list_page_size, [&](const json& item) {
+        auto info = NodeInfoFromJson(item);
+        if (info) listing.nodes.push_back(std::move(*info));
+      });
   if (!version) return version.error();
   listing.resource_version = std::move(*version);
   return listing;
 }
 
 Result<PodListing> KubeNodeApi::ListPodsAt(std::string_view field_selector) {
-  PodListing listing;
-  std::string path = "/api/v1/pods";
-  if (!field_selector.empty()) path += "?fieldSelector=" + UrlEncode(field_selector);
-  auto version = ListPages(path, "list pods", [&](const json& item) {
-    auto info = PodInfoFromJson(item);
-    if (info) listing.pods.push_back(std::move(*info));
-  });
-  if (!version) return version.error();
-  listing.resource_version = std::move(*version);
-  return listing;
+  return ListPods(*http_, field_selector, options_.list_page_size);
 }
 
 Status KubeNodeApi::WatchPods(std::string_view field_selector, std::string_view resource_version,
@@ -283,7 +277,7 @@ Status KubeNodeApi::UpdateNode(std::string_view name, const NodeChange& change) 
     const json patch = BuildNodePatch(*node, change);
     if (patch.empty()) return OkStatus();  // already in effect: nothing to send
     const std::string sent_version = ResourceVersionOf(*node);
-    metrics_.GetCounter("faultline_kube_patches_total", "Node JSON patches sent").Inc();
+    metrics_.patches.Inc();
     auto response = http_->Send({.verb = "patch",
                                  .method = "PATCH",
                                  .path = "/api/v1/nodes/" + UrlEncode(name),
@@ -302,10 +296,7 @@ Status KubeNodeApi::UpdateNode(std::string_view name, const NodeChange& change) 
       // Nothing moved, so our test held and the patch itself is invalid.
       return StatusFromResponse(*response, what);
     }
-    metrics_
-        .GetCounter("faultline_kube_conflicts_total",
-                    "Node writes that lost a race and were re-read and retried")
-        .Inc();
+    metrics_.conflicts.Inc();
     if (attempt >= options_.max_update_attempts) {
       return AbortedError(what + ": still conflicting after " + std::to_string(attempt) +
                           " attempts");

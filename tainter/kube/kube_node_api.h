@@ -11,10 +11,18 @@
 #include "base/metrics.h"
 #include "tainter/kube/kube_config.h"
 #include "tainter/kube/kube_http.h"
+#include "tainter/kube/kube_metrics.h"
 #include "tainter/kube/kube_node_json.h"
 #include "tainter/kube/node_api.h"
 
 namespace faultline {
+
+// Every page of a list: GET `path` with limit=`page_size` and continue, each
+// item handed to `on_item`; returns the list's resourceVersion. Errors as
+// node_api.h (a non-200 answer through StatusFromResponse).
+Result<std::string> ListPages(KubeHttpClient& http, const std::string& path,
+                              const std::string& what, std::size_t page_size,
+                              const std::function<void(const nlohmann::json&)>& on_item);
 
 // NodeApi over HTTPS to a real API server (KubeHttpClient underneath: TLS,
 // token, QPS/burst limit, retries with backoff on 429/5xx/connection errors).
@@ -100,14 +108,11 @@ class KubeNodeApi final : public NodeApi {
   using WatchObject = std::function<bool(const std::string& type, const nlohmann::json& object)>;
   Status StreamWatch(const std::string& path, const std::string& what, std::chrono::seconds timeout,
                      const WatchObject& on_object, const std::atomic<bool>* stop);
-  // Every page of a list (limit + continue); returns the list's resourceVersion.
-  Result<std::string> ListPages(const std::string& path, const std::string& what,
-                                const std::function<void(const nlohmann::json&)>& on_item);
 
   std::unique_ptr<KubeHttpClient> http_;
   const Options options_;
   const Clock& clock_;
-  MetricsRegistry& metrics_;
+  KubeMetrics metrics_;
   std::map<std::string, int> event_counts_;  // "namespace/event name" -> count we last wrote
   // The node the last GetNode read, for UpdateNode (see above).
   std::string last_read_name_;

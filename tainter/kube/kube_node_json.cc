@@ -56,6 +56,10 @@ Result<PodInfo> PodInfoFromJson(const json& pod) {
   info.namespace_name = str(meta, "namespace");
   info.uid = str(meta, "uid");
   info.resource_version = str(meta, "resourceVersion");
+  if (meta.contains("annotations") && meta["annotations"].is_object()) {
+    info.mirror = meta["annotations"].contains("kubernetes.io/config.mirror");
+  }
+  info.deleting = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
   if (meta.contains("ownerReferences") && meta["ownerReferences"].is_array()) {
     for (const json& ref : meta["ownerReferences"]) {
       if (!ref.is_object() || !flag(ref, "controller")) continue;
@@ -73,6 +77,7 @@ Result<PodInfo> PodInfoFromJson(const json& pod) {
   }
   if (pod.contains("status") && pod["status"].is_object()) {
     const json& status = pod["status"];
+    info.phase = str(status, "phase");
     if (status.contains("podIPs") && status["podIPs"].is_array()) {
       for (const json& ip : status["podIPs"]) {
         if (std::string a = str(ip, "ip"); !a.empty()) info.ips.push_back(std::move(a));

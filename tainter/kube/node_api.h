@@ -103,8 +103,9 @@ struct NodeWatchEvent {
   NodeInfo node;  // kBookmark: only resource_version is set
 };
 
-// What fleet correlation keeps of a Pod (tainter/correlation/pod_index.h):
-// where it runs, its IPs and its controller. Nothing else is read.
+// What faultline reads of a Pod: where it runs, its IPs and its controller
+// (fleet correlation, tainter/correlation/pod_index.h; the pod Events), and
+// its phase and whether it is a mirror or leaving (drain). Nothing else.
 struct PodInfo {
   std::string namespace_name;
   std::string name;
@@ -119,6 +120,10 @@ struct PodInfo {
   std::string owner_kind;
   std::string owner_name;
   std::string owner_uid;
+  // What drain reads (tainter/drain.h):
+  std::string phase;      // status.phase
+  bool mirror = false;    // annotation kubernetes.io/config.mirror: a static pod's mirror
+  bool deleting = false;  // metadata.deletionTimestamp is set
 };
 
 struct PodListing {

@@ -82,11 +82,11 @@ API_REQUESTS = [
     # Fleet correlation's pod index (tainter/pod_informer.h): pod IP -> node and
     # the pods' controller, every namespace, field selector status.podIP!=.
     ("tainter", "list", "", "pods",
-     "KubeNodeApi::ListPodsAt: PodInformer, incidents command, ListPodsOnNode (pod Events)"),
+     "ListPods (node_pods.h): PodInformer, incidents command, pod Events, drain"),
     ("tainter", "watch", "", "pods", "KubeNodeApi::WatchPods: PodInformer"),
     # Cordon and drain (tainter/remediation.h): the cordon and drain marks are
     # node patches (above); the node's pods are listed with the pods list
-    # above (field selector spec.nodeName=); evicting is the one new verb,
+    # above (field selector spec.nodeName=,status.phase!=...); evicting is the one new verb,
     # granted only by the opt-in components/drain.
     ("tainter", "create", "", "pods/eviction",
      "KubeEvictionApi::Evict: drain, with components/drain only"),
@@ -137,8 +137,8 @@ def code_requests(source_dir):
     client's sources. The resource is read from the path literals of the
     function making the request ("/events" or "/api/v1/nodes"), since a path
     may be built in a variable first; a helper that takes its path from its
-    callers (KubeNodeApi::ListPages, StreamWatch) sends the resources of the
-    functions that call it."""
+    callers (ListPages, KubeNodeApi::StreamWatch) sends the resources of the
+    functions that call it, in any file of the client."""
     def resource_of(window):
         return ("pods/eviction" if '"/eviction"' in window else
                 "leases" if '/leases' in window else
@@ -152,31 +152,36 @@ def code_requests(source_dir):
         end = text.find("\n}\n", at)
         return max(start, 0), (len(text) if end < 0 else end)
 
-    found = set()
+    texts = {}
     for rel in KUBE_CLIENT_SOURCES:
         directory = os.path.join(source_dir, rel)
         for name in sorted(os.listdir(directory)):
-            if not name.endswith(".cc"):
+            if name.endswith(".cc"):
+                texts[name] = open(os.path.join(directory, name)).read()
+    found = set()
+    for name, text in texts.items():
+        for m in re.finditer(r'\.verb\s*=\s*"(\w+)"', text):
+            function_start = text.rfind("\n}\n", 0, m.start())
+            send_end = text.find("});", m.start())
+            window = text[max(function_start, 0):send_end]
+            resource = resource_of(window)
+            if resource is not None:
+                found.add((m.group(1), resource))
                 continue
-            text = open(os.path.join(directory, name)).read()
-            for m in re.finditer(r'\.verb\s*=\s*"(\w+)"', text):
-                function_start = text.rfind("\n}\n", 0, m.start())
-                send_end = text.find("});", m.start())
-                window = text[max(function_start, 0):send_end]
-                resource = resource_of(window)
-                if resource is not None:
-                    found.add((m.group(1), resource))
-                    continue
-                helper = re.search(r"KubeNodeApi::(\w+)\(", window)
-                callers = [c for c in re.finditer(r"(?<!::)\b%s\(" % helper.group(1), text)
-                           if function_around(text, c.start())[0] != max(function_start, 0)] \
-                    if helper else []
-                if not callers:
-                    found.add((m.group(1), f"unknown ({name} offset {m.start()})"))
-                for c in callers:
-                    start, end = function_around(text, c.start())
-                    found.add((m.group(1), resource_of(text[start:end]) or
-                               f"unknown ({name} offset {c.start()})"))
+            # The helper is the function defined here (the first line at column
+            # 0 that opens a parameter list); its callers may be in any file of
+            # the client (ListPages: KubeNodeApi's lists and node_pods.cc's).
+            helper = re.search(r"^(?![\s/}])[^\n(]*?\b(?:\w+::)?(\w+)\(", window, re.M)
+            callers = [(other, c) for other, other_text in texts.items()
+                       for c in re.finditer(r"(?<![:\w])%s\(" % helper.group(1), other_text)
+                       if (other, function_around(other_text, c.start())[0]) !=
+                       (name, max(function_start, 0))] if helper else []
+            if not callers:
+                found.add((m.group(1), f"unknown ({name} offset {m.start()})"))
+            for other, c in callers:
+                start, end = function_around(texts[other], c.start())
+                found.add((m.group(1), resource_of(texts[other][start:end]) or
+                           f"unknown ({other} offset {c.start()})"))
     return found
 
 

@@ -13,6 +13,7 @@
 #include "tainter/kube/kube_node_json.h"
 #include "tainter/tainter.h"
 #include "tainter/tainter_config.h"
+#include "tests/tainter/kube_tainter_fixture.h"
 #include "tests/tainter/kube_test_util.h"
 
 namespace faultline {
@@ -152,34 +153,14 @@ TEST_CASE("the API double: a strategic merge patch on nodes/status merges condit
   CHECK((*f.server->GetNodeJson("gpu-1"))["status"] == before);
 }
 
-// A Tainter over KubeNodeApi against the double, with one node.
-struct TainterFixture {
-  TainterFixture() {
-    SetLogLevel(LogLevel::kWarning);
-    f.server->AddNode("gpu-1", {{"gpu", "true"}});
-    Tainter::Options o;
-    o.node_selector = "gpu=true";
-    auto t = Tainter::Create(o, f.Api(), f.metrics, f.clock);
-    REQUIRE(t.ok());
-    tainter = std::move(*t);
-    REQUIRE(tainter->AdoptAll().ok());
-  }
-  FaultEvent Xid79(const std::string& cursor) {
-    FaultEvent e;
-    e.id = MakeEventId("gpu-1", "kmsg", cursor, "nvidia.xid");
-    e.node = "gpu-1";
-    e.source = "kmsg";
-    e.rule = "nvidia.xid";
-    e.category = "hardware";
-    e.action = Action::kTaint;
-    e.severity = Severity::kCritical;
-    e.summary = "Xid 79 on 0000:3b:00: GPU has fallen off the bus";
-    e.message = "NVRM: Xid (PCI:0000:3b:00): 79, pid=0";
-    e.log_time = e.detected_time = f.clock.Now();
+// A Tainter over KubeNodeApi against the double, with one node; its Xid 79
+// expires after an hour.
+struct TainterFixture : KubeTainterFixture {
+  FaultEvent Xid79(const std::string& cursor) const {
+    FaultEvent e = KubeTainterFixture::Xid79(cursor);
     e.expire = hours(1);
     return e;
   }
-  json Node() { return *f.server->GetNodeJson("gpu-1"); }
   json Condition(const std::string& type) {
     const json node = Node();  // kept: a range-for over a temporary's member dangles
     for (const json& c : node["status"]["conditions"]) {
@@ -188,9 +169,6 @@ struct TainterFixture {
     return nullptr;
   }
   int StatusWrites() { return f.server->CountRequests("PATCH", "/api/v1/nodes/gpu-1/status"); }
-
-  KubeFixture f;
-  std::unique_ptr<Tainter> tainter;
 };
 
 TEST_CASE("a taint sets GPUFault=True, a repeat writes no status, expiry sets it False") {

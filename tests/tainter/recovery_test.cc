@@ -17,6 +17,7 @@
 #include "tainter/kube/kube_node_json.h"
 #include "tainter/tainter.h"
 #include "tainter/tainter_config.h"
+#include "tests/tainter/kube_tainter_fixture.h"
 #include "tests/tainter/kube_test_util.h"
 
 namespace faultline {
@@ -29,32 +30,13 @@ using std::chrono::seconds;
 
 // One managed node gpu-1 booted as "boot-a", a Tainter with a 10m probation
 // and a 24h recurring window (the defaults).
-struct RecoveryFixture {
-  RecoveryFixture() {
-    SetLogLevel(LogLevel::kWarning);
-    f.server->AddNode("gpu-1", {{"gpu", "true"}});
-    REQUIRE(f.server->SetBootId("gpu-1", "boot-a"));
-    Tainter::Options o;
-    o.node_selector = "gpu=true";
-    auto t = Tainter::Create(o, f.Api(), f.metrics, f.clock);
-    REQUIRE(t.ok());
-    tainter = std::move(*t);
-    REQUIRE(tainter->AdoptAll().ok());
-  }
+struct RecoveryFixture : KubeTainterFixture {
+  RecoveryFixture()
+      : KubeTainterFixture([](FakeApiServer& s) { REQUIRE(s.SetBootId("gpu-1", "boot-a")); }) {}
   // Xid 79 from a rule with `recover: reboot` and no expire.
-  FaultEvent Xid79(const std::string& cursor, const std::string& boot_id = "boot-a") {
-    FaultEvent e;
-    e.id = MakeEventId("gpu-1", "kmsg", cursor, "nvidia.xid");
-    e.node = "gpu-1";
+  FaultEvent Xid79(const std::string& cursor, const std::string& boot_id = "boot-a") const {
+    FaultEvent e = KubeTainterFixture::Xid79(cursor);
     e.boot_id = boot_id;
-    e.source = "kmsg";
-    e.rule = "nvidia.xid";
-    e.category = "hardware";
-    e.action = Action::kTaint;
-    e.severity = Severity::kCritical;
-    e.summary = "Xid 79 on 0000:3b:00: GPU has fallen off the bus";
-    e.message = "NVRM: Xid (PCI:0000:3b:00): 79, pid=0";
-    e.log_time = e.detected_time = f.clock.Now();
     e.recover = "reboot";
     return e;
   }
@@ -83,7 +65,6 @@ struct RecoveryFixture {
     e.recover.clear();
     return e;
   }
-  json Node() { return *f.server->GetNodeJson("gpu-1"); }
   bool Tainted() {
     const json node = Node();
     for (const json& t : node["spec"].value("taints", json::array())) {
@@ -127,9 +108,17 @@ struct RecoveryFixture {
     tainter->Tick();
     REQUIRE(tainter->pending() == 0);
   }
-
-  KubeFixture f;
-  std::unique_ptr<Tainter> tainter;
+  // Xid 79 (kmsg:1) taints gpu-1, the node reboots into boot-b and stays
+  // quiet for the 10m probation: the taint is lifted by the reboot.
+  void TaintThenRecoverByReboot() {
+    tainter->Handle(Xid79("kmsg:1"));
+    REQUIRE(tainter->pending() == 0);
+    REQUIRE(f.server->SetBootId("gpu-1", "boot-b"));
+    Watch();
+    f.clock.Advance(minutes(10));
+    Settle();
+    REQUIRE_FALSE(Tainted());
+  }
 };
 
 TEST_CASE("recover: reboot: a new bootID and a quiet probation lift the taint") {
@@ -255,13 +244,7 @@ TEST_CASE("a clear rule lifts the reasons it names, and only those") {
 
 TEST_CASE("a fault recurring after an automatic recovery goes to a person") {
   RecoveryFixture t;
-  t.tainter->Handle(t.Xid79("kmsg:1"));
-  REQUIRE(t.tainter->pending() == 0);
-  REQUIRE(t.f.server->SetBootId("gpu-1", "boot-b"));
-  t.Watch();
-  t.f.clock.Advance(minutes(10));
-  t.Settle();
-  REQUIRE_FALSE(t.Tainted());
+  t.TaintThenRecoverByReboot();
 
   // Two hours later (within the 24h recurring_window) the GPU falls off
   // the bus again: tainted, "recurring" in its reason, no way back but a person.
@@ -300,13 +283,7 @@ TEST_CASE("a fault recurring after an automatic recovery goes to a person") {
 
 TEST_CASE("a fault after the recurring window is a fresh fault, recoverable again") {
   RecoveryFixture t;
-  t.tainter->Handle(t.Xid79("kmsg:1"));
-  REQUIRE(t.tainter->pending() == 0);
-  REQUIRE(t.f.server->SetBootId("gpu-1", "boot-b"));
-  t.Watch();
-  t.f.clock.Advance(minutes(10));
-  t.Settle();
-  REQUIRE_FALSE(t.Tainted());
+  t.TaintThenRecoverByReboot();
   t.f.clock.Advance(hours(25));
   t.tainter->Handle(t.Xid79("kmsg:2", "boot-b"));
   REQUIRE(t.tainter->pending() == 0);
@@ -317,13 +294,7 @@ TEST_CASE("a fault after the recurring window is a fresh fault, recoverable agai
 
 TEST_CASE("the recovery history survives a tainter restart and is bounded") {
   RecoveryFixture t;
-  t.tainter->Handle(t.Xid79("kmsg:1"));
-  REQUIRE(t.tainter->pending() == 0);
-  REQUIRE(t.f.server->SetBootId("gpu-1", "boot-b"));
-  t.Watch();
-  t.f.clock.Advance(minutes(10));
-  t.Settle();
-  REQUIRE_FALSE(t.Tainted());
+  t.TaintThenRecoverByReboot();
   // A new tainter process adopts the node: the history on the node is what
   // tells it that a new Xid 79 recurs.
   auto restarted = Tainter::Create(t.tainter->options(), t.f.Api(), t.f.metrics, t.f.clock);

@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include "tainter/kube/eviction.h"
+#include "tainter/kube/node_pods.h"
 #include "tainter/tainter_config.h"
 #include "tests/tainter/kube_test_util.h"
 
@@ -261,6 +262,38 @@ TEST_CASE("the API double's eviction subresource answers as kube-apiserver does"
   CHECK((*leaving)["metadata"].contains("deletionTimestamp"));
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   CHECK_FALSE(h.f.server->GetPodJson("ml", "slow-1"));
+}
+
+// API semantics relied on (as kube-apiserver): GET /api/v1/pods selects by
+// the field selectors spec.nodeName and status.phase (PodToSelectableFields),
+// so a finished pod never leaves the server; each list answer is one page here.
+TEST_CASE("drain and the pod Events read a node's pods with one and the same listing") {
+  Harness h;
+  h.AddPod("ml", "train-0", "gpu-1",
+           {{"annotations", {{"kubernetes.io/config.mirror", "x"}}},
+            {"deletionTimestamp", "2026-11-24T00:00:00Z"}});
+  h.AddPod("ml", "done-1", "gpu-1", json::object(), "Succeeded");
+  h.AddPod("ml", "train-1", "gpu-2");
+  h.f.server->ClearRequests();
+  Result<std::vector<PodInfo>> drained = h.evictions->ListPodsOnNode("gpu-1");
+  Result<std::vector<PodInfo>> told = ListPodsOnNode(h.f.Api(), "gpu-1");
+  REQUIRE(drained.ok());
+  REQUIRE(told.ok());
+  REQUIRE(drained->size() == 1);  // the finished pod and the other node's stay on the server
+  REQUIRE(told->size() == 1);
+  CHECK((*drained)[0].name == "train-0");
+  CHECK((*told)[0].name == "train-0");
+  // What drain reads of a pod comes with the same PodInfo.
+  CHECK((*drained)[0].phase == "Running");
+  CHECK((*drained)[0].mirror);
+  CHECK((*drained)[0].deleting);
+  // One request each, the same selector.
+  const auto requests = h.f.server->Requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(requests[0].path == "/api/v1/pods");
+  CHECK(requests[1].path == "/api/v1/pods");
+  CHECK(requests[0].params.at("fieldSelector") == PodsOnNodeSelector("gpu-1"));
+  CHECK(requests[1].params.at("fieldSelector") == PodsOnNodeSelector("gpu-1"));
 }
 
 TEST_CASE("drain: DaemonSet, mirror and finished pods stay, a budget's 429 is retried later") {

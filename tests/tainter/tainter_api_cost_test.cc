@@ -16,10 +16,8 @@
 #include <doctest/doctest.h>
 
 #include "base/log.h"
-#include "tainter/kube/kube_node_api.h"
 #include "tainter/tainter.h"
-#include "tests/fakes/fake_clock.h"
-#include "tests/support/fake_api_server.h"
+#include "tests/tainter/kube_test_util.h"
 
 namespace faultline {
 namespace {
@@ -43,26 +41,17 @@ TEST_CASE(
     "a taint costs 8 API requests (one GET of the node before the write), a valve "
     "refusal 1 (its Event)") {
   SetLogLevel(LogLevel::kWarning);
-  auto server = FakeApiServer::Start();
-  REQUIRE(server.ok());
-  FakeApiServer& api_server = **server;
-  for (int i = 0; i < 20; ++i) api_server.AddNode("gpu-" + std::to_string(i), {{"gpu", "true"}});
-
-  FakeClock clock{std::chrono::system_clock::now()};
-  MetricsRegistry metrics;
-  KubeConfig kube;
-  kube.server = api_server.url();
-  kube.ca_pem = api_server.ca_pem();
-  kube.token = api_server.token();
   KubeNodeApi::Options kopts;
   kopts.http.qps = 0;  // counted, not paced
-  auto api = KubeNodeApi::Create(kube, kopts, RealClock(), metrics);
-  REQUIRE(api.ok());
+  KubeFixture f(kopts);
+  FakeApiServer& api_server = *f.server;
+  for (int i = 0; i < 20; ++i) api_server.AddNode("gpu-" + std::to_string(i), {{"gpu", "true"}});
+  const FakeClock& clock = f.clock;
   Tainter::Options topts;
   topts.policy.max_fraction = 0.1;  // 2 of 20
   topts.policy.per_rule_max_fraction = 0.1;
   topts.policy.max_new_taints = 0;
-  auto tainter = Tainter::Create(topts, **api, metrics, clock);
+  auto tainter = Tainter::Create(topts, f.Api(), f.metrics, f.clock);
   REQUIRE(tainter.ok());
   REQUIRE((*tainter)->AdoptAll().ok());
 

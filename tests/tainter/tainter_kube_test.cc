@@ -13,10 +13,8 @@
 #include "base/fault_event.h"
 #include "base/log.h"
 #include "tainter/event_consumer.h"
-#include "tainter/kube/kube_node_api.h"
 #include "tainter/tainter.h"
-#include "tests/fakes/fake_clock.h"
-#include "tests/support/fake_api_server.h"
+#include "tests/tainter/kube_test_util.h"
 
 namespace faultline {
 namespace {
@@ -39,9 +37,11 @@ TEST_CASE(
     "an event in Kafka taints the node through the API server over HTTPS, keeping a "
     "foreign taint written concurrently; untaint removes only ours") {
   SetLogLevel(LogLevel::kWarning);
-  auto server = FakeApiServer::Start();
-  REQUIRE(server.ok());
-  FakeApiServer& api_server = **server;
+  KubeNodeApi::Options kopts;
+  kopts.http.qps = 0;  // unlimited: the test measures behaviour, not pacing
+  kopts.http.backoff_base = milliseconds(10);
+  KubeFixture f(kopts);
+  FakeApiServer& api_server = *f.server;
   for (int i = 0; i < 10; ++i) api_server.AddNode("gpu-" + std::to_string(i), {{"gpu", "true"}});
   api_server.AddForeignTaint("gpu-3", "node.kubernetes.io/not-ready", "", "NoSchedule");
 
@@ -56,20 +56,11 @@ TEST_CASE(
   REQUIRE(rd_kafka_mock_topic_create(mc, "events", 2, 1) == RD_KAFKA_RESP_ERR_NO_ERROR);
   const std::string bootstraps = rd_kafka_mock_cluster_bootstraps(mc);
 
-  FakeClock clock{std::chrono::system_clock::now()};
-  MetricsRegistry metrics;
-  KubeConfig kube;
-  kube.server = api_server.url();
-  kube.ca_pem = api_server.ca_pem();
-  kube.token = api_server.token();
-  KubeNodeApi::Options kopts;
-  kopts.http.qps = 0;  // unlimited: the test measures behaviour, not pacing
-  kopts.http.backoff_base = milliseconds(10);
-  auto api = KubeNodeApi::Create(kube, kopts, RealClock(), metrics);
-  REQUIRE(api.ok());
+  FakeClock& clock = f.clock;
+  MetricsRegistry& metrics = f.metrics;
   Tainter::Options topts;
   topts.node_selector = "gpu=true";
-  auto tainter = Tainter::Create(topts, **api, metrics, clock);
+  auto tainter = Tainter::Create(topts, f.Api(), metrics, clock);
   REQUIRE(tainter.ok());
   REQUIRE((*tainter)->AdoptAll().ok());
   CHECK((*tainter)->policy().managed_nodes() == 10);
