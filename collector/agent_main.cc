@@ -60,7 +60,7 @@ int Run(int argc, char** argv, const sigset_t& signals) {
 
   // 1. Config and rules: every problem is reported before anything starts.
   std::optional<StandaloneAgentConfig> config =
-      LoadStandaloneAgentConfig(config_path, AgentMode::kKafka, std::cerr);
+      LoadStandaloneAgentConfig(config_path, AgentMode::kKafka, std::cerr, flags.json);
   if (!config) return 2;
   SetLogLevel(config->log_level);
   std::unique_ptr<AgentStack> stack = AgentStack::Create(*config, std::cerr);

@@ -266,9 +266,9 @@ int RunExplain(std::string_view program, Tainter& tainter, const std::string& no
 // Credentials in the one documented order (LoadKubeConfigAuto), the same
 // for the daemon, its node watch and the operator's commands.
 Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, MetricsRegistry& metrics,
-                                             const Clock& clock) {
+                                             const Clock& clock, Diagnostics* problems) {
   Result<KubeConfig> kube =
-      LoadKubeConfigAuto(config.kubernetes.kubeconfig, config.kubernetes.context);
+      LoadKubeConfigAuto(config.kubernetes.kubeconfig, config.kubernetes.context, {}, problems);
   if (!kube) return kube.error();
   KubeNodeApi::Options o;
   o.http.qps = config.kubernetes.qps;
@@ -284,9 +284,19 @@ Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, Metric
 }
 
 std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config,
-                                               std::string_view program, std::ostream& err) {
+                                               std::string_view program, std::ostream& err,
+                                               bool json) {
   auto stack = std::make_unique<TainterStack>();
-  auto api = MakeApi(config, stack->metrics, *stack->clock);
+  Diagnostics problems;
+  auto api = MakeApi(config, stack->metrics, *stack->clock, &problems);
+  if (!api && json) {
+    // Not a kubeconfig's own line (none found, in-cluster, TLS): the file named, if any.
+    if (problems.error_count() == 0) {
+      problems.Error("C000", {config.kubernetes.kubeconfig, 0, 0}, api.error().message());
+    }
+    err << problems.ToJson().dump() << '\n';
+    return nullptr;
+  }
   if (!api) {
     err << program << ": " << api.error().message() << '\n';
     return nullptr;

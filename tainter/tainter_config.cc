@@ -230,7 +230,7 @@ std::optional<TainterConfig> LoadTainterConfig(const std::string& path, std::ost
     c = ParseTainterConfig(text, path, diags, require_brokers);
   }
   if (json) {
-    err << diags.ToJson().dump() << '\n';
+    if (!diags.all().empty()) err << diags.ToJson().dump() << '\n';
   } else {
     diags.Print(err, {{path, text}});
   }

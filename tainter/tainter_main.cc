@@ -143,7 +143,9 @@ void ReloadRules(const TainterConfig& config, RuleCheck& check, const char* why)
   LogInfo("rules", "rules reloaded", {{"reason", why}, {"rules", check.rules().size()}});
 }
 
-int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t& signals) {
+// json: --format json, for the credentials' problems as for the config's.
+int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t& signals,
+              bool json) {
   // API work per loop iteration: a third of max.poll.interval.ms (and each
   // call at most another third, see MakeApi), so an API outage never keeps
   // the one thread from Kafka's poll long enough to be dropped from the group.
@@ -156,7 +158,8 @@ int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t&
   config.kafka.before_decide = [&observe_nodes] {
     if (observe_nodes) observe_nodes(/*only_changes=*/true);
   };
-  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, "faultline-tainter", std::cerr);
+  std::unique_ptr<TainterStack> stack =
+      MakeTainterStack(config, "faultline-tainter", std::cerr, json);
   if (!stack) return 2;
   MetricsRegistry& metrics = stack->metrics;
   Tainter* tainter = stack->tainter.get();
@@ -427,7 +430,7 @@ int main(int argc, char** argv) {
        {"on_mismatch",
         config.on_mismatch == RuleCheck::OnMismatch::kSetAside ? "set_aside" : "decide_by_rule"}});
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  const int rc = RunDaemon(config, rule_check, signals);
+  const int rc = RunDaemon(config, rule_check, signals, flags->json);
   curl_global_cleanup();
   return rc;
 }

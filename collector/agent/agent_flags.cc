@@ -7,7 +7,7 @@ namespace faultline {
 namespace {
 
 constexpr char kAgentUsage[] =
-    "usage: faultline-agent --config FILE\n"
+    "usage: faultline-agent --config FILE [--format json|text]\n"
     "       faultline-agent --standalone [--dry-run] [--config FILE]   (no Kafka)\n"
     "       faultline-agent --standalone --demo\n"
     "       faultline-agent --print-default-config\n"
@@ -23,6 +23,9 @@ the rules.
                           faultline-agent --print-default-config
   --standalone            no Kafka: the tainter's policy in this process, acting
                           on this node only (faultline-agent --standalone --help)
+  --format json|text      how config problems are reported on stderr (text:
+                          file:line:col, code, source line and caret; json: one
+                          array of {file,line,column,level,code,message})
   --print-default-config  print the default config and exit
   --version               print the version, the libraries' and the built-in
                           rule packs' versions, and exit
@@ -33,7 +36,7 @@ or a runtime failure; 2 bad flags, an invalid config or invalid rules.
 )";
 
 constexpr char kStandaloneUsage[] =
-    "usage: faultline-agent --standalone [--dry-run] [--config FILE]\n"
+    "usage: faultline-agent --standalone [--dry-run] [--config FILE] [--format json|text]\n"
     "       faultline-agent --standalone --demo\n";
 
 constexpr char kStandaloneHelp[] = R"(
@@ -44,6 +47,9 @@ Kubernetes credentials: the in-cluster service account, $KUBECONFIG or
 
   --config FILE  the agent config (YAML); defaults suit one node
   --dry-run      print each taint patch and Event it would send, send none
+  --format json|text
+                 how config problems are reported on stderr (json: one array
+                 of {file,line,column,level,code,message})
   --demo         a dry run fed with a marked fake Xid 13 and Xid 79 (written
                  to /dev/kmsg, or to a file where it cannot be written);
                  prints the decisions and exits; takes no --config
@@ -53,7 +59,16 @@ Exit status: 0 clean stop; 1 a runtime failure; 2 bad flags, an invalid
 config or invalid rules.
 )";
 
-enum class Flag { kConfig, kHelp, kVersion, kStandalone, kPrintDefaultConfig, kDryRun, kDemo };
+enum class Flag {
+  kConfig,
+  kFormat,
+  kHelp,
+  kVersion,
+  kStandalone,
+  kPrintDefaultConfig,
+  kDryRun,
+  kDemo
+};
 
 // Every flag, and the modes that take it.
 struct FlagSpec {
@@ -62,8 +77,9 @@ struct FlagSpec {
   bool kafka_mode;
   bool standalone_mode;
 };
-constexpr std::array<FlagSpec, 8> kFlags{{
+constexpr std::array<FlagSpec, 9> kFlags{{
     {"--config", Flag::kConfig, true, true},
+    {"--format", Flag::kFormat, true, true},
     {"--help", Flag::kHelp, true, true},
     {"-h", Flag::kHelp, true, true},
     {"--version", Flag::kVersion, true, true},
@@ -112,7 +128,9 @@ AgentFlags ParseAgentFlags(int argc, const char* const* argv) {
       continue;
     }
     const FlagSpec* spec = Find(arg, flags.standalone);
-    if (spec == nullptr || (spec->flag == Flag::kConfig && i + 1 >= argc)) {
+    const bool takes_value =
+        spec != nullptr && (spec->flag == Flag::kConfig || spec->flag == Flag::kFormat);
+    if (spec == nullptr || (takes_value && i + 1 >= argc)) {
       return BadUsage(flags,
                       "faultline-agent: unknown argument '" + std::string(arg) + "'\n" + usage);
     }
@@ -120,6 +138,14 @@ AgentFlags ParseAgentFlags(int argc, const char* const* argv) {
       case Flag::kConfig:
         flags.config_path = argv[++i];
         break;
+      case Flag::kFormat: {
+        const std::string_view format = argv[++i];
+        if (format != "json" && format != "text") {
+          return BadUsage(flags, "faultline-agent: --format must be json or text\n" + usage);
+        }
+        flags.json = format == "json";
+        break;
+      }
       case Flag::kHelp:
         flags.action = AgentFlags::Action::kPrintHelp;
         return flags;

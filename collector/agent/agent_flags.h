@@ -22,6 +22,7 @@ struct AgentFlags {
   std::string config_path;  // --config FILE or --config=FILE; the last one wins
   bool dry_run = false;     // --dry-run (standalone only)
   bool demo = false;        // --demo (standalone only)
+  bool json = false;        // --format json: config problems as one JSON array
   std::string error;        // kBadUsage: the complete text for stderr (usage included)
 };
 

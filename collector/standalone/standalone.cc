@@ -191,7 +191,7 @@ int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
   const Clock& clock = RealClock();  // the one every part below reads
   // 1. Config, rules and Kubernetes credentials: every problem before anything starts.
   std::optional<StandaloneAgentConfig> config =
-      LoadStandaloneAgentConfig(flags.config_path, AgentMode::kStandalone, std::cerr);
+      LoadStandaloneAgentConfig(flags.config_path, AgentMode::kStandalone, std::cerr, flags.json);
   if (!config) return 2;
   std::string demo_file;
   std::string demo_dir;

@@ -33,19 +33,28 @@ std::optional<StandaloneAgentConfig> ParseStandaloneAgentConfig(std::string_view
 }
 
 std::optional<StandaloneAgentConfig> LoadStandaloneAgentConfig(const std::string& path,
-                                                               AgentMode mode, std::ostream& err) {
+                                                               AgentMode mode, std::ostream& err,
+                                                               bool json) {
   std::string text;
   std::string name = "<embedded standalone defaults>";
-  if (!path.empty()) {
-    if (Status s = ReadConfigText(path, text); !s.ok()) {
-      err << path << ": error: cannot read the config file\n";
-      return std::nullopt;
-    }
-    name = path;
-  }
   Diagnostics diags;
-  std::optional<StandaloneAgentConfig> config = ParseStandaloneAgentConfig(text, name, diags, mode);
-  if (!config) diags.Print(err, {{name, text}});
+  std::optional<StandaloneAgentConfig> config;
+  if (!path.empty()) {
+    name = path;
+    if (Status s = ReadConfigText(path, text); !s.ok()) {
+      if (!json) {
+        err << path << ": error: cannot read the config file\n";
+        return std::nullopt;
+      }
+      diags.Error("C000", {path, 0, 0}, "cannot read the config file");  // no line: the file
+    }
+  }
+  if (diags.error_count() == 0) config = ParseStandaloneAgentConfig(text, name, diags, mode);
+  if (json) {
+    if (!config) err << diags.ToJson().dump() << '\n';
+  } else if (!config) {
+    diags.Print(err, {{name, text}});
+  }
   return config;
 }
 

@@ -38,9 +38,13 @@ std::optional<StandaloneAgentConfig> ParseStandaloneAgentConfig(std::string_view
                                                                 Diagnostics& diags, AgentMode mode);
 
 // Reads and parses the config file at `path` (empty: the embedded defaults,
-// standalone only). Problems go to `err` as diagnostics; nullopt then.
+// standalone only). Problems go to `err` as diagnostics (file:line:col,
+// code, source line and caret), or with `json` as one JSON array of
+// {file,line,column,level,code,message} (Diagnostics::ToJson; an unreadable
+// file is C000); nullopt then.
 std::optional<StandaloneAgentConfig> LoadStandaloneAgentConfig(const std::string& path,
-                                                               AgentMode mode, std::ostream& err);
+                                                               AgentMode mode, std::ostream& err,
+                                                               bool json = false);
 
 // The `kubernetes:` and `standalone:` sections at their defaults, commented,
 // for `faultline-agent --print-default-config` after DefaultAgentConfigYaml().

@@ -280,7 +280,8 @@ Result<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text, std::string
   return std::move(*parsed);
 }
 
-Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view context) {
+Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view context,
+                                  Diagnostics* problems) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return NotFoundError("kubeconfig not found: " + path);
   auto text = ReadWholeFile(path, "kubeconfig");
@@ -288,7 +289,10 @@ Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view cont
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
   Diagnostics diags;
   std::optional<ParsedKubeconfig> parsed = ParseKubeconfig(*text, base_dir, context, path, diags);
-  if (!parsed) return InvalidArgumentError(DiagnosticsMessage(diags));
+  if (!parsed) {
+    if (problems != nullptr) problems->Append(diags);
+    return InvalidArgumentError(DiagnosticsMessage(diags));
+  }
   KubeConfig config = std::move(parsed->config);
   config.origin =
       "kubeconfig " + path + " " + config.origin.substr(std::string("kubeconfig ").size());
@@ -311,14 +315,15 @@ Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view cont
 }
 
 Result<KubeConfig> LoadKubeConfigAuto(const std::string& kubeconfig_path, std::string_view context,
-                                      const InClusterOptions& in_cluster) {
+                                      const InClusterOptions& in_cluster, Diagnostics* problems) {
   // The order of controller-runtime's GetConfig, documented in
   // tainter/README.md: what the operator named wins; a pod's own service
   // account beats a kubeconfig left in the image's home directory.
-  if (!kubeconfig_path.empty()) return LoadKubeconfig(kubeconfig_path, context);
+  if (!kubeconfig_path.empty()) return LoadKubeconfig(kubeconfig_path, context, problems);
   // Read once at startup, before any thread exists.
   const char* env = getenv("KUBECONFIG");  // NOLINT(concurrency-mt-unsafe)
-  if (env != nullptr && *env != '\0') return LoadKubeconfig(FirstKubeconfig(env), context);
+  if (env != nullptr && *env != '\0')
+    return LoadKubeconfig(FirstKubeconfig(env), context, problems);
   const char* host = getenv("KUBERNETES_SERVICE_HOST");  // NOLINT(concurrency-mt-unsafe)
   if (!in_cluster.service_host.empty() || (host != nullptr && *host != '\0')) {
     return LoadInClusterConfig(in_cluster);
@@ -327,7 +332,7 @@ Result<KubeConfig> LoadKubeConfigAuto(const std::string& kubeconfig_path, std::s
   if (home != nullptr && *home != '\0') {
     const std::string path = std::string(home) + "/.kube/config";
     std::error_code ec;
-    if (std::filesystem::exists(path, ec)) return LoadKubeconfig(path, context);
+    if (std::filesystem::exists(path, ec)) return LoadKubeconfig(path, context, problems);
   }
   return FailedPreconditionError(
       "no Kubernetes config: no kubeconfig named, no $KUBECONFIG, not in a cluster, no "

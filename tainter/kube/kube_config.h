@@ -85,8 +85,10 @@ std::optional<ParsedKubeconfig> ParseKubeconfig(std::string_view yaml_text,
 
 // Reads the kubeconfig at `path`, parses it and reads the files it names.
 // Errors: kNotFound (no such file), kInvalidArgument (bad YAML or keys,
-// unreadable referenced file).
-Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view context = {});
+// unreadable referenced file). With `problems`, the parse errors are also
+// added there as diagnostics (file:line:col, code), for --format json.
+Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view context = {},
+                                  Diagnostics* problems = nullptr);
 
 // The one order in which faultline-tainter (daemon, `nodes`, `untaint`) and
 // `faultline-agent --standalone` look for credentials, controller-runtime's:
@@ -96,9 +98,11 @@ Result<KubeConfig> LoadKubeconfig(const std::string& path, std::string_view cont
 //      names a host);
 //   4. ~/.kube/config when it exists.
 // Errors: those of the loader chosen; kFailedPrecondition when none applies.
+// `problems` as for LoadKubeconfig.
 Result<KubeConfig> LoadKubeConfigAuto(const std::string& kubeconfig_path,
                                       std::string_view context = {},
-                                      const InClusterOptions& in_cluster = {});
+                                      const InClusterOptions& in_cluster = {},
+                                      Diagnostics* problems = nullptr);
 
 // Standard base64 (padding optional, whitespace ignored); nullopt-like
 // error on any other character.
