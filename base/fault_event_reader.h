@@ -24,6 +24,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 
 #include "base/fault_event.h"
 #include "base/status.h"
@@ -65,7 +67,15 @@ Status GetMap(const View& j, const char* key, std::map<std::string, std::string>
   if (!it->is_object()) return Missing(key, "an object");
   return it->members([&](std::string_view k, const View& v) -> Status {
     if (!v.is_string()) return Missing(std::string(key) + "." + std::string(k), "a string");
-    (*out)[std::string(k)] = std::string(v.as_string());
+    // The agent writes the keys in order: append at the end without a
+    // search. A key out of order, or repeated (the last one wins), takes
+    // the general path.
+    if (out->empty() || out->rbegin()->first < k) {
+      out->emplace_hint(out->end(), std::piecewise_construct, std::forward_as_tuple(k),
+                        std::forward_as_tuple(v.as_string()));
+    } else {
+      (*out)[std::string(k)] = std::string(v.as_string());
+    }
     return OkStatus();
   });
 }

@@ -160,7 +160,7 @@ bool Policy::Remember(const std::string& id) {
     return false;
   }
   dedupe_lru_.emplace_front(id, now);
-  dedupe_index_[id] = dedupe_lru_.begin();
+  dedupe_index_.emplace(dedupe_lru_.front().first, dedupe_lru_.begin());
   while (dedupe_lru_.size() > options_.dedupe_capacity ||
          (!dedupe_lru_.empty() && now - dedupe_lru_.back().second > options_.dedupe_ttl)) {
     dedupe_index_.erase(dedupe_lru_.back().first);

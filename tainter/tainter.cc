@@ -150,17 +150,17 @@ Status Tainter::LearnNode(const std::string& node) {
   return OkStatus();
 }
 
-void Tainter::Handle(const FaultEvent& event, Done done) {
+void Tainter::Handle(FaultEvent event, Done done) {
   m_.events.Inc();
   if (blames_peer_ && blames_peer_(event)) {
     m_.Decisions("attributed_to_peer").Inc();
     if (done) done();
     return;
   }
+  const std::string node = event.node;  // the work (and its event) may be gone after Drain
   Work work;
-  work.event = event;
+  work.event = std::move(event);
   work.done = std::move(done);
-  const std::string node = event.node;
   Enqueue(node, std::move(work));
   Drain(node);
   UpdateGauges();
@@ -198,10 +198,11 @@ void Tainter::Drain(const std::string& node) {
   if (it == queues_.end()) return;
   NodeQueue& q = it->second;
   while (!q.work.empty()) {
-    if (q.attempts > 0 && clock_.MonotonicNow() < q.next_try) return;
+    const auto now = clock_.MonotonicNow();  // once per item: a clock read is not free
+    if (q.attempts > 0 && now < q.next_try) return;
     // Out of this round's time: the queue waits for the next Tick, and the
     // main loop gets back to Kafka (one thread; max.poll.interval.ms).
-    if (options_.round_budget.count() > 0 && clock_.MonotonicNow() >= round_deadline_) return;
+    if (options_.round_budget.count() > 0 && now >= round_deadline_) return;
     if (Process(q.work.front()) == Step::kRetry) {
       ++q.attempts;
       auto backoff = options_.initial_backoff * (1LL << std::min(q.attempts - 1, 16));
