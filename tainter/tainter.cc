@@ -172,7 +172,7 @@ void Tainter::Replay(const FaultEvent& event) {
   policy_.Replay(event);
 }
 
-void Tainter::Enqueue(const std::string& node, Work work) {
+void Tainter::Enqueue(const std::string& node, Work&& work) {
   while (pending_ >= options_.max_pending && pending_ > 0) {
     // Shed the oldest work of the node that has waited longest: the API has
     // been failing for a long time, and an unbounded backlog would only grow.
@@ -210,11 +210,19 @@ void Tainter::Drain(const std::string& node) {
                    std::min<std::chrono::milliseconds>(backoff, options_.max_backoff);
       return;
     }
-    Work finished = std::move(q.work.front());
+    // Moved out only to be parked (a move of a whole event is not free);
+    // usually only its `done` is left to call.
+    const bool park = Parkable(q.work.front());
+    Work finished;
+    if (park) {
+      finished = std::move(q.work.front());
+    } else {
+      finished.done = std::move(q.work.front().done);
+    }
     q.work.pop_front();
     --pending_;
     q.attempts = 0;
-    if (Parkable(finished)) {
+    if (park) {
       parked_.push_back(std::move(finished));
       if (parked_.size() > options_.max_parked) {
         auto victim =

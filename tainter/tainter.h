@@ -208,7 +208,7 @@ class Tainter {
   Tainter(Options options, LabelSelector selector, LabelMatch opt_out, NodeApi& api,
           MetricsRegistry& metrics, const Clock& clock);
 
-  void Enqueue(const std::string& node, Work work);
+  void Enqueue(const std::string& node, Work&& work);
   void Drain(const std::string& node);  // runs the node's queue until it must wait
   Step Process(Work& work);
   Status Execute(Work& work);
