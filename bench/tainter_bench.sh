@@ -19,6 +19,10 @@
 #   FL_BENCH_KUBE='qps: 100, burst: 100'   extra kubernetes keys for the tainter
 #   FL_BENCH_PERF=FILE   record the measured tainter with `perf record --call-graph dwarf`
 #                        into FILE (read it with `perf report -i FILE --no-children`)
+#   FL_TAINTER=WRAPPER   run the tainter through a script, e.g. one that execs
+#                        `valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p.out
+#                        BUILD/tainter/faultline-tainter "$@"`: instructions per
+#                        event, which the machine's load does not move (bench/README.md)
 # Not part of ctest (tens of seconds). python3, curl, jq.
 set -euo pipefail
 
