@@ -128,7 +128,15 @@ void AppendFaultEventMembers(std::string& out, const FaultEvent& event, EventKey
 // Never throws. kInvalidArgument: not JSON, a required key missing or of the
 // wrong type, an unknown enum value; kFailedPrecondition: a schema version
 // this build does not understand. The message names the key at fault.
-Result<FaultEvent> ParseFaultEvent(std::string_view json_text);
+// What ParseFaultEvent keeps of the event's `fields` (the named captures).
+// kCheckOnly: checked exactly as with kKeep (an event with a bad `fields` is
+// refused all the same, with the same message) but left empty, for a reader
+// that never looks at them (the tainter's correlation consumer, which reads
+// every event of the fleet): building the map is a good share of a parse.
+enum class EventFields { kKeep, kCheckOnly };
+
+Result<FaultEvent> ParseFaultEvent(std::string_view json_text,
+                                   EventFields fields = EventFields::kKeep);
 Result<FaultEvent> FaultEventFromJson(const nlohmann::json& json);
 
 }  // namespace faultline

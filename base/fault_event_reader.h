@@ -24,6 +24,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 
 #include "base/fault_event.h"
 #include "base/status.h"
@@ -58,6 +60,7 @@ Status GetTime(const View& j, const char* key, std::chrono::system_clock::time_p
   return OkStatus();
 }
 
+// `out` null: checked only.
 template <class View>
 Status GetMap(const View& j, const char* key, std::map<std::string, std::string>* out) {
   std::optional<View> it = j.find(key);
@@ -65,13 +68,22 @@ Status GetMap(const View& j, const char* key, std::map<std::string, std::string>
   if (!it->is_object()) return Missing(key, "an object");
   return it->members([&](std::string_view k, const View& v) -> Status {
     if (!v.is_string()) return Missing(std::string(key) + "." + std::string(k), "a string");
-    (*out)[std::string(k)] = std::string(v.as_string());
+    if (out == nullptr) return OkStatus();
+    // The agent writes the keys in order: append at the end without a
+    // search. A key out of order, or repeated (the last one wins), takes
+    // the general path.
+    if (out->empty() || out->rbegin()->first < k) {
+      out->emplace_hint(out->end(), std::piecewise_construct, std::forward_as_tuple(k),
+                        std::forward_as_tuple(v.as_string()));
+    } else {
+      (*out)[std::string(k)] = std::string(v.as_string());
+    }
     return OkStatus();
   });
 }
 
 template <class View>
-Result<FaultEvent> ReadFaultEvent(const View& j) {
+Result<FaultEvent> ReadFaultEvent(const View& j, EventFields fields = EventFields::kKeep) {
   if (!j.is_object()) return InvalidArgumentError("event is not a JSON object");
   std::optional<View> schema = j.find("schema");
   if (!schema || !schema->is_integer()) return Missing("schema", "an integer");
@@ -119,7 +131,7 @@ Result<FaultEvent> ReadFaultEvent(const View& j) {
 
   FL_RETURN_IF_ERROR(GetTime(j, "log_time", &e.log_time));
   FL_RETURN_IF_ERROR(GetTime(j, "detected_time", &e.detected_time));
-  FL_RETURN_IF_ERROR(GetMap(j, "fields", &e.fields));
+  FL_RETURN_IF_ERROR(GetMap(j, "fields", fields == EventFields::kKeep ? &e.fields : nullptr));
   FL_RETURN_IF_ERROR(GetMap(j, "labels", &e.labels));
 
   if (std::optional<View> it = j.find("suppressed"); it && !it->is_null()) {

@@ -56,7 +56,12 @@ class SimdjsonView {
   std::optional<SimdjsonView> find(std::string_view key) const {
     if (index_ != nullptr) {
       for (auto it = index_->rbegin(); it != index_->rend(); ++it) {
-        if (it->first == key) return SimdjsonView(it->second);
+        // Length and first byte before the whole key: most of the event's
+        // twenty-odd keys share their length with another one.
+        if (it->first.size() == key.size() && (key.empty() || it->first[0] == key[0]) &&
+            it->first == key) {
+          return SimdjsonView(it->second);
+        }
       }
       return std::nullopt;
     }
@@ -101,7 +106,8 @@ class SimdjsonView {
 
 }  // namespace
 
-std::optional<Result<FaultEvent>> ParseFaultEventSimdjson(std::string_view json_text) {
+std::optional<Result<FaultEvent>> ParseFaultEventSimdjson(std::string_view json_text,
+                                                          EventFields fields) {
   // Reused: its buffers grow to the largest event seen and stay.
   thread_local simdjson::dom::parser parser;
   thread_local Members index;
@@ -114,7 +120,7 @@ std::optional<Result<FaultEvent>> ParseFaultEventSimdjson(std::string_view json_
     const simdjson::dom::object object = root.get_object().value_unsafe();
     for (auto [k, v] : object) index.emplace_back(k, v);
   }
-  return event_reader::ReadFaultEvent(SimdjsonView(root, &index));
+  return event_reader::ReadFaultEvent(SimdjsonView(root, &index), fields);
 }
 
 }  // namespace faultline

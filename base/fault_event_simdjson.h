@@ -16,6 +16,7 @@ namespace faultline {
 // nlohmann (integers beyond 64 bits, which nlohmann reads as doubles;
 // nesting deeper than 1024); ParseFaultEvent then reads it with nlohmann, so every input gets
 // exactly the result and message it always got. One parser per thread.
-std::optional<Result<FaultEvent>> ParseFaultEventSimdjson(std::string_view json_text);
+std::optional<Result<FaultEvent>> ParseFaultEventSimdjson(std::string_view json_text,
+                                                          EventFields fields = EventFields::kKeep);
 
 }  // namespace faultline

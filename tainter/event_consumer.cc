@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include <librdkafka/rdkafka.h>
@@ -355,7 +356,7 @@ void KafkaEventConsumer::Take(RdKafka::Message& m) {
   state.in_flight.insert(offset);
   const int32_t partition = m.partition();
   const std::uint64_t generation = state.generation;
-  tainter_.Handle(*event,
+  tainter_.Handle(std::move(*event),
                   [this, partition, generation, offset] { Done(partition, generation, offset); });
 }
 

@@ -148,6 +148,9 @@ class Policy {
   };
 
   Policy(Options options, const Clock& clock);
+  // Not copyable: the dedupe index points into its own list.
+  Policy(const Policy&) = delete;
+  Policy& operator=(const Policy&) = delete;
 
   // The node inventory. A node never seen through SetNode/Adopt is unknown:
   // Decide() answers kUnmanaged for it, so the caller should learn it first.
@@ -261,8 +264,11 @@ class Policy {
   std::map<std::string, NodeState> nodes_;
   std::unordered_map<std::string, Window> windows_;
   std::list<std::string> window_lru_;  // most recently hit first
+  // The dedupe set: ids most recently seen first, with when each was first
+  // seen. The index's keys view the ids held by the list's nodes (which
+  // never move), so each id is stored and copied once, not twice.
   std::list<std::pair<std::string, std::chrono::steady_clock::time_point>> dedupe_lru_;
-  std::unordered_map<std::string, decltype(dedupe_lru_)::iterator> dedupe_index_;
+  std::unordered_map<std::string_view, decltype(dedupe_lru_)::iterator> dedupe_index_;
   std::deque<std::chrono::steady_clock::time_point> recent_taints_;
 };
 

@@ -145,16 +145,18 @@ RuleCheck::Verdict RuleCheck::Check(FaultEvent& event) const {
   }
   RuleMatch m;
   m.rule = &rule;
-  m.fields = event.fields;
+  // The captures move into the match and back (no copy of the map per
+  // event): nothing between reads event.fields.
+  m.fields = std::move(event.fields);
   ResolveOutcome(rule, m);
   Verdict verdict;
   verdict.detail = FirstDifference(event, m);
   verdict.mismatch = !verdict.detail.empty();
+  if (!verdict.mismatch || on_mismatch_ != OnMismatch::kSetAside) ApplyMatchOutcome(m, event);
+  event.fields = std::move(m.fields);
   if (verdict.mismatch && on_mismatch_ == OnMismatch::kSetAside) {
     verdict.set_aside = "rule_mismatch";
-    return verdict;
   }
-  ApplyMatchOutcome(m, event);
   return verdict;
 }
 

@@ -150,17 +150,17 @@ Status Tainter::LearnNode(const std::string& node) {
   return OkStatus();
 }
 
-void Tainter::Handle(const FaultEvent& event, Done done) {
+void Tainter::Handle(FaultEvent event, Done done) {
   m_.events.Inc();
   if (blames_peer_ && blames_peer_(event)) {
     m_.Decisions("attributed_to_peer").Inc();
     if (done) done();
     return;
   }
+  const std::string node = event.node;  // the work (and its event) may be gone after Drain
   Work work;
-  work.event = event;
+  work.event = std::move(event);
   work.done = std::move(done);
-  const std::string node = event.node;
   Enqueue(node, std::move(work));
   Drain(node);
   UpdateGauges();
@@ -172,7 +172,7 @@ void Tainter::Replay(const FaultEvent& event) {
   policy_.Replay(event);
 }
 
-void Tainter::Enqueue(const std::string& node, Work work) {
+void Tainter::Enqueue(const std::string& node, Work&& work) {
   while (pending_ >= options_.max_pending && pending_ > 0) {
     // Shed the oldest work of the node that has waited longest: the API has
     // been failing for a long time, and an unbounded backlog would only grow.
@@ -198,10 +198,11 @@ void Tainter::Drain(const std::string& node) {
   if (it == queues_.end()) return;
   NodeQueue& q = it->second;
   while (!q.work.empty()) {
-    if (q.attempts > 0 && clock_.MonotonicNow() < q.next_try) return;
+    const auto now = clock_.MonotonicNow();  // once per item: a clock read is not free
+    if (q.attempts > 0 && now < q.next_try) return;
     // Out of this round's time: the queue waits for the next Tick, and the
     // main loop gets back to Kafka (one thread; max.poll.interval.ms).
-    if (options_.round_budget.count() > 0 && clock_.MonotonicNow() >= round_deadline_) return;
+    if (options_.round_budget.count() > 0 && now >= round_deadline_) return;
     if (Process(q.work.front()) == Step::kRetry) {
       ++q.attempts;
       auto backoff = options_.initial_backoff * (1LL << std::min(q.attempts - 1, 16));
@@ -209,11 +210,19 @@ void Tainter::Drain(const std::string& node) {
                    std::min<std::chrono::milliseconds>(backoff, options_.max_backoff);
       return;
     }
-    Work finished = std::move(q.work.front());
+    // Moved out only to be parked (a move of a whole event is not free);
+    // usually only its `done` is left to call.
+    const bool park = Parkable(q.work.front());
+    Work finished;
+    if (park) {
+      finished = std::move(q.work.front());
+    } else {
+      finished.done = std::move(q.work.front().done);
+    }
     q.work.pop_front();
     --pending_;
     q.attempts = 0;
-    if (Parkable(finished)) {
+    if (park) {
       parked_.push_back(std::move(finished));
       if (parked_.size() > options_.max_parked) {
         auto victim =

@@ -130,6 +130,53 @@ TEST_CASE("summary interpolation handles doubled braces and absent captures") {
   CHECK(SummaryCaptures("{{x}} {y} {z}") == std::vector<std::string>{"y", "z"});
 }
 
+TEST_CASE("summary interpolation answers every short template as the char-by-char reading") {
+  // The former implementation, one character at a time: InterpolateSummary
+  // now appends the text between braces in one piece and must read every
+  // template the same way (doubled, lone, unclosed and empty braces).
+  auto reference = [](std::string_view summary, const std::map<std::string, std::string>& fields) {
+    std::string out;
+    for (std::size_t i = 0; i < summary.size(); ++i) {
+      char c = summary[i];
+      if ((c == '{' || c == '}') && i + 1 < summary.size() && summary[i + 1] == c) {
+        out += c;
+        ++i;
+        continue;
+      }
+      if (c == '{') {
+        std::size_t close = summary.find('}', i + 1);
+        if (close != std::string_view::npos) {
+          auto it = fields.find(std::string(summary.substr(i + 1, close - i - 1)));
+          if (it != fields.end()) out += it->second;
+          i = close;
+          continue;
+        }
+      }
+      out += c;
+    }
+    return out;
+  };
+  const std::map<std::string, std::string> f{{"a", "1"}, {"ab", "22"}, {"", "empty"}};
+  const std::string alphabet = "{}ab ";
+  std::size_t checked = 0;
+  for (std::size_t len = 0; len <= 7; ++len) {
+    std::size_t combos = 1;
+    for (std::size_t k = 0; k < len; ++k) combos *= alphabet.size();
+    for (std::size_t n = 0; n < combos; ++n) {
+      std::string t;
+      for (std::size_t k = 0, v = n; k < len; ++k, v /= alphabet.size()) {
+        t += alphabet[v % alphabet.size()];
+      }
+      if (InterpolateSummary(t, f) != reference(t, f)) {
+        FAIL_CHECK("template '" << t << "': " << InterpolateSummary(t, f) << " vs "
+                                << reference(t, f));
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked == 97'656);
+}
+
 TEST_CASE("an override from a later pack changes keys and merges classify entries") {
   const std::string local = R"(pack: local
 version: 1
