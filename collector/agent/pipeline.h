@@ -39,7 +39,9 @@ namespace faultline {
 // checkpoint for the rest of the run: later events are still sent, and after
 // a restart everything from the frozen point is read and sent again, with
 // the same event ids. Records folded by suppression are held until the
-// follow-up event that counts them is delivered.
+// follow-up event that counts them is delivered; since every later record
+// of the source waits behind them, a window's follow-up goes out early once
+// Options::suppression_flush_records records wait (FlushHeldFolds).
 //
 // Threads: Start() spawns one reader per source and one match thread. All
 // delivery bookkeeping lives on the match thread, which is also the thread
