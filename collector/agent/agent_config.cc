@@ -139,6 +139,7 @@ void ReadRoot(const ConfigMap& root, AgentMode mode, AgentConfig& c) {
   root.Duration("shutdown_grace", c.shutdown_grace, true);
   root.Duration("suppression_window", c.suppression_window, true);
   root.Number("suppression_max_folded", c.suppression_max_folded, std::uint64_t{1});
+  root.Number("suppression_flush_records", c.suppression_flush_records, std::size_t{1});
   root.Duration("checkpoint_interval", c.checkpoint_interval, true);
   if (auto q = root.Sub("queue",
                         {"max_batch_records", "max_queued_batches", "max_uncommitted_records"})) {
@@ -175,6 +176,14 @@ void ReadRoot(const ConfigMap& root, AgentMode mode, AgentConfig& c) {
                             std::to_string(c.max_uncommitted_records) +
                             "), or a flood could stall its source");
   }
+  if (c.suppression_flush_records >= c.max_uncommitted_records) {
+    root.reader().Error(root.node(), "C003",
+                        "suppression_flush_records (" +
+                            std::to_string(c.suppression_flush_records) +
+                            ") must be below queue.max_uncommitted_records (" +
+                            std::to_string(c.max_uncommitted_records) +
+                            "), or an open suppression window could stall its source");
+  }
   if (c.checkpoint_interval.count() <= 0) {
     root.Error("checkpoint_interval", "C003", "checkpoint_interval must be above 0s");
   }
@@ -207,6 +216,7 @@ std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::str
                                           "shutdown_grace",
                                           "suppression_window",
                                           "suppression_max_folded",
+                                          "suppression_flush_records",
                                           "checkpoint_interval",
                                           "queue",
                                           "rules",
@@ -246,6 +256,7 @@ metrics_address: 0.0.0.0:9400   # /metrics, /healthz, /readyz; "" = off
 shutdown_grace: 25s         # stop → drain → flush deadline; keep below terminationGracePeriodSeconds
 suppression_window: 60s     # repeats of (rule, captures) within it fold into one follow-up; 0s = off
 suppression_max_folded: 100000  # a follow-up is sent early after this many repeats
+suppression_flush_records: 50000  # ... or after this many later lines of its source wait behind it
 checkpoint_interval: 1s     # how often committed positions are written to state_dir
 queue:
   max_batch_records: 256    # records per Read()

@@ -51,6 +51,10 @@ struct AgentConfig {
   std::chrono::milliseconds shutdown_grace{25'000};
   std::chrono::milliseconds suppression_window{60'000};
   std::uint64_t suppression_max_folded = 100'000;
+  // A window's follow-up is also sent early once this many records of its
+  // source wait behind its first folded repeat (they cannot commit before
+  // it): below max_uncommitted_records, or the reader would stall.
+  std::size_t suppression_flush_records = 50'000;
   std::chrono::milliseconds checkpoint_interval{1000};
 
   std::size_t max_batch_records = 256;

@@ -156,6 +156,10 @@ struct Pipeline::Book {
   // of the run, so later records need no bookkeeping.
   bool frozen = false;
   SteadyTime last_wake{};
+  // The oldest hold FlushHeldFolds() last looked at. If it still holds, it
+  // is an event in flight (or a follow-up already sent early): another
+  // look would find nothing to send.
+  std::uint64_t flush_probed = UINT64_MAX;
 
   void Push(std::uint64_t seq, std::string_view cursor) {
     if (cursors.empty()) first_seq = seq;
@@ -415,6 +419,7 @@ void Pipeline::Process(Batch& batch) {
     }
   }
   suppressor_.Settle(build);
+  FlushHeldFolds(batch.source);
   // Logged at the 1st, 10th, 100th, ... bypass: not once per batch.
   if (const std::uint64_t bypassed = suppressor_.bypassed(); bypassed >= next_bypass_log_) {
     next_bypass_log_ = bypassed * 10;
@@ -427,6 +432,20 @@ void Pipeline::PublishFollowUps(std::vector<Suppressor::FollowUp>& follow_ups) {
   for (Suppressor::FollowUp& follow_up : follow_ups) {
     PublishWithRetry(follow_up.event, follow_up.holds);
   }
+}
+
+void Pipeline::FlushHeldFolds(std::size_t source) {
+  Book& book = *books_[source];
+  if (book.frozen || book.holds.empty()) return;
+  const std::uint64_t oldest = book.holds.begin()->first;
+  const std::uint64_t bound = options_.suppression_flush_records;
+  if (book.next_seq - oldest < bound || oldest == book.flush_probed) return;
+  book.flush_probed = oldest;
+  // Every window with bound records or more behind its hold, not only the
+  // oldest: a cheaper probe would let the next one stall the commits next.
+  follow_ups_.clear();
+  suppressor_.FlushHeld(source, book.next_seq - bound, follow_ups_);
+  PublishFollowUps(follow_ups_);
 }
 
 bool Pipeline::PublishWithRetry(const FaultEvent& event,

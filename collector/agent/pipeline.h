@@ -39,7 +39,9 @@ namespace faultline {
 // checkpoint for the rest of the run: later events are still sent, and after
 // a restart everything from the frozen point is read and sent again, with
 // the same event ids. Records folded by suppression are held until the
-// follow-up event that counts them is delivered.
+// follow-up event that counts them is delivered; since every later record
+// of the source waits behind them, a window's follow-up goes out early once
+// Options::suppression_flush_records records wait (FlushHeldFolds).
 //
 // Threads: Start() spawns one reader per source and one match thread. All
 // delivery bookkeeping lives on the match thread, which is also the thread
@@ -65,6 +67,11 @@ class Pipeline {
     // Records read but not yet committable, per source, before its reader
     // waits (bounds the memory of held cursors during an outage or flood).
     std::size_t max_uncommitted_records = 250'000;
+    // When this many records of a source wait behind a suppression window's
+    // hold (its first folded repeat), that window's follow-up is sent early,
+    // so the source's commits pass it and its reader never reaches
+    // max_uncommitted_records behind an open window. Must be below it.
+    std::size_t suppression_flush_records = 50'000;
     std::chrono::milliseconds poll_interval{100};
     std::chrono::milliseconds checkpoint_interval{1000};
     std::chrono::milliseconds read_error_backoff{1000};
@@ -118,6 +125,9 @@ class Pipeline {
   void MatchLoop(std::stop_token stop);
   void Process(Batch& batch);
   void PublishFollowUps(std::vector<Suppressor::FollowUp>& follow_ups);
+  // Sends early the follow-ups of the windows that hold too many records of
+  // `source` behind them (Options::suppression_flush_records).
+  void FlushHeldFolds(std::size_t source);
   // Publishes, retrying while the sink is full. False if it gave up at the
   // shutdown deadline (the event counts as undelivered, its holds stay).
   bool PublishWithRetry(const FaultEvent& event, const std::vector<Suppressor::Hold>& holds);

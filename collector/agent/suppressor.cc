@@ -147,6 +147,20 @@ void Suppressor::TakeDue(std::chrono::steady_clock::time_point now, std::vector<
   }
 }
 
+void Suppressor::FlushHeld(std::size_t holder, std::uint64_t through_seq,
+                           std::vector<FollowUp>& out) {
+  for (auto& [key, entry] : entries_) {
+    if (entry.folded == 0) continue;  // no holds
+    const bool holds_it = std::any_of(entry.holds.begin(), entry.holds.end(), [&](const Hold& h) {
+      return h.holder == holder && h.seq <= through_seq;
+    });
+    if (!holds_it) continue;
+    const auto window_end = entry.window_end;
+    Emit(entry, window_end, out);
+    entry.window_end = window_end;  // an early follow-up does not move the window
+  }
+}
+
 void Suppressor::TakeAll(std::vector<FollowUp>& out) {
   for (auto& [key, entry] : entries_) {
     if (entry.folded > 0) Emit(entry, entry.window_end, out);

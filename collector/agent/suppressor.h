@@ -105,6 +105,15 @@ class Suppressor {
   // max_folded reached) and retires idle entries.
   void TakeDue(std::chrono::steady_clock::time_point now, std::vector<FollowUp>& out);
 
+  // Appends the follow-up of every entry that holds a record of `holder`
+  // at or before `through_seq`, without ending its window (it goes on
+  // folding into its next follow-up, due at the same window end). The
+  // pipeline calls it when too many records wait behind such a hold: commits
+  // advance in read order, so one open window would otherwise hold back
+  // every later record of its source until the window ends. Call it after
+  // Settle().
+  void FlushHeld(std::size_t holder, std::uint64_t through_seq, std::vector<FollowUp>& out);
+
   // Appends every pending follow-up, due or not: for shutdown.
   void TakeAll(std::vector<FollowUp>& out);
 

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include "collector/agent/pipeline.h"
+
 namespace faultline {
 namespace {
 
@@ -45,6 +47,7 @@ metrics_address: 127.0.0.1:0
 shutdown_grace: 5s
 suppression_window: 10s
 suppression_max_folded: 50
+suppression_flush_records: 400
 checkpoint_interval: 2s
 queue: {max_batch_records: 10, max_queued_batches: 2, max_uncommitted_records: 1000}
 rules: {builtin: false, paths: [/etc/rules, /x.yaml], reload_debounce: 1s}
@@ -68,6 +71,7 @@ kafka:
   REQUIRE(c.has_value());
   CHECK(c->log_level == LogLevel::kDebug);
   CHECK(c->max_uncommitted_records == 1000);
+  CHECK(c->suppression_flush_records == 400);
   CHECK(c->rules.paths == std::vector<std::string>{"/etc/rules", "/x.yaml"});
   CHECK_FALSE(c->kmsg_enabled);
   CHECK(c->kmsg.start_policy == KmsgSource::StartPolicy::kEnd);
@@ -102,6 +106,33 @@ sources:
   // Sorted by place; all four in one run.
   CHECK(Errors(diags) ==
         std::vector<std::string>{"2:21 C003", "5:3 C002", "7:19 C003", "9:7 C004"});
+}
+
+// Records held behind an open window past max_uncommitted_records would stop
+// the reader until the window ends (issue 12, item 5).
+TEST_CASE("suppression_flush_records must be below max_uncommitted_records") {
+  Diagnostics diags;
+  auto c = ParseAgentConfig(R"(node_name: n
+suppression_max_folded: 10
+queue: {max_uncommitted_records: 1000}
+kafka: {brokers: k:1}
+)",
+                            "flush.yaml", diags);
+  CHECK_FALSE(c.has_value());
+  REQUIRE(diags.all().size() == 1);
+  CHECK(diags.all()[0].code == "C003");
+  CHECK(diags.all()[0].message.find("suppression_flush_records (50000) must be below "
+                                    "queue.max_uncommitted_records (1000)") != std::string::npos);
+
+  Diagnostics fine;
+  CHECK(ParseAgentConfig(R"(node_name: n
+suppression_max_folded: 10
+suppression_flush_records: 999
+queue: {max_uncommitted_records: 1000}
+kafka: {brokers: k:1}
+)",
+                         "flush.yaml", fine)
+            .has_value());
 }
 
 TEST_CASE("a YAML syntax error is reported at its place, and brokers are required") {
@@ -142,6 +173,8 @@ TEST_CASE("the printed default config parses to the defaults once brokers are se
   auto c = ParseAgentConfig(text, "default.yaml", diags);
   REQUIRE(c.has_value());
   CHECK(c->suppression_max_folded == AgentConfig().suppression_max_folded);
+  CHECK(c->suppression_flush_records == AgentConfig().suppression_flush_records);
+  CHECK(c->suppression_flush_records == Pipeline::Options().suppression_flush_records);
   CHECK(c->podlog.max_line_bytes == PodLogSource::Options().max_line_bytes);
   CHECK(c->ibcounters.sysfs_root == IbCountersSource::Options().sysfs_root);
   CHECK(c->identity_enabled);

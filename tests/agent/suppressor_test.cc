@@ -53,6 +53,39 @@ TEST_CASE(
   CHECK(Admit(s, Event("xid", "a"), {0, 10}, t0 + seconds(122), due) == V::kPublish);
 }
 
+// Issue 12.5: the pipeline flushes the windows whose hold has too many
+// records behind it; each goes on folding until its own window end.
+TEST_CASE("an early flush sends the follow-ups holding a source's old records, window kept") {
+  Suppressor s({std::chrono::milliseconds(seconds(60)), 1000});
+  const auto t0 = std::chrono::steady_clock::time_point(seconds(100));
+  std::vector<Suppressor::FollowUp> due;
+  using V = Suppressor::Verdict;
+  CHECK(Admit(s, Event("xid", "a"), {0, 1}, t0, due) == V::kPublish);
+  CHECK(Admit(s, Event("xid", "b"), {0, 2}, t0, due) == V::kPublish);
+  CHECK(Admit(s, Event("xid", "c"), {1, 1}, t0, due) == V::kPublish);
+  CHECK(Admit(s, Event("xid", "a"), {0, 10}, t0, due) == V::kFoldedAndHeld);
+  CHECK(Admit(s, Event("xid", "a"), {0, 11}, t0, due) == V::kFolded);
+  CHECK(Admit(s, Event("xid", "b"), {0, 50}, t0, due) == V::kFoldedAndHeld);  // newer hold
+  CHECK(Admit(s, Event("xid", "c"), {1, 5}, t0, due) == V::kFoldedAndHeld);   // other source
+
+  s.FlushHeld(0, 20, due);
+  REQUIRE(due.size() == 1);
+  CHECK(due[0].event.fields.at("pci") == "a");
+  CHECK(due[0].event.suppressed == 1);  // 2 repeats: the event and 1 more
+  REQUIRE(due[0].holds.size() == 1);
+  CHECK(due[0].holds[0].seq == 10);
+  due.clear();
+  s.FlushHeld(0, 20, due);  // nothing held there any more
+  CHECK(due.empty());
+
+  // "a" goes on folding in the same window: a new hold, sent at its end.
+  CHECK(Admit(s, Event("xid", "a"), {0, 60}, t0 + seconds(30), due) == V::kFoldedAndHeld);
+  s.TakeDue(t0 + seconds(59), due);
+  CHECK(due.empty());
+  s.TakeDue(t0 + seconds(60), due);
+  CHECK(due.size() == 3);  // a, b and c at the window's end
+}
+
 // Issue 11.4: distinct lines are all new keys, held for the whole window.
 TEST_CASE("the suppressor's memory is bounded: past it, new keys are published unfolded") {
   Suppressor::Options options{std::chrono::milliseconds(seconds(60)), 1000};

@@ -54,6 +54,7 @@ metrics_address: 127.0.0.1:0
 shutdown_grace: 10s
 suppression_window: 0s
 suppression_max_folded: 100
+suppression_flush_records: 100
 checkpoint_interval: 100ms
 queue: {max_uncommitted_records: $1}
 rules: {builtin: false, paths: [$T/rules]}
