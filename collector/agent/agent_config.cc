@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <initializer_list>
@@ -175,6 +176,12 @@ void ReadRoot(const ConfigMap& root, AgentMode mode, AgentConfig& c) {
                             ") must be below queue.max_uncommitted_records (" +
                             std::to_string(c.max_uncommitted_records) +
                             "), or a flood could stall its source");
+  }
+  // Unset, it follows a smaller queue.max_uncommitted_records down (half of
+  // it), so a config written before the key existed still loads.
+  if (!root.node()["suppression_flush_records"] &&
+      c.suppression_flush_records >= c.max_uncommitted_records) {
+    c.suppression_flush_records = std::max<std::size_t>(1, c.max_uncommitted_records / 2);
   }
   if (c.suppression_flush_records >= c.max_uncommitted_records) {
     root.reader().Error(root.node(), "C003",

@@ -114,6 +114,7 @@ TEST_CASE("suppression_flush_records must be below max_uncommitted_records") {
   Diagnostics diags;
   auto c = ParseAgentConfig(R"(node_name: n
 suppression_max_folded: 10
+suppression_flush_records: 1000
 queue: {max_uncommitted_records: 1000}
 kafka: {brokers: k:1}
 )",
@@ -121,8 +122,20 @@ kafka: {brokers: k:1}
   CHECK_FALSE(c.has_value());
   REQUIRE(diags.all().size() == 1);
   CHECK(diags.all()[0].code == "C003");
-  CHECK(diags.all()[0].message.find("suppression_flush_records (50000) must be below "
+  CHECK(diags.all()[0].message.find("suppression_flush_records (1000) must be below "
                                     "queue.max_uncommitted_records (1000)") != std::string::npos);
+
+  // Unset, it follows a smaller max_uncommitted_records down: a config
+  // written before the key existed still loads.
+  Diagnostics older;
+  auto halved = ParseAgentConfig(R"(node_name: n
+suppression_max_folded: 10
+queue: {max_uncommitted_records: 1000}
+kafka: {brokers: k:1}
+)",
+                                 "flush.yaml", older);
+  REQUIRE(halved.has_value());
+  CHECK(halved->suppression_flush_records == 500);
 
   Diagnostics fine;
   CHECK(ParseAgentConfig(R"(node_name: n
