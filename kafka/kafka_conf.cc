@@ -11,7 +11,8 @@ Result<std::unique_ptr<RdKafka::Conf>> MakeKafkaConf(const KafkaProperties& prop
       // The name only: the value may be a secret (sasl.password under a
       // misspelt name is "no such property"), and librdkafka's own message
       // already quotes a value it finds invalid for a known property.
-      return InvalidArgumentError("kafka property " + name + ": " + error);
+      return InvalidArgumentError(
+          std::string("kafka property ").append(name).append(": ").append(error));
     }
   }
   return conf;

@@ -768,8 +768,9 @@ Status Tainter::Untaint(const std::string& node, const std::string& why) {
     history = DecodeRecoveries(h->second);
   }
   for (const Recovery& r : lifted) AppendRecovery(history, r);
-  if (!lifted.empty())
+  if (!lifted.empty()) {
     change.annotations[options_.history_annotation_key] = EncodeRecoveries(history);
+  }
   FL_RETURN_IF_ERROR(Update(node, change));
   policy_.Untaint(node);
   policy_.SetHistory(node, history);

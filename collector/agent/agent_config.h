@@ -43,6 +43,9 @@ enum class AgentMode { kKafka, kStandalone };
 // Everything `faultline-agent --config FILE` reads. Each field's default is
 // the value here, and collector/README.md ("Agent") lists them all;
 // DefaultAgentConfigYaml() prints them as a config file.
+// One per process, its fields in the config file's order (which readers rely
+// on) rather than packed.
+// NOLINTNEXTLINE(clang-analyzer-optin.performance.Padding)
 struct AgentConfig {
   std::string node_name;  // default: $NODE_NAME, else the hostname
   std::string state_dir = "/var/lib/faultline";

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collector/sources/cri_parser.h"
 
+#include <utility>
+
 namespace faultline {
 
 void PartialLineJoiner::Append(JoinedLine& line, std::string_view content) {
@@ -24,16 +26,11 @@ std::optional<JoinedLine> PartialLineJoiner::Add(const CriLine& line) {
   }
   Append(*pending, line.content);
   if (line.partial) return std::nullopt;
-  std::optional<JoinedLine> done = std::move(pending);
-  pending.reset();
-  return done;
+  return std::exchange(pending, std::nullopt);
 }
 
 std::optional<JoinedLine> PartialLineJoiner::Flush(CriStream stream) {
-  std::optional<JoinedLine>& pending = pending_[Index(stream)];
-  std::optional<JoinedLine> done = std::move(pending);
-  pending.reset();
-  return done;
+  return std::exchange(pending_[Index(stream)], std::nullopt);
 }
 
 }  // namespace faultline

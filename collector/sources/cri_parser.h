@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -51,7 +52,9 @@ class PartialLineJoiner {
   void Append(JoinedLine& line, std::string_view content);
 
   std::size_t max_bytes_;
-  std::optional<JoinedLine> pending_[2];
+  // std::array, not a C array: clang-tidy 14 reports the index variable of
+  // a C array member's implicit copy (`__i0`) as a reserved identifier.
+  std::array<std::optional<JoinedLine>, 2> pending_;
   std::uint64_t truncated_ = 0;
 };
 

@@ -386,7 +386,7 @@ void PodLogSource::RecoverMissing(const FileKey& key) {
               {"size", saved.size ? nlohmann::json(*saved.size) : nlohmann::json()}});
 }
 
-void PodLogSource::Emit(TrackedFile& f, JoinedLine line, std::uint64_t end_offset,
+void PodLogSource::Emit(TrackedFile& f, const JoinedLine& line, std::uint64_t end_offset,
                         std::vector<LogRecord>& out) {
   // A pending P chunk of the other stream lies before this line's end:
   // resuming after this line would lose it, so the resume offset stays
@@ -437,7 +437,7 @@ void PodLogSource::ParseLine(TrackedFile& f, std::string_view line, std::uint64_
   std::optional<JoinedLine> joined = f.joiner.Add(*cri);
   if (joined) {
     f.pending_start[s] = kNone;
-    Emit(f, std::move(*joined), line_end, out);
+    Emit(f, *joined, line_end, out);
   }
 }
 
@@ -577,7 +577,7 @@ Status PodLogSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
       for (CriStream s : {CriStream::kStdout, CriStream::kStderr}) {
         if (std::optional<JoinedLine> rest = f.joiner.Flush(s)) {
           f.pending_start[StreamIndex(s)] = kNone;
-          Emit(f, std::move(*rest), f.offset, out);
+          Emit(f, *rest, f.offset, out);
         }
       }
       committed_.erase(it->first);

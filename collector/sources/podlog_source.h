@@ -132,7 +132,8 @@ class PodLogSource final : public Source {
                  std::uint64_t line_end, std::vector<LogRecord>& out);
   // `limit` records, or the batch byte bound (Source::set_max_batch_bytes).
   bool BatchFull(const std::vector<LogRecord>& out, std::size_t limit) const;
-  void Emit(TrackedFile& f, JoinedLine line, std::uint64_t end_offset, std::vector<LogRecord>& out);
+  void Emit(TrackedFile& f, const JoinedLine& line, std::uint64_t end_offset,
+            std::vector<LogRecord>& out);
   bool IncludeNamespace(std::string_view ns) const;
 
   Options options_;

@@ -362,9 +362,8 @@ Result<KubeResponse> KubeHttpClient::Send(const KubeRequest& request) {
       reason = "connection";
       last_failure = result.error().message();
       delay = backoff_.Delay(attempt);
-    } else if (result->status == 429 && options_.return_too_many_requests) {
-      return result;
-    } else if (result->status == 429) {
+    } else if (result->status == 429 && !options_.return_too_many_requests) {
+      // (A 429 the caller asked for goes back to it, by the last branch.)
       reason = "429";
       last_failure = "HTTP 429";
       auto seconds = ParseRetryAfter(retry_after);

@@ -123,8 +123,12 @@ Status KubeNodeApi::StreamWatch(const std::string& path, const std::string& what
         const int code = object.is_object() ? object.value("code", 0) : 0;
         const std::string message = object.is_object() ? object.value("message", "") : "";
         failure = code == 410
-                      ? OutOfRangeError(what + ": 410 Gone: " + message)
-                      : UnavailableError(what + ": error " + std::to_string(code) + ": " + message);
+                      ? OutOfRangeError(std::string(what).append(": 410 Gone: ").append(message))
+                      : UnavailableError(std::string(what)
+                                             .append(": error ")
+                                             .append(std::to_string(code))
+                                             .append(": ")
+                                             .append(message));
         return false;
       }
       if (!on_object(type, object)) return false;

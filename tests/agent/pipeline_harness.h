@@ -30,8 +30,8 @@ struct Harness {
     source = owned.get();
     std::vector<std::unique_ptr<Source>> sources;
     sources.push_back(std::move(owned));
-    pipeline =
-        std::make_unique<Pipeline>(std::move(sources), holder, sink, clock, metrics, options);
+    pipeline = std::make_unique<Pipeline>(std::move(sources), holder, sink, clock, metrics,
+                                          std::move(options));
   }
 
   static Pipeline::Options Defaults() {

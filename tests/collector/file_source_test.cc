@@ -35,6 +35,7 @@ std::string Cursor(const std::string& path, std::uint64_t offset) {
 
 std::vector<std::string> Texts(const std::vector<LogRecord>& records) {
   std::vector<std::string> out;
+  out.reserve(records.size());
   for (const LogRecord& r : records) out.push_back(r.text);
   return out;
 }

@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
-std::vector<LogRecord> ReadKmsg(std::shared_ptr<FakeKmsgDevice::Ring> ring) {
+std::vector<LogRecord> ReadKmsg(const std::shared_ptr<FakeKmsgDevice::Ring>& ring) {
   TempDir dir;
   dir.Write("boot_id", "11111111-2222-3333-4444-555555555555\n");
   KmsgSource::Options o;
@@ -59,7 +59,7 @@ TEST_CASE("a dictionary forged inside a kmsg message stays message text, never l
 
   // Real continuation lines that repeat a key, lack '=', have an empty key,
   // carry escapes or are huge: kept bounded by the record, none crashes.
-  const std::string huge(64 * 1024, 'v');
+  const std::string huge(std::size_t{64} * 1024, 'v');
   auto odd = ParseKmsgRecord(
       "4,6,100,-;msg\n DEVICE=a\n DEVICE=b\n noequals\n =empty\n K\\x3dV=x\n "
       "BIG=" +
@@ -99,6 +99,7 @@ TEST_CASE("kmsg records with NUL bytes, invalid UTF-8 or a broken prefix are rea
   ring->Add("6,5,10,-;last\n");
   auto records = ReadKmsg(ring);
   std::vector<std::string> texts;
+  texts.reserve(records.size());
   for (const LogRecord& r : records) texts.push_back(r.text);
   // Bytes arrive as they are (rules see bytes; the event's JSON replaces
   // invalid UTF-8). The garbage record has no sequence, so the step from 2
@@ -162,6 +163,7 @@ TEST_CASE("a binary pod log is counted as parse errors and the CRI lines around 
   REQUIRE(src.ok());
   std::vector<LogRecord> got = ReadUntil(**src, 3, milliseconds(5000));
   std::vector<std::string> texts;
+  texts.reserve(got.size());
   for (const LogRecord& r : got) texts.push_back(r.text);
   REQUIRE(texts.size() == 3);
   CHECK(texts[0] == "before");

@@ -185,7 +185,9 @@ TEST_CASE("a ring-buffer overrun on /dev/kmsg is reported with the number of los
   // Far more than the ring holds, without reading: the reader falls behind.
   const std::string filler(900, 'x');
   for (int i = 0; i < 2000; ++i) {
-    WriteLine("<7>" + marker + " fill " + std::to_string(i) + " " + filler + "\n");
+    std::string line = "<7>";
+    line.append(marker).append(" fill ").append(std::to_string(i)).append(" ").append(filler);
+    WriteLine(line.append("\n"));
   }
   WriteLine("<6>" + marker + " end\n");
   std::vector<LogRecord> rest = ReadUntil(

@@ -17,8 +17,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto parsed = faultline::ParseJournalJsonLine(line);
   if (!parsed) return 0;
   if (parsed->format != faultline::LineFormat::kJournalJson) std::abort();
-  if (parsed->origin != faultline::Origin::kKernel && parsed->origin != faultline::Origin::kJournal)
+  if (parsed->origin != faultline::Origin::kKernel &&
+      parsed->origin != faultline::Origin::kJournal) {
     std::abort();
+  }
   const faultline::InputLine any = faultline::ParseInputLine(line);
   if (any.format != faultline::LineFormat::kJournalJson || any.text != parsed->text) std::abort();
   return 0;

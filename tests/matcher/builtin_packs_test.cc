@@ -65,9 +65,10 @@ rules:
   CHECK(counts.run == 5);
   CHECK(counts.failed == 4);
   std::vector<std::string> got;
-  for (const Diagnostic& x : d.all())
+  for (const Diagnostic& x : d.all()) {
     got.push_back(x.code + "@" + std::to_string(x.where.line) + ":" +
                   std::to_string(x.where.column));
+  }
   CHECK(got == std::vector<std::string>{"T001@10:11", "T002@11:11", "T004@13:11", "T003@16:11"});
 }
 

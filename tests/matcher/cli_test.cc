@@ -17,13 +17,13 @@ struct Run {
   std::string out, err;
 };
 
-Run Scan(std::vector<std::string> args) {
+Run Scan(const std::vector<std::string>& args) {
   std::ostringstream out, err;
   int status = RunScanCommand(args, out, err);
   return {status, out.str(), err.str()};
 }
 
-Run Rules(std::vector<std::string> args) {
+Run Rules(const std::vector<std::string>& args) {
   std::ostringstream out, err;
   int status = RunRulesCommand(args, out, err);
   return {status, out.str(), err.str()};
@@ -109,7 +109,7 @@ TEST_CASE(
   CHECK(events[0]["fields"]["what"].get<std::string>().find("hca mlx5_0") != std::string::npos);
   // --source any applies every rule: the Xid printed by the pod now matches too.
   Run any = Scan({"--no-builtin", "--rules", pack, "--source", "any",
-                  FL_SOURCE_DIR "/tests/data/sample-pod.log"});
+                  std::string(FL_SOURCE_DIR) + "/tests/data/sample-pod.log"});
   CHECK(Events(any.out).size() == 2);
 }
 

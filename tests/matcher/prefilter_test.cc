@@ -135,7 +135,9 @@ TEST_CASE("ScanBuffer gives identical results with the prefilter on and off, for
                      [&](std::string_view line, std::uint64_t n, std::vector<RuleMatch>& matches) {
                        for (const RuleMatch& m : matches) {
                          std::string f;
-                         for (const auto& [k, v] : m.fields) f += k + "=" + v + ";";
+                         for (const auto& [k, v] : m.fields) {
+                           f.append(k).append("=").append(v).append(";");
+                         }
                          out.push_back(std::to_string(n) + " " + m.rule->id + " " + f + " " +
                                        std::string(line));
                        }
@@ -155,7 +157,7 @@ TEST_CASE("ScanBuffer gives identical results with the prefilter on and off, for
       ++n;
       for (const RuleMatch& m : MatchLine(*without.set, line, origin)) {
         std::string f;
-        for (const auto& [k, v] : m.fields) f += k + "=" + v + ";";
+        for (const auto& [k, v] : m.fields) f.append(k).append("=").append(v).append(";");
         c.push_back(std::to_string(n) + " " + m.rule->id + " " + f + " " + std::string(line));
       }
       if (nl == std::string::npos) break;
@@ -262,6 +264,7 @@ std::string JournalCorpus() {
       "Nov 22 07:02:53 gpu-17 systemd[1]: Started Session 4 of user root.",
       "[ 14.0] nvidia-peermem: loading out-of-tree module taints kernel.",
       "[ 14.1] nvidia-peermem: ERROR detected",
+      // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one line, split for width.
       "Nov 22 07:02:53 gpu-17 kernel: nvidia-peermem: Unknown symbol "
       "ib_register_peer_memory_client",
   };
@@ -301,7 +304,7 @@ TEST_CASE("candidate rules on a parsed message give exactly Match()'s results, a
   std::string without_anchored = kManyPack;
   const std::size_t at = without_anchored.find("  - {id: anchored");
   without_anchored.erase(at, without_anchored.find('\n', at) + 1 - at);
-  for (const std::string& pack : {std::string(kManyPack), without_anchored})
+  for (const std::string& pack : {std::string(kManyPack), without_anchored}) {
     for (bool prefilter : {true, false}) {
       const bool has_anchored = pack.find("id: anchored") != std::string::npos;
       Loaded l = LoadPack(pack, prefilter ? CompileOptions{} : off);
@@ -315,7 +318,7 @@ TEST_CASE("candidate rules on a parsed message give exactly Match()'s results, a
           std::vector<std::string> out;
           for (const RuleMatch& m : ms) {
             std::string f;
-            for (const auto& [k, v] : m.fields) f += k + "=" + v + ";";
+            for (const auto& [k, v] : m.fields) f.append(k).append("=").append(v).append(";");
             out.push_back(std::to_string(n) + " " + m.rule->id + " " + f);
           }
           return out;
@@ -338,8 +341,9 @@ TEST_CASE("candidate rules on a parsed message give exactly Match()'s results, a
           std::size_t nl = corpus.find('\n', start);
           InputLine in = ParseInputLine(std::string_view(corpus).substr(start, nl - start));
           ++n;
-          for (std::string& s : render(n, MatchLine(*l.set, in.text, forced.value_or(in.origin))))
+          for (std::string& s : render(n, MatchLine(*l.set, in.text, forced.value_or(in.origin)))) {
             want.push_back(std::move(s));
+          }
           start = nl + 1;
         }
         CHECK(want.size() > 100);
@@ -348,6 +352,7 @@ TEST_CASE("candidate rules on a parsed message give exactly Match()'s results, a
         if (prefilter) CHECK((visited < n) != has_anchored);
       }
     }
+  }
 }
 
 // ExtractAlternativeLiteralSets rendered: one "a|b|" string per set.
@@ -431,7 +436,7 @@ rules:
         [&](std::string_view line, std::uint64_t n, std::vector<RuleMatch>& matches) {
           for (const RuleMatch& m : matches) {
             std::string f;
-            for (const auto& [k, v] : m.fields) f += k + "=" + v + ";";
+            for (const auto& [k, v] : m.fields) f.append(k).append("=").append(v).append(";");
             out.push_back(std::to_string(n) + " " + m.rule->id + " " + f + " " + std::string(line));
           }
         });

@@ -68,7 +68,7 @@ inline std::string CriLines(
 // keeps it: O_APPEND on <restart>.log, reopened after kubelet's rotation.
 class CriContainerLog {
  public:
-  CriContainerLog(std::filesystem::path dir, int restart = 0)
+  explicit CriContainerLog(std::filesystem::path dir, int restart = 0)
       : dir_(std::move(dir)), log_(dir_ / (std::to_string(restart) + ".log")) {
     std::filesystem::create_directories(dir_);
     Reopen();

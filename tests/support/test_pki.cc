@@ -52,7 +52,7 @@ Result<Cert> MakeCert(EVP_PKEY* key, const char* cn, X509* issuer, EVP_PKEY* iss
   BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert.get()));
   BN_free(bn);
   X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(cert.get()), 24 * 3600);
+  X509_gmtime_adj(X509_getm_notAfter(cert.get()), 24L * 3600);
   X509_set_pubkey(cert.get(), key);
   X509_NAME* name = X509_get_subject_name(cert.get());
   X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
