@@ -32,9 +32,9 @@ void ConfigReader::Error(const YAML::Node& node, std::string code, std::string m
   diags_.Error(std::move(code), At(node), std::move(message));
 }
 
-ConfigMap::ConfigMap(ConfigReader& reader, YAML::Node node, std::string path,
+ConfigMap::ConfigMap(ConfigReader& reader, const YAML::Node& node, std::string path,
                      const std::vector<std::string_view>& known)
-    : reader_(reader), node_(std::move(node)), path_(std::move(path)) {
+    : reader_(reader), node_(node), path_(std::move(path)) {
   if (!node_.IsMap()) {
     reader_.Error(
         node_, "C003",

@@ -53,7 +53,7 @@ class ConfigMap {
  public:
   // C003 if `node` is not a mapping (then valid() is false), C002 for each
   // key not in `known`.
-  ConfigMap(ConfigReader& reader, YAML::Node node, std::string path,
+  ConfigMap(ConfigReader& reader, const YAML::Node& node, std::string path,
             const std::vector<std::string_view>& known);
 
   bool valid() const { return valid_; }

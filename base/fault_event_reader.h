@@ -72,7 +72,8 @@ Status GetMap(const View& j, const char* key, std::map<std::string, std::string>
     // The agent writes the keys in order: append at the end without a
     // search. A key out of order, or repeated (the last one wins), takes
     // the general path.
-    if (out->empty() || out->rbegin()->first < k) {
+    // (As two string_views: clang 14 cannot compare a std::string with one.)
+    if (out->empty() || std::string_view(out->rbegin()->first) < k) {
       out->emplace_hint(out->end(), std::piecewise_construct, std::forward_as_tuple(k),
                         std::forward_as_tuple(v.as_string()));
     } else {

@@ -49,8 +49,9 @@ std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
     std::int64_t in_day = secs % 86'400;
     char buf[] = "0000-00-00T00:00:00.000000Z";
     const auto put = [&](int at, int width, std::int64_t value) {
-      for (int i = at + width - 1; i >= at; --i, value /= 10)
+      for (int i = at + width - 1; i >= at; --i, value /= 10) {
         buf[i] = static_cast<char>('0' + value % 10);
+      }
     };
     put(0, 4, static_cast<int>(date.year()));
     put(5, 2, static_cast<unsigned>(date.month()));

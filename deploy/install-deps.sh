@@ -6,6 +6,12 @@
 #   deploy/install-deps.sh --test   also what the test suite uses (kcat, journald tools, ...)
 set -euo pipefail
 
+# One at a time: CI runs clang-tidy (which installs its tools) beside the
+# test suite (which installs its own), and two apt-gets at once fail on
+# dpkg's lock. flock (util-linux) is on every Debian machine.
+exec 9>"${TMPDIR:-/tmp}/faultline-install-deps.lock"
+flock 9
+
 packages=(
   build-essential cmake pkg-config
   libre2-dev libyaml-cpp-dev nlohmann-json3-dev libvectorscan-dev

@@ -36,10 +36,9 @@ HttpEndpoint::~HttpEndpoint() {
   if (thread_.joinable()) thread_.join();
 }
 
-Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(const Options& options,
-                                                          const MetricsRegistry& registry,
-                                                          std::function<Readiness()> ready,
-                                                          std::function<Readiness()> healthy) {
+Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(
+    const Options& options, const MetricsRegistry& registry,
+    const std::function<Readiness()>& ready, const std::function<Readiness()>& healthy) {
   const auto colon = options.address.rfind(':');
   if (colon == std::string::npos) {
     return InvalidArgumentError("metrics address '" + options.address + "' is not host:port");

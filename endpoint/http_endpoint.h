@@ -39,10 +39,9 @@ class HttpEndpoint {
   // kInvalidArgument: malformed address; kUnavailable: the port is taken.
   // `registry` and the callbacks must outlive the endpoint; the callbacks run
   // on the endpoint's threads.
-  static Result<std::unique_ptr<HttpEndpoint>> Start(const Options& options,
-                                                     const MetricsRegistry& registry,
-                                                     std::function<Readiness()> ready,
-                                                     std::function<Readiness()> healthy = {});
+  static Result<std::unique_ptr<HttpEndpoint>> Start(
+      const Options& options, const MetricsRegistry& registry,
+      const std::function<Readiness()>& ready, const std::function<Readiness()>& healthy = {});
 
   ~HttpEndpoint();
   HttpEndpoint(const HttpEndpoint&) = delete;

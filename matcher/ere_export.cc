@@ -198,15 +198,15 @@ class Translator {
         }
         continue;
       }
-      if (lo == ']')
+      if (lo == ']') {
         close_bracket = true;
-      else if (lo == '-')
+      } else if (lo == '-') {
         dash = true;
-      else if (lo == '\\')
+      } else if (lo == '\\') {
         backslash = true;
-      else if (lo == '^')
+      } else if (lo == '^') {
         caret = true;
-      else {
+      } else {
         items.emplace_back(1, lo);
         if (caseless && IsLetter(lo)) items.emplace_back(1, OtherCase(lo));
       }

@@ -51,8 +51,9 @@ void CheckClassifyCaptures(const Classification& c, const std::set<std::string>&
   } else {
     CheckCaptures({c.capture}, defined, rule, c.at, "classify.capture", diags);
   }
-  for (const auto& [key, outcome] : c.table)
+  for (const auto& [key, outcome] : c.table) {
     CheckOutcomeCaptures(outcome, defined, rule, c.at, diags);
+  }
   CheckOutcomeCaptures(c.fallback, defined, rule, c.at, diags);
 }
 
@@ -93,17 +94,20 @@ std::unique_ptr<RE2> CheckRule(const Rule& rule, const CompileOptions& options,
   }
   std::set<std::string> defined;
   for (const auto& [name, index] : re->NamedCapturingGroups()) defined.insert(name);
-  if (rule.threshold)
+  if (rule.threshold) {
     CheckCaptures(rule.threshold->key, defined, rule, KeyAt(rule, "threshold"), "threshold.key",
                   diags);
+  }
   CheckCaptures(SummaryCaptures(rule.summary), defined, rule, KeyAt(rule, "summary"), "summary",
                 diags);
   if (rule.classify) CheckClassifyCaptures(*rule.classify, defined, rule, diags);
-  if (!rule.peer.empty())
+  if (!rule.peer.empty()) {
     CheckCaptures({rule.peer}, defined, rule, KeyAt(rule, "peer"), "peer", diags);
+  }
   for (const RuleTest& t : rule.match_tests) {
-    for (const auto& [name, value] : t.fields)
+    for (const auto& [name, value] : t.fields) {
       CheckCaptures({name}, defined, rule, t.at, "test fields", diags);
+    }
   }
   if (!rule.disabled) {
     if (rule.match_tests.empty() && rule.no_match_tests.empty()) {

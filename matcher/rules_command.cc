@@ -47,8 +47,9 @@ std::string ThresholdText(const Rule& r) {
   std::string s = std::to_string(r.threshold->count) + "/" + FormatDuration(r.threshold->window);
   if (!r.threshold->key.empty()) {
     s += " by ";
-    for (std::size_t i = 0; i < r.threshold->key.size(); ++i)
+    for (std::size_t i = 0; i < r.threshold->key.size(); ++i) {
       s += (i ? "," : "") + r.threshold->key[i];
+    }
   }
   return s;
 }

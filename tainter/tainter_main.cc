@@ -111,8 +111,9 @@ Result<Flags> ParseFlags(int argc, char** argv) {
     } else if (a == "--format") {
       auto v = value(a);
       if (!v) return v.error();
-      if (*v != "json" && *v != "text")
+      if (*v != "json" && *v != "text") {
         return InvalidArgumentError("--format must be json or text");
+      }
       f.json = *v == "json";
     } else if (a == "-h" || a == "--help") {
       f.help = true;

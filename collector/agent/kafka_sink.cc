@@ -126,7 +126,7 @@ Status KafkaSink::Publish(const FaultEvent& event, DeliveryCallback on_delivered
       const_cast<char*>(value.data()), value.size(), event.node.data(), event.node.size(),
       /*timestamp=*/0, headers, in_flight.get());
   if (err == RdKafka::ERR_NO_ERROR) {
-    in_flight.release();  // now owned by the delivery report
+    static_cast<void>(in_flight.release());  // now owned by the delivery report
     return OkStatus();
   }
   delete headers;  // librdkafka takes them only on success

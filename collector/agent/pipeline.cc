@@ -96,7 +96,7 @@ class CursorQueue {
 
  private:
   static constexpr std::size_t kCompactAfter = 4096;
-  static constexpr std::size_t kKeepBytes = 256 * 1024;
+  static constexpr std::size_t kKeepBytes = std::size_t{256} * 1024;
   std::string bytes_;
   std::vector<std::uint32_t> lengths_;  // a cursor longer than 4 GiB is not one
   std::size_t head_ = 0;                // index of the front in lengths_

@@ -18,7 +18,7 @@ namespace faultline {
 namespace {
 
 constexpr std::string_view kComponent = "file";
-constexpr std::size_t kChunk = 64 * 1024;
+constexpr std::size_t kChunk = std::size_t{64} * 1024;
 
 Status OpenError(const std::string& path) {
   std::string m = "open " + path + ": " + std::strerror(errno);

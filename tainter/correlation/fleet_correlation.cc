@@ -7,7 +7,7 @@
 
 namespace faultline {
 
-FleetCorrelation::FleetCorrelation(Correlator::Options options, MetricsRegistry& metrics,
+FleetCorrelation::FleetCorrelation(const Correlator::Options& options, MetricsRegistry& metrics,
                                    const Clock& clock)
     : correlator_(options),
       metrics_(metrics),
@@ -16,9 +16,9 @@ FleetCorrelation::FleetCorrelation(Correlator::Options options, MetricsRegistry&
       incident_window_(options.incidents.window) {}
 
 Result<std::unique_ptr<FleetCorrelation>> FleetCorrelation::Create(
-    CorrelationConsumer::Options kafka, Correlator::Options options, MetricsRegistry& metrics,
-    const Clock& clock) {
-  std::unique_ptr<FleetCorrelation> self(new FleetCorrelation(std::move(options), metrics, clock));
+    CorrelationConsumer::Options kafka, const Correlator::Options& options,
+    MetricsRegistry& metrics, const Clock& clock) {
+  std::unique_ptr<FleetCorrelation> self(new FleetCorrelation(options, metrics, clock));
   auto consumer = CorrelationConsumer::Create(std::move(kafka), self->correlator_, metrics, clock);
   if (!consumer) return consumer.error();
   self->consumer_ = std::move(*consumer);

@@ -31,7 +31,7 @@ class FleetCorrelation {
   using Owns = std::function<bool(const std::string& key)>;
 
   static Result<std::unique_ptr<FleetCorrelation>> Create(CorrelationConsumer::Options kafka,
-                                                          Correlator::Options options,
+                                                          const Correlator::Options& options,
                                                           MetricsRegistry& metrics,
                                                           const Clock& clock);
 
@@ -51,7 +51,8 @@ class FleetCorrelation {
   Correlator& correlator() { return correlator_; }
 
  private:
-  FleetCorrelation(Correlator::Options options, MetricsRegistry& metrics, const Clock& clock);
+  FleetCorrelation(const Correlator::Options& options, MetricsRegistry& metrics,
+                   const Clock& clock);
 
   Correlator correlator_;
   CorrelationMetrics metrics_;

@@ -156,8 +156,9 @@ std::vector<Incident> IncidentTracker::Close(TimePoint now, bool all) {
   // Evidence older than any incident could look back to.
   for (auto it = evidence_.begin(); it != evidence_.end();) {
     auto& q = it->second;
-    while (!q.empty() && now - q.front().at > options_.lookback + 4 * options_.window)
+    while (!q.empty() && now - q.front().at > options_.lookback + 4 * options_.window) {
       q.pop_front();
+    }
     it = q.empty() ? evidence_.erase(it) : std::next(it);
   }
   std::sort(closed.begin(), closed.end(),

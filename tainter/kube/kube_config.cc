@@ -86,10 +86,11 @@ bool PemOrFile(ConfigReader& reader, const YAML::Node& map, const std::string& k
 std::string KubeConfig::Describe() const {
   std::string auth;
   if (!client_cert_pem.empty()) auth = "client-certificate";
-  if (!token_file.empty())
+  if (!token_file.empty()) {
     auth += auth.empty() ? "token-file " + token_file : "+token-file";
-  else if (!token.empty())
+  } else if (!token.empty()) {
     auth += auth.empty() ? "token" : "+token";
+  }
   if (auth.empty()) auth = "none";
   return "server=" + server + " origin=" + origin + " auth=" + auth + " tls=" +
          (insecure_skip_tls_verify ? "insecure-skip-verify"
@@ -322,8 +323,9 @@ Result<KubeConfig> LoadKubeConfigAuto(const std::string& kubeconfig_path, std::s
   if (!kubeconfig_path.empty()) return LoadKubeconfig(kubeconfig_path, context, problems);
   // Read once at startup, before any thread exists.
   const char* env = getenv("KUBECONFIG");  // NOLINT(concurrency-mt-unsafe)
-  if (env != nullptr && *env != '\0')
+  if (env != nullptr && *env != '\0') {
     return LoadKubeconfig(FirstKubeconfig(env), context, problems);
+  }
   const char* host = getenv("KUBERNETES_SERVICE_HOST");  // NOLINT(concurrency-mt-unsafe)
   if (!in_cluster.service_host.empty() || (host != nullptr && *host != '\0')) {
     return LoadInClusterConfig(in_cluster);

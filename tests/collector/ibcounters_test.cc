@@ -31,12 +31,14 @@ IbPortState Port(std::string state, std::string phys, std::uint64_t downed,
 
 std::vector<std::string> Texts(const std::vector<IbChange>& changes) {
   std::vector<std::string> out;
+  out.reserve(changes.size());
   for (const IbChange& c : changes) out.push_back(c.text);
   return out;
 }
 
 std::vector<std::string> Texts(const std::vector<LogRecord>& records) {
   std::vector<std::string> out;
+  out.reserve(records.size());
   for (const LogRecord& r : records) out.push_back(r.text);
   return out;
 }

@@ -56,6 +56,7 @@ struct PodTest {
 
 std::vector<std::string> Texts(const std::vector<LogRecord>& records) {
   std::vector<std::string> t;
+  t.reserve(records.size());
   for (const LogRecord& r : records) t.push_back(r.text);
   return t;
 }
@@ -406,7 +407,8 @@ TEST_CASE("records read while another stream's partial line is pending get disti
 TEST_CASE("a single CRI line longer than the cap is cut, labelled, and the next line read") {
   PodTest t;
   CriContainerLog c(t.Dir());
-  c.WriteRaw("2026-11-22T07:02:53Z stderr F NCCL WARN " + std::string(1024 * 1024, 'y') + "\n");
+  c.WriteRaw("2026-11-22T07:02:53Z stderr F NCCL WARN " +
+             std::string(std::size_t{1024} * 1024, 'y') + "\n");
   c.Write("stdout", "after");
   PodLogSource::Options o = t.Options();
   o.max_line_bytes = 4096;

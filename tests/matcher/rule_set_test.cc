@@ -253,6 +253,7 @@ TEST_CASE("Match is safe from many threads at once") {
   REQUIRE(l.set);
   std::atomic<int> total{0};
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 500; ++i) {
@@ -355,7 +356,7 @@ rules:
   LogRecord record;
   record.source = "podlog";
   record.origin = Origin::kPod;
-  record.text = "NCCL WARN " + std::string(250 * 1024, 'x');
+  record.text = "NCCL WARN " + std::string(std::size_t{250} * 1024, 'x');
   std::vector<RuleMatch> out;
   l.set->Match(record, out);
   REQUIRE(out.size() == 1);

@@ -206,7 +206,7 @@ std::string EventNamespaceError(const json& event, const std::string& ns) {
     return "involvedObject.namespace: Required value: required for kind " + kind;
   }
   const bool legacy = !event.contains("eventTime") || event["eventTime"].is_null();
-  const std::string bad =
+  std::string bad =
       "involvedObject.namespace: Invalid value: \"" + inv_ns + "\": does not match event.namespace";
   if (legacy) {
     if (inv_ns.empty() ? (!ns.empty() && ns != "default") : ns != inv_ns) return bad;
@@ -307,8 +307,9 @@ std::string ValidateNode(const json& node) {
       if (!v.is_string()) return "metadata.annotations." + k + ": must be a string";
       total += k.size() + v.get<std::string>().size();
     }
-    if (total > 256UL * 1024)
+    if (total > 256UL * 1024) {
       return "metadata.annotations: Too long: must have at most 262144 bytes";
+    }
   }
   if (node.contains("spec") && node["spec"].contains("taints")) {
     const json& taints = node["spec"]["taints"];

@@ -121,7 +121,7 @@ class MockKafka {
 struct Replica {
   Replica(MockKafka& kafka, FakeNodeApi& api, const Clock& clock, Tainter::Options options = {},
           std::string group = "tainter") {
-    auto t = Tainter::Create(options, api, metrics, clock);
+    auto t = Tainter::Create(std::move(options), api, metrics, clock);
     REQUIRE(t.ok());
     tainter = std::move(*t);
     REQUIRE(tainter->AdoptAll().ok());
@@ -157,7 +157,7 @@ struct Replica {
 };
 
 // Steps the replicas until `done` holds; false after `limit`.
-bool RunUntil(std::vector<Replica*> replicas, const std::function<bool()>& done,
+bool RunUntil(const std::vector<Replica*>& replicas, const std::function<bool()>& done,
               seconds limit = seconds(15)) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -214,8 +214,9 @@ TEST_CASE("an event from Kafka taints its node with annotation and Event, once, 
   CHECK(c.api.writes() == 1);
   r.consumer->Commit(true);
   std::int64_t committed = 0;
-  for (const auto& [p, off] : KafkaEventConsumerTesting::CommittedOffsets(*r.consumer))
+  for (const auto& [p, off] : KafkaEventConsumerTesting::CommittedOffsets(*r.consumer)) {
     committed += off;
+  }
   CHECK(committed == 2);
   CHECK(r.metrics.CounterValue("faultline_tainter_events_consumed_total") == 2);
 }
