@@ -20,13 +20,7 @@ using Strings = std::vector<std::string>;
 
 // Each set as "a|b|" ("(?i)" before a caseless literal).
 Strings Sets(std::string_view pattern) {
-  Strings out;
-  for (const std::vector<RequiredLiteral>& set : ExtractExpandedLiteralSets(pattern)) {
-    std::string r;
-    for (const RequiredLiteral& l : set) r += (l.caseless ? "(?i)" : "") + l.text + "|";
-    out.push_back(r);
-  }
-  return out;
+  return RenderLiteralSets(ExtractExpandedLiteralSets(pattern));
 }
 
 // Sets() as one string, so that a failed CHECK shows it.

@@ -357,13 +357,7 @@ TEST_CASE("candidate rules on a parsed message give exactly Match()'s results, a
 
 // ExtractAlternativeLiteralSets rendered: one "a|b|" string per set.
 Strings Alternatives(std::string_view pattern) {
-  Strings out;
-  for (const std::vector<RequiredLiteral>& set : ExtractAlternativeLiteralSets(pattern)) {
-    std::string r;
-    for (const RequiredLiteral& l : set) r += (l.caseless ? "(?i)" : "") + l.text + "|";
-    out.push_back(r);
-  }
-  return out;
+  return RenderLiteralSets(ExtractAlternativeLiteralSets(pattern));
 }
 
 const char* const kNcclError =

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "matcher/literal_prefilter.h"
 #include "matcher/rule_set.h"
 #include "tests/support/temp_dir.h"
 
@@ -49,6 +50,20 @@ inline Loaded LoadPacks(const std::vector<std::pair<std::string, std::string>>& 
 
 inline Loaded LoadPack(const std::string& text, CompileOptions options = {}) {
   return LoadPacks({{"pack.yaml", text}}, options);
+}
+
+// Literal sets rendered for a CHECK: one "a|b|" string per set, "(?i)"
+// before a caseless literal.
+inline std::vector<std::string> RenderLiteralSets(
+    const std::vector<std::vector<RequiredLiteral>>& sets) {
+  std::vector<std::string> out;
+  out.reserve(sets.size());
+  for (const std::vector<RequiredLiteral>& set : sets) {
+    std::string r;
+    for (const RequiredLiteral& l : set) r += (l.caseless ? "(?i)" : "") + l.text + "|";
+    out.push_back(r);
+  }
+  return out;
 }
 
 inline std::vector<RuleMatch> MatchLine(const RuleSet& set, std::string_view line,
