@@ -5,6 +5,7 @@
 # Usage: config_json_test.sh BUILD_DIR
 set -eu
 bin="$1/collector/faultline-agent"
+expect="$(dirname "$0")/../support/expect_diagnostic.py"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 # Line 3, column 3: a misspelt key inside kafka:.
@@ -14,20 +15,13 @@ for mode in "" "--standalone"; do
   # shellcheck disable=SC2086 # $mode is one flag or none
   "$bin" $mode --config "$dir/bad.yaml" --format json 2> "$dir/err" > "$dir/out" || rc=$?
   [ "$rc" -eq 2 ] || { echo "FAIL ($mode): exit $rc, want 2"; cat "$dir/err"; exit 1; }
-  python3 - "$dir/err" "$dir/bad.yaml" <<'PY' || { echo "FAIL ($mode)"; cat "$dir/err"; exit 1; }
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert isinstance(d, list) and len(d) == 1, d
-e = d[0]
-assert e["file"] == sys.argv[2] and e["line"] == 3 and e["column"] == 3, e
-assert e["level"] == "error" and e["code"] == "C002", e
-assert "topicz" in e["message"], e
-PY
+  python3 "$expect" "$dir/err" file="$dir/bad.yaml" line=3 column=3 level=error code=C002 \
+    message~topicz || { echo "FAIL ($mode)"; exit 1; }
   rc=0
   # shellcheck disable=SC2086
   "$bin" $mode --config "$dir/missing.yaml" --format json 2> "$dir/err" || rc=$?
   [ "$rc" -eq 2 ] || { echo "FAIL ($mode): missing file: exit $rc, want 2"; exit 1; }
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d[0]["code"]=="C000", d' "$dir/err"
+  python3 "$expect" "$dir/err" code=C000 || { echo "FAIL ($mode): missing file"; exit 1; }
 done
 # Text stays the default: file:line:col, the code, the caret.
 rc=0
