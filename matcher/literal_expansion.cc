@@ -37,17 +37,6 @@ struct Info {
   const std::optional<Words>& Suffix() const { return exact ? exact : suffix; }
 };
 
-void Dedupe(Words& w) {
-  std::sort(w.begin(), w.end(), [](const RequiredLiteral& a, const RequiredLiteral& b) {
-    return std::tie(a.text, a.caseless) < std::tie(b.text, b.caseless);
-  });
-  w.erase(std::unique(w.begin(), w.end(),
-                      [](const RequiredLiteral& a, const RequiredLiteral& b) {
-                        return a.text == b.text && a.caseless == b.caseless;
-                      }),
-          w.end());
-}
-
 // Every x then y; a caseless part makes the joined literal caseless (a
 // caseless search finds the case-sensitive text too). Nullopt when too many.
 std::optional<Words> Cross(const Words& a, const Words& b) {
@@ -59,7 +48,7 @@ std::optional<Words> Cross(const Words& a, const Words& b) {
       out.push_back({x.text + y.text, caseless});
     }
   }
-  Dedupe(out);
+  SortUniqueLiterals(out);
   return out;
 }
 
@@ -69,7 +58,7 @@ std::optional<Words> Union(const std::vector<const Words*>& parts) {
     if (!p) return std::nullopt;
     out.insert(out.end(), p->begin(), p->end());
   }
-  Dedupe(out);
+  SortUniqueLiterals(out);
   if (out.size() > kMaxWords) return std::nullopt;
   return out;
 }
@@ -84,9 +73,8 @@ bool Letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 // One byte as a literal, or nullopt where the plain extractor breaks too
 // (':' and newline, see literal_prefilter.h), never for non-ASCII.
-std::optional<RequiredLiteral> Char(long value, char escape, bool caseless) {
+std::optional<RequiredLiteral> Char(long value, bool caseless) {
   // Non-ASCII: the tree's value may be a code point, not a byte.
-  (void)escape;
   if (value < 0 || value >= 0x80) return std::nullopt;
   const char c = static_cast<char>(value);
   if (c == ':' || c == '\n') return std::nullopt;
@@ -106,7 +94,7 @@ std::optional<Words> ClassWords(const ReNode& n) {
   if (n.negated) return std::nullopt;
   Words w;
   auto add = [&](long v) {
-    std::optional<RequiredLiteral> lit = Char(v, 0, n.caseless);
+    std::optional<RequiredLiteral> lit = Char(v, n.caseless);
     if (!lit) return false;
     w.push_back(*lit);
     return w.size() <= 2 * kMaxClassChars;
@@ -133,7 +121,7 @@ std::optional<Words> ClassWords(const ReNode& n) {
         return std::nullopt;
     }
   }
-  Dedupe(w);
+  SortUniqueLiterals(w);
   if (w.empty() || w.size() > kMaxClassChars) return std::nullopt;
   return w;
 }
@@ -265,7 +253,7 @@ class Expander {
   Info Atom(const ReNode& n) {
     switch (n.kind) {
       case ReNode::Kind::kLiteral:
-        if (std::optional<RequiredLiteral> c = Char(n.value, n.escape, n.caseless)) {
+        if (std::optional<RequiredLiteral> c = Char(n.value, n.caseless)) {
           return ExactInfo({*c});
         }
         return Info{};
@@ -290,7 +278,7 @@ class Expander {
           if (!inner.exact) return Info{};
           Words w = *inner.exact;
           w.push_back({"", false});
-          Dedupe(w);
+          SortUniqueLiterals(w);
           if (w.size() > kMaxWords) return Info{};
           return ExactInfo(std::move(w));
         }
@@ -324,15 +312,7 @@ std::vector<std::vector<RequiredLiteral>> ExtractExpandedLiteralSets(std::string
     }
     DropContaining(w);
     if (w.size() > kMaxSetWords) continue;
-    if (std::find_if(sets.begin(), sets.end(), [&](const Words& s) {
-          return s.size() == w.size() &&
-                 std::equal(s.begin(), s.end(), w.begin(),
-                            [](const RequiredLiteral& x, const RequiredLiteral& y) {
-                              return x.text == y.text && x.caseless == y.caseless;
-                            });
-        }) != sets.end()) {
-      continue;
-    }
+    if (std::find(sets.begin(), sets.end(), w) != sets.end()) continue;
     sets.push_back(std::move(w));
   }
   auto shortest = [](const Words& w) {

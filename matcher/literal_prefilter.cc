@@ -346,40 +346,30 @@ class Extractor {
 
 }  // namespace
 
-namespace {
-void SortUnique(LitSet& set) {
-  std::sort(set.begin(), set.end(), [](const RequiredLiteral& a, const RequiredLiteral& b) {
-    return std::tie(a.text, a.caseless) < std::tie(b.text, b.caseless);
-  });
-  set.erase(std::unique(set.begin(), set.end(),
-                        [](const RequiredLiteral& a, const RequiredLiteral& b) {
-                          return a.text == b.text && a.caseless == b.caseless;
-                        }),
-            set.end());
+void SortUniqueLiterals(std::vector<RequiredLiteral>& literals) {
+  std::sort(literals.begin(), literals.end(),
+            [](const RequiredLiteral& a, const RequiredLiteral& b) {
+              return std::tie(a.text, a.caseless) < std::tie(b.text, b.caseless);
+            });
+  literals.erase(std::unique(literals.begin(), literals.end()), literals.end());
 }
-bool SameSet(const LitSet& a, const LitSet& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                    [](const RequiredLiteral& x, const RequiredLiteral& y) {
-                      return x.text == y.text && x.caseless == y.caseless;
-                    });
-}
-}  // namespace
+
+namespace {}  // namespace
 
 std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_view pattern) {
   Extractor extractor(pattern);
   LitSet chosen = extractor.Run();
   if (chosen.empty()) return {};
-  SortUnique(chosen);
+  SortUniqueLiterals(chosen);
   std::vector<std::pair<double, LitSet>> scored;
   for (LitSet set : extractor.all()) {
-    SortUnique(set);
-    if (SameSet(set, chosen)) continue;
+    SortUniqueLiterals(set);
+    if (set == chosen) continue;
     bool usable = true;
     for (const RequiredLiteral& lit : set) usable &= lit.text.size() >= 3;
     const double score = SetScore(set);
     if (!usable || score <= 0) continue;
-    if (std::any_of(scored.begin(), scored.end(),
-                    [&](const auto& s) { return SameSet(s.second, set); })) {
+    if (std::any_of(scored.begin(), scored.end(), [&](const auto& s) { return s.second == set; })) {
       continue;
     }
     scored.emplace_back(score, std::move(set));
@@ -399,14 +389,14 @@ std::vector<std::vector<RequiredLiteral>> ExtractAlternativeLiteralSets(std::str
   Extractor extractor(pattern);
   LitSet chosen = extractor.Run();
   if (chosen.empty()) return {};
-  SortUnique(chosen);
+  SortUniqueLiterals(chosen);
   std::vector<LitSet> out{chosen};
   std::vector<LitSet> rest;
   for (LitSet set : extractor.alternatives()) {
-    SortUnique(set);
+    SortUniqueLiterals(set);
     if (!Usable(set) || SetScore(set) <= 0) continue;
-    if (std::any_of(out.begin(), out.end(), [&](const LitSet& s) { return SameSet(s, set); }) ||
-        std::any_of(rest.begin(), rest.end(), [&](const LitSet& s) { return SameSet(s, set); })) {
+    if (std::any_of(out.begin(), out.end(), [&](const LitSet& s) { return s == set; }) ||
+        std::any_of(rest.begin(), rest.end(), [&](const LitSet& s) { return s == set; })) {
       continue;
     }
     rest.push_back(std::move(set));
@@ -436,7 +426,7 @@ bool LineHasLiteral(std::string_view line, const RequiredLiteral& lit) {
 
 std::vector<RequiredLiteral> ExtractRequiredLiterals(std::string_view pattern) {
   LitSet set = Extractor(pattern).Run();
-  SortUnique(set);  // drops repeats (an alternation of identical branches)
+  SortUniqueLiterals(set);  // drops repeats (an alternation of identical branches)
   return set;
 }
 

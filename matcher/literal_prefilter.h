@@ -17,7 +17,12 @@ namespace faultline {
 struct RequiredLiteral {
   std::string text;
   bool caseless = false;  // the regex matches it in any letter case
+  bool operator==(const RequiredLiteral&) const = default;
 };
+
+// Sorts `literals` by (text, caseless) and drops repeats: the one order in
+// which literal sets are compared.
+void SortUniqueLiterals(std::vector<RequiredLiteral>& literals);
 
 // Literals of which every match of the RE2 `pattern` contains at least one,
 // for the prefilter; empty when there are none worth searching for (shorter
