@@ -289,16 +289,16 @@ std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config,
   auto stack = std::make_unique<TainterStack>();
   Diagnostics problems;
   auto api = MakeApi(config, stack->metrics, *stack->clock, &problems);
-  if (!api && json) {
+  if (!api) {
+    if (!json) {
+      err << program << ": " << api.error().message() << '\n';
+      return nullptr;
+    }
     // Not a kubeconfig's own line (none found, in-cluster, TLS): the file named, if any.
     if (problems.error_count() == 0) {
       problems.Error("C000", {config.kubernetes.kubeconfig, 0, 0}, api.error().message());
     }
     err << problems.ToJson().dump() << '\n';
-    return nullptr;
-  }
-  if (!api) {
-    err << program << ": " << api.error().message() << '\n';
     return nullptr;
   }
   stack->api = std::move(*api);
