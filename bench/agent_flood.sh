@@ -13,6 +13,8 @@
 set -euo pipefail
 
 BUILD=${1:?usage: agent_flood.sh BUILD_DIR [LINES]}
+source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
+bench_prepare "$BUILD" faultline-agent fl-mockcluster
 LINES=${2:-1000000}
 AGENT=${FL_AGENT:-$BUILD/collector/faultline-agent}
 MOCK=$BUILD/tests/support/fl-mockcluster

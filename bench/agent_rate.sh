@@ -19,6 +19,8 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../tests/support/e2e_lib.sh"
+source "$HERE/bench_lib.sh"
+bench_prepare "$1" faultline-agent fl-mockcluster
 e2e_require python3 curl
 e2e_init "$1" faultline-rate
 RATE=${2:-10000}

@@ -15,7 +15,9 @@
 # median of the runs are printed with the load average before and after.
 #
 # Environment: FL_BENCH_BUILD (build dir, default build-bench), FL_BENCH_BINARY
-# (a faultline binary to use instead of building one), FL_BENCH_DIR (corpus
+# (a faultline binary to use instead of building one), FL_BENCH_HS_COUNT (a built
+# fl-hs-count, the CMake target, instead of compiling bench/hs_count.cc here),
+# FL_BENCH_DIR (corpus
 # dir, default $TMPDIR/faultline-bench), FL_BENCH_CPU (core, 0),
 # FL_GREP_TIMEOUT (seconds, 1200).
 set -eu
@@ -45,6 +47,9 @@ if [ ! -f "$ROOT/bench/gen_corpus.py" ]; then
   echo "bench/gen_corpus.py is missing" >&2
   exit 2
 fi
+# The peers (rg, grep, Vectorscan's headers) and python3 come with the test
+# dependencies; installed here when missing, so that this works on a fresh machine.
+"$ROOT/deploy/install-deps.sh" --test >&2
 if [ -n "${FL_BENCH_BINARY:-}" ]; then
   FAULTLINE=$FL_BENCH_BINARY
 else
@@ -55,8 +60,8 @@ fi
 
 # The Vectorscan peer: built here with the system compiler, -O2 like the
 # distribution's libhs, whatever build type faultline has.
-HS_COUNT="$WORK/fl-hs-count"
-if [ ! -x "$HS_COUNT" ] || [ "$ROOT/bench/hs_count.cc" -nt "$HS_COUNT" ]; then
+HS_COUNT=${FL_BENCH_HS_COUNT:-$WORK/fl-hs-count}
+if [ -z "${FL_BENCH_HS_COUNT:-}" ] && { [ ! -x "$HS_COUNT" ] || [ "$ROOT/bench/hs_count.cc" -nt "$HS_COUNT" ]; }; then
   # shellcheck disable=SC2046
   c++ -std=c++20 -O2 $(pkg-config --cflags libhs) "$ROOT/bench/hs_count.cc" \
     $(pkg-config --libs libhs) -o "$HS_COUNT"
@@ -150,19 +155,29 @@ for line in open(fl_out):
 fl_check = dict(per_rule) == truth["per_rule"] and len(fl_lines) == truth["fault_lines"]
 ok &= fl_check and status == 0
 rows.append(("faultline scan --format json", wall, cpu_s, len(fl_lines),
+             "FAILED: faultline exited %d" % status if status != 0 else
              "per-rule counts equal truth" if fl_check else "MISMATCH with truth"))
 
 expected_rg = truth["fault_lines"] if not skipped else None
 wall, cpu_s, _, _, status = rg_res
 rg_count = int(open(rg_out).read().strip() or 0)
 rg_check = expected_rg is None or rg_count == expected_rg
-ok &= rg_check
+# rg exits 1 when no line matches; anything else is a failed peer, and a
+# ratio against a run that did not happen would mislead.
+rg_ran = status in (0, 1)
+ok &= rg_check and rg_ran
 rows.append(("rg -j1 -c -f patterns.ere", wall, cpu_s, rg_count,
+             "FAILED: rg exited %d" % status if not rg_ran else
              ("equals truth" if rg_check else "MISMATCH with truth") if expected_rg is not None
              else "%d rules not expressible in ERE" % len(skipped)))
 
 for mode, res in (("block", hsb_res), ("stream", hss_res)):
     wall, cpu_s, _, _, status = res
+    if status != 0:
+        ok = False
+        rows.append(("vectorscan %s (fl-hs-count)" % mode, wall, cpu_s, None,
+                     "FAILED: fl-hs-count exited %d" % status))
+        continue
     hs = json.load(open(hs_outs[mode]))
     hs_rule = collections.Counter()
     for rid, n in zip(pattern_ids, hs["per_pattern"]):

@@ -16,6 +16,8 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../../tests/support/e2e_lib.sh"
+source "$HERE/../bench_lib.sh"
+bench_prepare "$1" faultline-agent faultline-tainter fl-mockcluster fl-fake-apiserver
 e2e_require python3 jq curl
 e2e_init "$1" faultline-latency
 N=${2:-50}
