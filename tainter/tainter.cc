@@ -289,6 +289,7 @@ Tainter::Step Tainter::Process(Work& work) {
     if (work.decision.outcome != DecisionOutcome::kTaint) Count(work.decision);
   }
   Status s = Execute(work);
+  work.read.reset();  // a retry reads afresh
   if (s.ok()) return Step::kDone;
   if (s.code() == StatusCode::kNotFound) {
     policy_.ForgetNode(work.decision.node);
@@ -360,12 +361,15 @@ Status Tainter::Event(const std::string& node, const PlannedEvent& planned) {
   return s;
 }
 
-Result<bool> Tainter::LiftStillDue(const std::string& node, const std::vector<Recovery>& lifted) {
+Result<bool> Tainter::LiftStillDue(Work& work) {
+  const std::string& node = work.decision.node;
+  const std::vector<Recovery>& lifted = work.decision.recovered;
   // Re-read the node: another replica may have extended a reason since
   // this one last looked. Its live reasons win over our lift.
   const auto start = clock_.MonotonicNow();
   Result<NodeInfo> info = api_.GetNode(node);
   FL_RETURN_IF_ERROR(Track("get", info.status(), start));
+  work.read = *info;
   if (!HasOurTaint(*info)) return false;
   if (auto a = info->annotations.find(options_.annotation_key); a != info->annotations.end()) {
     if (Result<std::vector<Reason>> rs = DecodeReasons(a->second); rs) {
@@ -379,6 +383,18 @@ Result<bool> Tainter::LiftStillDue(const std::string& node, const std::vector<Re
     }
   }
   return true;
+}
+
+Result<bool> Tainter::WriteLift(Work& work) {
+  for (int attempt = 1;; ++attempt) {
+    Result<bool> due = LiftStillDue(work);
+    if (!due || !*due) return due;
+    NodeChange change = ChangeFor(work.decision.plan);
+    change.expected_resource_version = work.read->resource_version;
+    Status s = Update(work.decision.node, change);
+    if (s.ok()) return true;
+    if (s.code() != StatusCode::kAborted || attempt >= 3) return s;
+  }
 }
 
 Status Tainter::Execute(Work& work) {
@@ -398,10 +414,9 @@ Status Tainter::Execute(Work& work) {
   }
   if (!work.update_done && plan.write != NodePlan::Write::kNone) {
     if (plan.write == NodePlan::Write::kLift) {
-      Result<bool> due = LiftStillDue(node, d.recovered);
-      if (!due) return due.error();
-      if (!*due) return OkStatus();  // nothing to lift, nothing to record
-      FL_RETURN_IF_ERROR(Update(node, ChangeFor(plan)));
+      Result<bool> lifted = WriteLift(work);
+      if (!lifted) return lifted.error();
+      if (!*lifted) return OkStatus();  // nothing to lift, nothing to record
     } else {
       Result<Written> written = WriteReasons(work);
       if (!written) return written.error();
@@ -431,7 +446,7 @@ Status Tainter::Execute(Work& work) {
   if (!work.conditions_done && plan.write != NodePlan::Write::kNone) {
     // After the taint, before the Events: a remediation tool watching the
     // condition sees the fault once the node is out of scheduling.
-    Status s = SyncConditions(node);
+    Status s = SyncConditions(node, work.read ? &*work.read : nullptr);
     if (s.code() == StatusCode::kUnavailable) return s;  // retried with backoff
     if (!s.ok()) {
       // RBAC without nodes/status, a 422...: the taint stands regardless.
@@ -526,6 +541,7 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
     Result<NodeInfo> live = api_.GetNode(node);
     FL_RETURN_IF_ERROR(Track("get", live.status(), start));
     node_uids_[node] = live->uid;
+    work.read = *live;
     const NodePlan& plan = work.decision.plan;
     if (plan.write == NodePlan::Write::kReasons && !HasOurTaint(*live)) {
       // Our taint was lifted since the decision: the old reasons go with it.
@@ -672,6 +688,9 @@ void Tainter::ReconcileConditions(const NodeInfo& node) {
   std::vector<NodeCondition> updates =
       ConditionUpdates(node.conditions, policy_.ActiveReasons(node.name), owned, clock_.Now());
   if (updates.empty()) return;
+  // A GET, not `node`: a watch may deliver the node as of our patch of it,
+  // before our write to its status (whose own event follows), and writing
+  // from that picture would repeat the write.
   if (Status s = SyncConditions(node.name); !s.ok()) {
     LogWarning("tainter", "could not set node conditions",
                {{"node", node.name}, {"error", s.message()}});
@@ -790,7 +809,7 @@ Status Tainter::Untaint(const std::string& node, const std::string& why) {
                                    kMaxEventMessageBytes)});
 }
 
-Status Tainter::SyncConditions(const std::string& node) {
+Status Tainter::SyncConditions(const std::string& node, const NodeInfo* seen) {
   if (!options_.node_conditions || !conditions_supported_) return OkStatus();
   std::vector<Reason> active = policy_.ActiveReasons(node);
   std::set<std::string>& owned = condition_types_[node];
@@ -799,10 +818,15 @@ Status Tainter::SyncConditions(const std::string& node) {
     if (!r.condition.empty()) owned.insert(r.condition);
   }
   auto start = clock_.MonotonicNow();
-  Result<NodeInfo> live = api_.GetNode(node);
-  FL_RETURN_IF_ERROR(Track("get", live.status(), start));
+  NodeInfo fetched;
+  if (!seen) {
+    Result<NodeInfo> live = api_.GetNode(node);
+    FL_RETURN_IF_ERROR(Track("get", live.status(), start));
+    fetched = std::move(*live);
+    seen = &fetched;
+  }
   std::vector<NodeCondition> updates =
-      ConditionUpdates(live->conditions, active, owned, clock_.Now());
+      ConditionUpdates(seen->conditions, active, owned, clock_.Now());
   if (updates.empty()) return OkStatus();  // already so: no heartbeat-only write
   start = clock_.MonotonicNow();
   Status s = api_.PatchNodeConditions(node, updates);

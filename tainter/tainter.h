@@ -196,6 +196,10 @@ class Tainter {
     std::size_t events_done = 0;   // planned Events already recorded
     bool conditions_done = false;  // the node's conditions were brought in line
     bool pods_told = false;        // the pod Events of a new taint were tried
+    // The node as this attempt read it for its write (SyncConditions takes its
+    // conditions from it instead of a GET: a patch of the node never changes
+    // its status). Cleared after every attempt, so a retry reads afresh.
+    std::optional<NodeInfo> read;
     Done done;
   };
   struct NodeQueue {
@@ -212,11 +216,14 @@ class Tainter {
   void Drain(const std::string& node);  // runs the node's queue until it must wait
   Step Process(Work& work);
   Status Execute(Work& work);
-  // kLift: re-reads the node first; false when the lift no longer applies
-  // (our taint is gone, or another replica extended a reason).
-  // `lifted`: the reasons the lift itself took away (a reboot or clear
-  // recovery), which the annotation still holds.
-  Result<bool> LiftStillDue(const std::string& node, const std::vector<Recovery>& lifted);
+  // kLift: re-reads the node first (into `work.read`); false when the lift
+  // no longer applies (our taint is gone, or another replica extended a
+  // reason). `work.decision.recovered`: the reasons the lift itself took
+  // away (a reboot or clear recovery), which the annotation still holds.
+  Result<bool> LiftStillDue(Work& work);
+  // kLift: LiftStillDue, then the lift written against that read's version
+  // (no second GET); a node that moved in between is read and judged again.
+  Result<bool> WriteLift(Work& work);
   // kTaint, kReasons: re-read the node, merge its live reasons with the
   // plan's, write with the version read (kAborted: moved, try again).
   // kTaint: takes a place in the fleet's valve record (a Lease every replica
@@ -242,8 +249,9 @@ class Tainter {
   // retried, and never holds the node's queue (the taint is already in).
   void TellPods(const std::string& node, const Reason& reason);
   // Brings the node's conditions in line with its active reasons
-  // (ConditionUpdates): one GET, then one status PATCH if anything changed.
-  Status SyncConditions(const std::string& node);
+  // (ConditionUpdates): one status PATCH if anything changed, computed from
+  // `seen` (the node as just read or watched) or else from a GET.
+  Status SyncConditions(const std::string& node, const NodeInfo* seen = nullptr);
   // SyncConditions when `node` as observed disagrees with the active reasons.
   void ReconcileConditions(const NodeInfo& node);
   TaintedNodeReport ReportFor(const NodeInfo& node) const;

@@ -11,6 +11,9 @@
 # usage: bench/latency/latency.sh BUILD_DIR [INJECTIONS=50] [PATHS="kafka standalone"]
 #   FL_BENCH_TAINTER_PROPERTIES='{fetch.wait.max.ms: "10"}'  librdkafka properties for the tainter
 #   FL_BENCH_KUBE='qps: 100, burst: 100'   extra kubernetes keys for the tainter and the standalone agent
+#   FL_BENCH_GAP=2   seconds of quiet after each lift before the next injection (measure.py
+#                    --gap; 0: back-to-back taint+lift cycles, a storm that saturates the
+#                    tainter's client-side limiter at the shipped qps 5 / burst 10)
 # Needs root (a writable /dev/kmsg), python3, jq, curl. Not part of ctest (minutes).
 set -euo pipefail
 
@@ -57,7 +60,7 @@ YAML
 
 measure() {  # $1: label
   python3 "$HERE/measure.py" --api "$API_URL" --ca "$T/ca.pem" --node "$NODE" \
-    --count "$N" --out "$T/$1.us" --label "$1"
+    --count "$N" --out "$T/$1.us" --label "$1" --gap "${FL_BENCH_GAP:-2}"
 }
 
 for path in $PATHS; do

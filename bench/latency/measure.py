@@ -116,6 +116,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--label", default="")
     ap.add_argument("--timeout", type=float, default=15.0)
+    ap.add_argument("--gap", type=float, default=2.0,
+                    help="seconds of quiet after each lift, before the next injection")
     args = ap.parse_args()
 
     api = Api(args.api, args.ca)
@@ -158,6 +160,14 @@ def main():
             lifts += 1
             if not wait(lambda: untaint_events(api, args.node) >= lifts, 30, 0.05):
                 lifts = untaint_events(api, args.node)
+            # Quiet before the next fault, as between real ones: each cycle
+            # here is a new taint and its lift, ~13 Kubernetes requests in
+            # ~2.3 s, and back to back that outruns the tainter's client-side
+            # limiter (qps 5, burst 10: the shipped defaults) by itself, so
+            # every request of the next taint would queue behind the last
+            # cycle's. The shipped valve (5 new taints per 10 min) never lets
+            # taints come this fast; the bench turns it off to sample more.
+            time.sleep(args.gap)
             if (i + 1) % 10 == 0:
                 print(f"{args.label}: {i + 1}/{args.count} injections", file=sys.stderr)
     if discarded:
