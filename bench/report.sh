@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Issue 12's five figures in one run, each beside its peer or target, as the
+# table bench/README.md records: the matcher against rg and Vectorscan (and
+# how it degrades), detection latency, tainter throughput, agent memory.
+# Every figure comes from the bench command named in its row; their full
+# outputs are kept in the log directory printed at the end.
+#
+# usage: bench/report.sh BUILD_DIR [--quick]
+#   BUILD_DIR   a RelWithDebInfo or Release build with the test tools (build/
+#               after tests/run.sh; configured and built here if it lacks them)
+#   --quick     smaller runs (about 3 minutes instead of 12): the figures are
+#               noisier, the ratios still comparable
+# Latency needs a writable /dev/kmsg (root); without it that row says SKIPPED.
+# Exit status 1 if a command failed or one of its checks did (a count that
+# differs from the truth); a figure below its target is reported, not failed.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BUILD=${1:?usage: report.sh BUILD_DIR [--quick]}
+QUICK=${2:-}
+source "$HERE/bench_lib.sh"
+bench_prepare "$BUILD" faultline faultline-agent faultline-tainter fl-mockcluster \
+  fl-fake-apiserver
+export FL_BENCH_NO_BUILD=1  # built once, above
+
+LOGS=$(mktemp -d "${TMPDIR:-/tmp}/faultline-report-XXXXXX")
+if [[ $QUICK == --quick ]]; then
+  SCAN_MB=64 DEGRADE_MB=16 RUNS=2 INJECTIONS=10 EVENTS=20000 RATE_SECS=20 FLOOD=200000
+else
+  SCAN_MB=256 DEGRADE_MB=64 RUNS=3 INJECTIONS=30 EVENTS=40000 RATE_SECS=60 FLOOD=1000000
+fi
+failed=()
+# run NAME COMMAND...: its output to $LOGS/NAME.log; a failure is recorded.
+run() {
+  local name=$1
+  shift
+  echo "report: $name ..." >&2
+  if ! "$@" >"$LOGS/$name.log" 2>&1; then failed+=("$name"); fi
+}
+
+export FL_BENCH_BINARY=$BUILD/matcher/faultline
+run scan "$HERE/scan_bench.sh" --size-mb "$SCAN_MB" --runs "$RUNS" --no-grep
+run scan-1pct "$HERE/scan_bench.sh" --size-mb "$DEGRADE_MB" --fault-rate 0.01 --runs "$RUNS" --no-grep
+run scan-10pct "$HERE/scan_bench.sh" --size-mb "$DEGRADE_MB" --fault-rate 0.1 --runs "$RUNS" --no-grep
+run scan-near "$HERE/scan_bench.sh" --size-mb "$DEGRADE_MB" --near-misses --runs "$RUNS" --no-grep
+if [[ -w /dev/kmsg ]]; then
+  run latency "$HERE/latency/latency.sh" "$BUILD" "$INJECTIONS"
+else
+  echo "SKIPPED: /dev/kmsg is not writable here" >"$LOGS/latency.log"
+fi
+run tainter "$HERE/tainter_bench.sh" "$BUILD" "$EVENTS"
+run rate-10k "$HERE/agent_rate.sh" "$BUILD" 10000 "$RATE_SECS"
+run rate-1k "$HERE/agent_rate.sh" "$BUILD" 1000 "$RATE_SECS"
+run flood "$HERE/agent_flood.sh" "$BUILD" "$FLOOD"
+
+python3 - "$LOGS" "$SCAN_MB" "$DEGRADE_MB" "$INJECTIONS" "$EVENTS" "$RATE_SECS" "$FLOOD" \
+  "${failed[@]}" <<'PY'
+import os, re, sys
+logs, scan_mb, degrade_mb, injections, events, rate_secs, flood = sys.argv[1:8]
+failed = set(sys.argv[8:])
+
+def text(name):
+    try:
+        return open(os.path.join(logs, name + ".log")).read()
+    except OSError:
+        return ""
+
+def find(name, pattern, group=1):
+    m = re.search(pattern, text(name), re.M)
+    return m.group(group) if m else None
+
+rows = []  # (figure, command, measured, target, met)
+def row(figure, command, measured, target="", met=None, name=None):
+    if name in failed:
+        measured, met = "FAILED (see its log)", False
+    elif measured is None:
+        measured = "no figure (see its log)"
+    rows.append((figure, command, measured, target,
+                 "" if met is None else ("met" if met else "below target")))
+
+def ratio_row(name, figure, command, peer, target):
+    x = find(name, r"^faultline vs %s: [0-9.]+x by wall time, ([0-9.]+)x by cpu time" % re.escape(peer))
+    row(figure, command, x and "%sx %s (cpu)" % (x, peer),
+        ">= %sx" % target if target else "",
+        None if not (x and target) else float(x) >= float(target), name)
+
+scan = "scan_bench.sh --size-mb %s" % scan_mb
+ratio_row("scan", "1. matcher, 0.1% faults", scan, "rg", "3")
+ratio_row("scan", "1. matcher, 0.1% faults", scan, "vectorscan block", "1.5")
+ratio_row("scan", "1. matcher, 0.1% faults", scan, "vectorscan stream", "1.5")
+for name, what, opts in (("scan-1pct", "1% faults", "--fault-rate 0.01"),
+                         ("scan-10pct", "10% faults", "--fault-rate 0.1"),
+                         ("scan-near", "every line a near miss", "--near-misses")):
+    for peer in ("rg", "vectorscan block"):
+        ratio_row(name, "2. degrades: " + what, "scan_bench.sh --size-mb %s %s" % (degrade_mb, opts),
+                  peer, None)
+
+if "SKIPPED" in text("latency"):
+    row("3. latency", "latency.sh", "SKIPPED: /dev/kmsg not writable")
+else:
+    for path, target in (("standalone", 50), ("kafka", 250)):
+        p99 = find("latency", r"^%s\s+\d+\s+[0-9.]+\s+[0-9.]+\s+([0-9.]+)" % path)
+        p50 = find("latency", r"^%s\s+\d+\s+([0-9.]+)" % path)
+        row("3. latency, write -> taint, " + path, "latency.sh BUILD %s" % injections,
+            p99 and "p99 %s ms (p50 %s)" % (p99, p50), "p99 < %d ms" % target,
+            p99 and float(p99) < target, "latency")
+
+rate = find("tainter", r"^tainter decide rate:\s+([0-9,]+) events/s")
+cpu_rate = find("tainter", r"^tainter decide rate by CPU:\s+([0-9,]+)")
+produce = find("tainter", r"^agent produce rate:\s+([0-9,]+)")
+writes = find("tainter", r"^Kubernetes writes:\s+(.*)$")
+row("4. tainter decide rate", "tainter_bench.sh BUILD %s" % events,
+    rate and "%s events/s (%s per CPU-s; agent produced %s/s)" % (rate, cpu_rate, produce),
+    ">= 200,000/s", rate and int(rate.replace(",", "")) >= 200000, "tainter")
+row("4. tainter Kubernetes writes", "tainter_bench.sh", writes, "bounded by node changes",
+    None, "tainter")
+
+for name, what in (("rate-10k", "10,000"), ("rate-1k", "1,000")):
+    kib = find(name, r"^agent VmHWM:\s+\d+ MiB \((\d+) KiB")
+    cpu = find(name, r"^agent CPU:\s+(\S+ s \([^)]*\))")
+    row("5. agent peak RSS at %s lines/s" % what,
+        "agent_rate.sh BUILD %s %s" % (what.replace(",", ""), rate_secs),
+        kib and "%.1f MiB, CPU %s" % (int(kib) / 1024, cpu), "< 30 MiB",
+        kib and int(kib) < 30 * 1024, name)
+kib = find("flood", r"^agent peak RSS:\s+(\d+) KiB")
+row("5. agent peak RSS, %s-line flood" % flood, "agent_flood.sh BUILD %s" % flood,
+    kib and "%.1f MiB" % (int(kib) / 1024), "< 40 MiB", kib and int(kib) < 40 * 1024, "flood")
+
+machine = "?"
+for l in open("/proc/cpuinfo"):
+    if l.startswith("model name"):
+        machine = l.split(":", 1)[1].strip()
+        break
+print("machine: %s, nproc %d; load average at the end: %s" % (
+    machine, os.cpu_count(), " ".join(open("/proc/loadavg").read().split()[:3])))
+widths = [max(len(str(r[i])) for r in rows + [("figure", "command", "measured", "target", "")])
+          for i in range(5)]
+for r in [("figure", "command", "measured", "target", "")] + rows:
+    print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+print("logs: %s" % logs)
+sys.exit(1 if failed else 0)
+PY
