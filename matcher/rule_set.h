@@ -90,7 +90,10 @@ class RuleSet {
   void Match(std::string_view text, Origin origin, std::vector<RuleMatch>& out) const;
   // A record, as the agent matches it: a rule with a `journal:` constraint
   // matches a journal record only when the record's labels satisfy it (a
-  // journal record without them, e.g. from a file source, does not).
+  // journal record without them, e.g. from a file source, does not). A
+  // one-line record runs only its candidate rules (ForEachCandidate), so
+  // the Set's DFA does not grow with every line read; the results are the
+  // same.
   void Match(const LogRecord& record, std::vector<RuleMatch>& out) const;
 
   // Whole-buffer matching, for `faultline scan`. `buffer` holds lines

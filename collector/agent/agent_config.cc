@@ -263,7 +263,7 @@ metrics_address: 0.0.0.0:9400   # /metrics, /healthz, /readyz; "" = off
 shutdown_grace: 25s         # stop → drain → flush deadline; keep below terminationGracePeriodSeconds
 suppression_window: 60s     # repeats of (rule, captures) within it fold into one follow-up; 0s = off
 suppression_max_folded: 100000  # a follow-up is sent early after this many repeats
-suppression_flush_records: 50000  # ... or after this many later lines of its source wait behind it
+suppression_flush_records: 10000  # ... or after this many later lines of its source wait behind it
 checkpoint_interval: 1s     # how often committed positions are written to state_dir
 queue:
   max_batch_records: 256    # records per Read()

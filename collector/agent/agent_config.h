@@ -57,7 +57,9 @@ struct AgentConfig {
   // A window's follow-up is also sent early once this many records of its
   // source wait behind its first folded repeat (they cannot commit before
   // it): below max_uncommitted_records, or the reader would stall.
-  std::size_t suppression_flush_records = 50'000;
+  // 10,000: the cursors held behind a window cost the agent ~2 MiB at 50,000
+  // (bench/README.md, "Agent memory", 2026-11-25).
+  std::size_t suppression_flush_records = 10'000;
   std::chrono::milliseconds checkpoint_interval{1000};
 
   std::size_t max_batch_records = 256;

@@ -71,7 +71,7 @@ class Pipeline {
     // hold (its first folded repeat), that window's follow-up is sent early,
     // so the source's commits pass it and its reader never reaches
     // max_uncommitted_records behind an open window. Must be below it.
-    std::size_t suppression_flush_records = 50'000;
+    std::size_t suppression_flush_records = 10'000;
     std::chrono::milliseconds poll_interval{100};
     std::chrono::milliseconds checkpoint_interval{1000};
     std::chrono::milliseconds read_error_backoff{1000};
