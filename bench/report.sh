@@ -79,10 +79,22 @@ def row(figure, command, measured, target="", met=None, name=None):
     rows.append((figure, command, measured, target,
                  "" if met is None else ("met" if met else "below target")))
 
+# A scan run exits 1 when any count differs from the truth, a peer's too:
+# Debian's Vectorscan 5.4.9 in streaming mode counts one line too many on the
+# 10% corpus (bench/README.md). Only faultline's own check fails the report;
+# a peer's is shown beside its ratio.
+def scan_ok(name):
+    return bool(find(name, r"^faultline scan --format json .*(per-rule counts equal truth)$"))
+
 def ratio_row(name, figure, command, peer, target):
     x = find(name, r"^faultline vs %s: [0-9.]+x by wall time, ([0-9.]+)x by cpu time" % re.escape(peer))
-    row(figure, command, x and "%sx %s (cpu)" % (x, peer),
-        ">= %sx" % target if target else "",
+    check = find(name, r"^%s.*  (\S.*)$" % re.escape("rg -j1" if peer == "rg" else peer))
+    if name in failed and scan_ok(name):
+        failed.discard(name)
+    measured = x and "%sx %s (cpu)" % (x, peer)
+    if measured and check and "MISMATCH" in check:
+        measured += "; the peer's count: " + check
+    row(figure, command, measured, ">= %sx" % target if target else "",
         None if not (x and target) else float(x) >= float(target), name)
 
 scan = "scan_bench.sh --size-mb %s" % scan_mb
@@ -92,7 +104,7 @@ ratio_row("scan", "1. matcher, 0.1% faults", scan, "vectorscan stream", "1.5")
 for name, what, opts in (("scan-1pct", "1% faults", "--fault-rate 0.01"),
                          ("scan-10pct", "10% faults", "--fault-rate 0.1"),
                          ("scan-near", "every line a near miss", "--near-misses")):
-    for peer in ("rg", "vectorscan block"):
+    for peer in ("rg", "vectorscan block", "vectorscan stream"):
         ratio_row(name, "2. degrades: " + what, "scan_bench.sh --size-mb %s %s" % (degrade_mb, opts),
                   peer, None)
 
@@ -139,5 +151,7 @@ widths = [max(len(str(r[i])) for r in rows + [("figure", "command", "measured", 
 for r in [("figure", "command", "measured", "target", "")] + rows:
     print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
 print("logs: %s" % logs)
+if failed:
+    print("failed: " + ", ".join(sorted(failed)))
 sys.exit(1 if failed else 0)
 PY
