@@ -37,28 +37,44 @@ FaultEvent TaintEvent(const std::string& node, const FakeClock& clock) {
   return e;
 }
 
+KubeNodeApi::Options Unpaced() {
+  KubeNodeApi::Options kopts;
+  kopts.http.qps = 0;  // counted, not paced
+  return kopts;
+}
+
+// A tainter that adopted 20 GPU nodes on the API double, requests counted.
+struct CostFixture {
+  KubeFixture f{Unpaced()};
+  FakeApiServer& api_server = *f.server;
+  std::unique_ptr<Tainter> tainter;
+
+  explicit CostFixture(const Tainter::Options& options) {
+    SetLogLevel(LogLevel::kWarning);
+    for (int i = 0; i < 20; ++i) api_server.AddNode("gpu-" + std::to_string(i), {{"gpu", "true"}});
+    auto created = Tainter::Create(options, f.Api(), f.metrics, f.clock);
+    REQUIRE(created.ok());
+    tainter = std::move(*created);
+    REQUIRE(tainter->AdoptAll().ok());
+  }
+};
+
 TEST_CASE(
     "a taint costs 7 API requests (one GET of the node before the write, none before its "
     "conditions), a valve refusal 1 (its Event)") {
-  SetLogLevel(LogLevel::kWarning);
-  KubeNodeApi::Options kopts;
-  kopts.http.qps = 0;  // counted, not paced
-  KubeFixture f(kopts);
-  FakeApiServer& api_server = *f.server;
-  for (int i = 0; i < 20; ++i) api_server.AddNode("gpu-" + std::to_string(i), {{"gpu", "true"}});
-  const FakeClock& clock = f.clock;
   Tainter::Options topts;
   topts.policy.max_fraction = 0.1;  // 2 of 20
   topts.policy.per_rule_max_fraction = 0.1;
   topts.policy.max_new_taints = 0;
-  auto tainter = Tainter::Create(topts, f.Api(), f.metrics, f.clock);
-  REQUIRE(tainter.ok());
-  REQUIRE((*tainter)->AdoptAll().ok());
+  CostFixture c(topts);
+  FakeApiServer& api_server = c.api_server;
+  const FakeClock& clock = c.f.clock;
+  Tainter* tainter = c.tainter.get();
 
   api_server.ClearRequests();
-  (*tainter)->Handle(TaintEvent("gpu-0", clock));
-  (*tainter)->Handle(TaintEvent("gpu-1", clock));
-  CHECK((*tainter)->policy().tainted_nodes() == 2);
+  tainter->Handle(TaintEvent("gpu-0", clock));
+  tainter->Handle(TaintEvent("gpu-1", clock));
+  CHECK(tainter->policy().tainted_nodes() == 2);
   // Per taint: the valve lease read and written, the node read once (its
   // live reasons and resourceVersion) and patched, its conditions patched,
   // one Event, and one list of the node's pods (to tell them; it has none
@@ -75,8 +91,8 @@ TEST_CASE(
   CHECK(api_server.Requests().size() <= 2 * 7 + 1);                     // + the lease's creation
 
   api_server.ClearRequests();
-  for (int i = 2; i < 6; ++i) (*tainter)->Handle(TaintEvent("gpu-" + std::to_string(i), clock));
-  CHECK((*tainter)->policy().tainted_nodes() == 2);
+  for (int i = 2; i < 6; ++i) tainter->Handle(TaintEvent("gpu-" + std::to_string(i), clock));
+  CHECK(tainter->policy().tainted_nodes() == 2);
   CHECK(api_server.CountRequests("POST", "/api/v1/namespaces/default/events") == 4);
   CHECK(api_server.Requests().size() == 4);  // the refusal's Event, nothing read
 }
@@ -84,26 +100,20 @@ TEST_CASE(
 TEST_CASE(
     "a lift costs 5 API requests: the node read once, patched, its conditions patched, "
     "two Events") {
-  SetLogLevel(LogLevel::kWarning);
-  KubeNodeApi::Options kopts;
-  kopts.http.qps = 0;  // counted, not paced
-  KubeFixture f(kopts);
-  FakeApiServer& api_server = *f.server;
-  for (int i = 0; i < 20; ++i) api_server.AddNode("gpu-" + std::to_string(i), {{"gpu", "true"}});
   Tainter::Options topts;
   topts.policy.max_new_taints = 0;
-  auto tainter = Tainter::Create(topts, f.Api(), f.metrics, f.clock);
-  REQUIRE(tainter.ok());
-  REQUIRE((*tainter)->AdoptAll().ok());
-  FaultEvent e = TaintEvent("gpu-0", f.clock);
+  CostFixture c(topts);
+  FakeApiServer& api_server = c.api_server;
+  Tainter* tainter = c.tainter.get();
+  FaultEvent e = TaintEvent("gpu-0", c.f.clock);
   e.expire = std::chrono::minutes(1);
-  (*tainter)->Handle(e);
-  REQUIRE((*tainter)->policy().tainted_nodes() == 1);
+  tainter->Handle(e);
+  REQUIRE(tainter->policy().tainted_nodes() == 1);
 
   api_server.ClearRequests();
-  f.clock.Advance(std::chrono::minutes(2));  // past expire, before the 5 min resync
-  (*tainter)->Tick();                        // the reason expired: the taint is lifted
-  CHECK((*tainter)->policy().tainted_nodes() == 0);
+  c.f.clock.Advance(std::chrono::minutes(2));  // past expire, before the 5 min resync
+  tainter->Tick();                             // the reason expired: the taint is lifted
+  CHECK(tainter->policy().tainted_nodes() == 0);
   CHECK(
       api_server.GetNodeJson("gpu-0")->at("spec").value("taints", nlohmann::json::array()).empty());
   // Read once (is the lift still due? another replica may have extended a
