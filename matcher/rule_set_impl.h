@@ -67,15 +67,21 @@ struct RuleSet::Impl {
 
   // Sampling (rule_sampling.cc), built on the first scan of a buffer large
   // enough to sample (it costs start-up time every other use can skip).
-  // Per compiled rule: the literal sets it may search for instead
-  // (ExtractAlternativeLiteralSets), as ids into `sample_literals`; empty
+  // Per compiled rule: the literal sets it may search for, as ids into
+  // `sample_literals`: its plain sets (ExtractAlternativeLiteralSets, the
+  // chosen one first), then its expanded sets in their search form; empty
   // when the rule has no alternative.
   mutable std::once_flag sampler_once;
   mutable std::vector<std::vector<std::vector<std::uint32_t>>> rule_alternatives;
+  // Per compiled rule: how many of its rule_alternatives are plain sets.
+  mutable std::vector<std::size_t> rule_plain_alternatives;
   mutable std::vector<RequiredLiteral> sample_literals;
   mutable std::unique_ptr<LiteralPrefilter> sampler;  // of sample_literals; null: no sampling
   // Buffers at least this long are sampled (RuleSetTesting lowers it).
-  mutable std::atomic<std::size_t> sample_min_bytes{std::size_t{4} << 20};
+  // Sampling costs ~10 ms of CPU (two Vectorscan builds, ~400 and ~150
+  // literals); it saved ~0.3 ms per MiB on the 0.1% corpus and ~0.5 ms on
+  // near misses, so from 16 MiB (bench/README.md, 2026-11-25).
+  mutable std::atomic<std::size_t> sample_min_bytes{std::size_t{16} << 20};
   mutable std::atomic<std::uint64_t> sampled_switches{0};  // rules switched, all scans (tests)
 
   // Appends the match of compiled rule `index` on `text`, if it matches.
@@ -102,10 +108,10 @@ struct PrefilterPlan {
 };
 
 // For a buffer of at least impl.sample_min_bytes: counts, in its first MiB,
-// how often each rule's literal sets occur, and when some rule's chosen set
-// is much more common there than one of its alternatives, returns a plan
-// that searches for the rarest set of each rule instead (the others confirm
-// a hit). Null when the static plan is as good, or on any failure.
+// how often each rule's literal sets occur, and returns a plan that
+// searches for each rule's cheapest set there, each literal cut after its
+// rarest 8 bytes (literal_keys.h); the whole literals and the rule's other
+// sets confirm a hit. Null when the buffer is not sampled, or on any failure.
 std::unique_ptr<PrefilterPlan> SamplePrefilter(const RuleSet::Impl& impl, std::string_view buffer);
 
 // Drops, from out[first...], matches of rules whose `journal:` constraint

@@ -15,7 +15,7 @@ struct RuleSetTesting {
   // match, because Set::Compile already refuses a DFA that cannot start).
   static void SimulateDfaOutOfMemory(const RuleSet& set);
   // From now on `set` samples every scanned buffer of at least `bytes` to
-  // choose its prefilter literals (rule_sampling.cc; by default 4 MiB).
+  // choose its prefilter literals (rule_sampling.cc; by default 16 MiB).
   static void SampleBuffersFrom(const RuleSet& set, std::size_t bytes);
   // How many times a sample made a rule search for another literal set,
   // summed over all scans of `set`.

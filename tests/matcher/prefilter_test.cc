@@ -4,6 +4,7 @@
 #include <fstream>
 #include <optional>
 #include <random>
+#include <set>
 
 #include <doctest/doctest.h>
 #include <re2/re2.h>
@@ -535,6 +536,108 @@ rules:
         [&](std::string_view, std::uint64_t, std::vector<RuleMatch>& m) { b += m.size(); });
     CHECK(a == b);
   }
+}
+
+TEST_CASE("a database of many long literals reports its own literals only, on any bytes") {
+  // 60 literals of 5 bytes or more: Vectorscan's FDR would step 4 bytes at
+  // a time, so Build adds a literal of its own, which no hit may name.
+  std::mt19937 rng(5);
+  const std::string alphabet = "ab\xfe\xff";
+  std::vector<RequiredLiteral> literals;
+  std::set<std::string> seen;
+  while (literals.size() < 60) {
+    std::string t;
+    for (std::size_t k = 0, len = 5 + rng() % 4; k < len; ++k) t += alphabet[rng() % 2];
+    if (seen.insert(t).second) literals.push_back({t, false});
+  }
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += alphabet[rng() % alphabet.size()];
+  auto built = LiteralPrefilter::Build(literals);
+  REQUIRE(built.ok());
+  std::vector<std::pair<unsigned, std::uint64_t>> hits, expected;
+  auto on_hit = [](void* context, unsigned id, std::uint64_t end) {
+    static_cast<std::vector<std::pair<unsigned, std::uint64_t>>*>(context)->emplace_back(id, end);
+  };
+  REQUIRE((*built)->Scan(text, on_hit, &hits).ok());
+  for (unsigned id = 0; id < literals.size(); ++id) {
+    const std::string& t = literals[id].text;
+    for (std::size_t at = text.find(t); at != std::string::npos; at = text.find(t, at + 1)) {
+      expected.emplace_back(id, at + t.size());
+    }
+  }
+  std::sort(hits.begin(), hits.end());
+  std::sort(expected.begin(), expected.end());
+  CHECK(expected.size() > 100);
+  CHECK(hits == expected);
+}
+
+TEST_CASE(
+    "a sampled scan of the built-in rules finds exactly what a scan without prefilter finds") {
+  // Every built-in rule's match and near-miss tests and the real lines,
+  // among lines that make the static choices' literals common (" in",
+  // "Link ", "amdgpu ", "ring "), so that sampling picks other sets, the
+  // expanded ones among them, and cuts literals.
+  CompileOptions off;
+  off.use_prefilter = false;
+  auto builtin = [](const CompileOptions& options) {
+    Loaded l;
+    l.set = LoadRules(RuleSources{}, options, l.diags, l.texts);
+    return l;
+  };
+  Loaded with = builtin({});
+  Loaded without = builtin(off);
+  REQUIRE(with.set);
+  REQUIRE(without.set);
+  std::vector<std::string> lines = {
+      "NCCL INFO comm 0x55 rank 3 nranks 8 cudaDev 3 - Init COMPLETE in 5 ms",
+      "nv-fabricmanager[9]: configured NVSwitches to route GPU NVLink traffic.",
+      "amdgpu 0000:4a:00.0: amdgpu: no uncorrectable hardware errors detected in umc block",
+      "mce: CPU2: Thermal monitoring enabled (TM1)",
+      "systemd-networkd[1021]: veth6160251: Lost carrier",
+      "kernel: I/O error, dev loop2, sector 0 op 0x0:(READ) flags 0x0",
+  };
+  const std::size_t noise = lines.size();
+  for (const Rule& rule : with.set->rules()) {
+    for (const RuleTest& t : rule.match_tests) lines.push_back(t.line);
+    for (const RuleTest& t : rule.no_match_tests) lines.push_back(t.line);
+  }
+  for (const char* file : {"amd", "efa", "habana", "host", "nccl-pytorch", "network", "nvidia"}) {
+    std::ifstream in(std::string(FL_SOURCE_DIR) + "/tests/data/real-lines/" + file + ".tsv");
+    REQUIRE(in);
+    for (std::string row; std::getline(in, row);) {
+      if (!row.empty() && row[0] != '#') lines.push_back(row.substr(row.rfind('\t') + 1));
+    }
+  }
+  std::mt19937 rng(9);
+  std::string corpus;
+  for (int i = 0; i < 60000; ++i) {
+    const std::size_t k = rng() % 4 == 0 ? noise + rng() % (lines.size() - noise) : rng() % noise;
+    corpus += lines[k] + "\n";
+  }
+  RuleSetTesting::SampleBuffersFrom(*with.set, 0);
+  for (Origin origin :
+       {Origin::kKernel, Origin::kJournal, Origin::kPod, Origin::kIbCounters, Origin::kAny}) {
+    auto collect = [&](const RuleSet& set) {
+      Strings out;
+      set.ScanBuffer(corpus, origin,
+                     [&](std::string_view line, std::uint64_t n, std::vector<RuleMatch>& matches) {
+                       for (const RuleMatch& m : matches) {
+                         std::string f;
+                         for (const auto& [k, v] : m.fields) {
+                           f.append(k).append("=").append(v).append(";");
+                         }
+                         out.push_back(std::to_string(n) + " " + m.rule->id + " " + f + " " +
+                                       std::string(line));
+                       }
+                     });
+      return out;
+    };
+    const Strings a = collect(*with.set);
+    if (origin != Origin::kIbCounters) CHECK(a.size() > 500);
+    CHECK(a == collect(*without.set));
+  }
+  // nccl.backend-error, net.netdev-link-up and -down, amd.ring-* at least.
+  CHECK(RuleSetTesting::SampledSwitches(*with.set) >= 5 * 5);
 }
 
 }  // namespace

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// Where a prefilter literal is cut for Vectorscan. Its literal matcher
+// (FDR or Teddy, under Rose) keys every literal on its last 8 bytes and
+// checks the bytes before them only when those occur, so a long literal
+// whose last 8 bytes are common in the input (" rpcSendMessage failed with
+// status ", "...errors detected in ") costs a check at each occurrence of
+// them, and its common bytes weaken FDR's filter for every literal sharing
+// its bucket. Any part of a required literal is required too, so a scan
+// may search for the literal up to its rarest 8 bytes instead and lose no
+// match (bench/README.md, "Figures (2026-11-25: the search keys ...)").
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "matcher/literal_prefilter.h"
+
+namespace faultline {
+
+// The length of the key Vectorscan's literal matcher searches for (Rose's
+// ROSE_SHORT_LITERAL_LEN_MAX): longer literals are confirmed after a key hit.
+inline constexpr std::size_t kVectorscanKeyBytes = 8;
+
+// Each of `literals` cut after the 8 bytes of it that occur least often in
+// `sample` (the first of equally rare ones, so that the cut literal is as
+// short as it can be and literals that start alike become one). Literals of
+// 8 bytes or fewer, and caseless ones, are returned as they are. Costs one
+// pass over `sample` of a few instructions a byte; the result is in the
+// order of `literals`, repeats included.
+std::vector<RequiredLiteral> CutAtRarestKeys(const std::vector<RequiredLiteral>& literals,
+                                             std::string_view sample);
+
+}  // namespace faultline

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// CutAtRarestKeys (matcher/literal_keys.h): where each literal is cut, and
+// that the cut literal is always a part of the literal (so still required).
+#include "matcher/literal_keys.h"
+
+#include <random>
+
+#include <doctest/doctest.h>
+
+namespace faultline {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+Strings Cut(const Strings& texts, std::string_view sample) {
+  std::vector<RequiredLiteral> literals;
+  for (const std::string& t : texts) literals.push_back({t, false});
+  Strings out;
+  for (const RequiredLiteral& lit : CutAtRarestKeys(literals, sample)) out.push_back(lit.text);
+  return out;
+}
+
+std::string Repeat(std::string_view line, int times) {
+  std::string out;
+  for (int i = 0; i < times; ++i) out.append(line).append("\n");
+  return out;
+}
+
+TEST_CASE("a literal is cut after the first of its rarest 8 bytes in the sample") {
+  // " with status " is common here, and so is every window of
+  // " rpcSendMessage"; "essage f" is the first window the sample lacks.
+  const std::string sample = Repeat("NVRM: rpcSendMessage done with status 0x0", 50) +
+                             Repeat("kubelet: probe failed with status 503", 50);
+  CHECK(Cut({" rpcSendMessage failed with status "}, sample) == Strings{" rpcSendMessage f"});
+  // With no window in the sample, the first 8 bytes: the shortest cut.
+  CHECK(Cut({"Watchdog caught collective operation timeout"}, sample) == Strings{"Watchdog"});
+  // Only counts decide: a window seen once beats one seen twice.
+  CHECK(Cut({"abcdefghij"}, "abcdefgh bcdefghi bcdefghi cdefghij cdefghij") == Strings{"abcdefgh"});
+  CHECK(Cut({"abcdefghij"}, "abcdefgh abcdefgh bcdefghi cdefghij cdefghij") ==
+        Strings{"abcdefghi"});
+}
+
+TEST_CASE("short and caseless literals are left whole, and the order is kept") {
+  std::vector<RequiredLiteral> literals = {{"Xid (", false},
+                                           {"exactly8", false},
+                                           {"caseless literal text", true},
+                                           {"long literal", false}};
+  const std::vector<RequiredLiteral> cut = CutAtRarestKeys(literals, "");
+  REQUIRE(cut.size() == 4);
+  CHECK(cut[0] == literals[0]);
+  CHECK(cut[1] == literals[1]);
+  CHECK(cut[2] == literals[2]);
+  CHECK(cut[3] == RequiredLiteral{"long lit", false});
+  // Samples shorter than a window, or of blank lines only, count nothing.
+  CHECK(Cut({"long literal"}, "long") == Strings{"long lit"});
+  CHECK(Cut({"long literal"}, std::string(100, '\n')) == Strings{"long lit"});
+}
+
+TEST_CASE("a cut literal is a prefix of the literal, at least 8 bytes, on any sample") {
+  std::mt19937 rng(11);
+  const std::string alphabet = "ab \n";  // few letters: windows repeat often
+  for (int round = 0; round < 200; ++round) {
+    std::string sample;
+    for (int i = 0; i < 2000; ++i) sample += alphabet[rng() % alphabet.size()];
+    Strings texts;
+    for (int i = 0; i < 20; ++i) {
+      std::string t;
+      const std::size_t len = 1 + rng() % 30;
+      for (std::size_t k = 0; k < len; ++k) t += alphabet[rng() % 3];  // no newline
+      texts.push_back(t);
+    }
+    const Strings cut = Cut(texts, sample);
+    REQUIRE(cut.size() == texts.size());
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      CHECK(texts[i].starts_with(cut[i]));
+      if (texts[i].size() <= kVectorscanKeyBytes) {
+        CHECK(cut[i] == texts[i]);
+      } else {
+        CHECK(cut[i].size() >= kVectorscanKeyBytes);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace faultline
