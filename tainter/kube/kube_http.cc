@@ -7,10 +7,10 @@
 #include <mutex>
 #include <thread>
 
-#include <curl/curl.h>
 #include <nlohmann/json.hpp>
 
 #include "base/log.h"
+#include "tainter/kube/libcurl.h"
 
 namespace faultline {
 namespace {
@@ -22,6 +22,7 @@ struct WriteState {
   std::size_t limit;
   bool truncated = false;
   // Streaming: a 200's body goes here instead of into `body`.
+  const LibCurl* lib = nullptr;
   CURL* curl = nullptr;
   const std::function<bool(std::string_view)>* on_data = nullptr;
   const std::atomic<bool>* stop = nullptr;
@@ -36,7 +37,7 @@ std::size_t OnBody(char* data, std::size_t size, std::size_t n, void* user) {
   const std::size_t bytes = size * n;
   if (state->on_data != nullptr) {
     long status = 0;  // NOLINT(google-runtime-int): libcurl's type
-    curl_easy_getinfo(state->curl, CURLINFO_RESPONSE_CODE, &status);
+    state->lib->easy_getinfo(state->curl, CURLINFO_RESPONSE_CODE, &status);
     if (status == 200) return (*state->on_data)(std::string_view(data, bytes)) ? bytes : 0;
   }
   if (state->body->size() + bytes > state->limit) {
@@ -57,7 +58,7 @@ int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   if (state->answer_by != std::chrono::steady_clock::time_point{} &&
       std::chrono::steady_clock::now() >= state->answer_by) {
     long status = 0;  // NOLINT(google-runtime-int): libcurl's type
-    curl_easy_getinfo(state->curl, CURLINFO_RESPONSE_CODE, &status);
+    state->lib->easy_getinfo(state->curl, CURLINFO_RESPONSE_CODE, &status);
     if (status == 0) {
       state->no_answer = true;
       return 1;
@@ -163,11 +164,12 @@ Result<std::unique_ptr<KubeHttpClient>> KubeHttpClient::Create(KubeConfig config
   if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0) {
     return InvalidArgumentError("kube: server '" + config.server + "' must be an https:// URL");
   }
-  static std::once_flag curl_init;
-  std::call_once(curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  Result<const LibCurl*> lib = LoadLibCurl();
+  if (!lib.ok()) return lib.error();
   std::unique_ptr<KubeHttpClient> client(
       new KubeHttpClient(std::move(config), std::move(options), clock, metrics));
-  client->curl_ = curl_easy_init();
+  client->curl_lib_ = *lib;
+  client->curl_ = client->curl_lib_->easy_init();
   if (client->curl_ == nullptr) return InternalError("kube: curl_easy_init failed");
   if (client->config_.insecure_skip_tls_verify) {
     LogWarning(kComponent,
@@ -194,7 +196,7 @@ KubeHttpClient::KubeHttpClient(KubeConfig config, Options options, const Clock& 
       backoff_(options_.backoff_base, options_.backoff_cap, options_.jitter_seed) {}
 
 KubeHttpClient::~KubeHttpClient() {
-  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
+  if (curl_ != nullptr) curl_lib_->easy_cleanup(static_cast<CURL*>(curl_));
 }
 
 void KubeHttpClient::Sleep(std::chrono::nanoseconds d) {
@@ -209,31 +211,32 @@ void KubeHttpClient::Sleep(std::chrono::nanoseconds d) {
 Result<KubeResponse> KubeHttpClient::Perform(const KubeRequest& request, const std::string& token,
                                              std::string* retry_after, bool* retryable,
                                              const StreamSink* stream) {
+  const LibCurl& lib = *curl_lib_;
   CURL* curl = static_cast<CURL*>(curl_);
   // Reset keeps the connection and TLS session caches, so requests reuse
   // one connection; every option is set again below.
-  curl_easy_reset(curl);
+  lib.easy_reset(curl);
   const std::string url = config_.server + request.path;
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // we are multi-threaded
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
-                   static_cast<long>(stream != nullptr ? stream->timeout.count()
-                                                       : options_.request_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https,http");
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, options_.user_agent.c_str());
+  lib.easy_setopt(curl, CURLOPT_URL, url.c_str());
+  lib.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // we are multi-threaded
+  lib.easy_setopt(curl, CURLOPT_TIMEOUT_MS,
+                  static_cast<long>(stream != nullptr ? stream->timeout.count()
+                                                      : options_.request_timeout.count()));
+  lib.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                  static_cast<long>(options_.connect_timeout.count()));
+  lib.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https,http");
+  lib.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  lib.easy_setopt(curl, CURLOPT_USERAGENT, options_.user_agent.c_str());
 
   if (config_.insecure_skip_tls_verify) {
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+    lib.easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    lib.easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
   } else {
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+    lib.easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+    lib.easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
     if (!config_.ca_pem.empty()) {
       curl_blob ca{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(), CURL_BLOB_COPY};
-      curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca);
+      lib.easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca);
     }
   }
   if (!config_.client_cert_pem.empty() && !config_.client_key_pem.empty()) {
@@ -241,38 +244,39 @@ Result<KubeResponse> KubeHttpClient::Perform(const KubeRequest& request, const s
                    config_.client_cert_pem.size(), CURL_BLOB_COPY};
     curl_blob key{const_cast<char*>(config_.client_key_pem.data()), config_.client_key_pem.size(),
                   CURL_BLOB_COPY};
-    curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &cert);
-    curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
-    curl_easy_setopt(curl, CURLOPT_SSLKEY_BLOB, &key);
-    curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
+    lib.easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &cert);
+    lib.easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
+    lib.easy_setopt(curl, CURLOPT_SSLKEY_BLOB, &key);
+    lib.easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
   }
 
   curl_slist* headers = nullptr;
-  headers = curl_slist_append(headers, "Accept: application/json");
+  headers = lib.slist_append(headers, "Accept: application/json");
   std::string auth;
   if (!token.empty()) {
     auth = "Authorization: Bearer " + token;
-    headers = curl_slist_append(headers, auth.c_str());
+    headers = lib.slist_append(headers, auth.c_str());
   }
   std::string content_type;
   if (!request.content_type.empty()) {
     content_type = "Content-Type: " + request.content_type;
-    headers = curl_slist_append(headers, content_type.c_str());
+    headers = lib.slist_append(headers, content_type.c_str());
   }
-  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  headers = lib.slist_append(headers, "Expect:");  // no 100-continue round trip
+  lib.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 
   if (request.method == "GET") {
-    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    lib.easy_setopt(curl, CURLOPT_HTTPGET, 1L);
   } else {
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.c_str());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
-                     static_cast<curl_off_t>(request.body.size()));
+    lib.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    lib.easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.c_str());
+    lib.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                    static_cast<curl_off_t>(request.body.size()));
   }
 
   KubeResponse response;
   WriteState state{&response.body, options_.max_response_bytes};
+  state.lib = &lib;
   if (stream != nullptr) {
     state.curl = curl;
     state.on_data = stream->on_data;
@@ -280,19 +284,19 @@ Result<KubeResponse> KubeHttpClient::Perform(const KubeRequest& request, const s
     // Real time, as libcurl's own timeouts (a FakeClock does not move while
     // a request hangs).
     state.answer_by = std::chrono::steady_clock::now() + options_.request_timeout;
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &OnProgress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &state);
+    lib.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    lib.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &OnProgress);
+    lib.easy_setopt(curl, CURLOPT_XFERINFODATA, &state);
   }
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &OnBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &OnHeader);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, retry_after);
+  lib.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &OnBody);
+  lib.easy_setopt(curl, CURLOPT_WRITEDATA, &state);
+  lib.easy_setopt(curl, CURLOPT_HEADERFUNCTION, &OnHeader);
+  lib.easy_setopt(curl, CURLOPT_HEADERDATA, retry_after);
 
   char error[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
-  const CURLcode code = curl_easy_perform(curl);
-  curl_slist_free_all(headers);
+  lib.easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+  const CURLcode code = lib.easy_perform(curl);
+  lib.slist_free_all(headers);
   // The header list held the token: wipe our copy before it is freed.
   std::fill(auth.begin(), auth.end(), '\0');
 
@@ -305,18 +309,18 @@ Result<KubeResponse> KubeHttpClient::Perform(const KubeRequest& request, const s
                             (code == CURLE_WRITE_ERROR && !state.truncated))) {
     // The stream ran its time, was stopped, or its reader had enough: the
     // normal ends of a watch.
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+    lib.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
     if (response.status == 200) return response;
   }
   if (code != CURLE_OK) {
     *retryable = !IsTlsError(code) && !state.truncated;
-    std::string what = error[0] != '\0' ? error : curl_easy_strerror(code);
+    std::string what = error[0] != '\0' ? error : lib.easy_strerror(code);
     if (state.truncated) {
       what = "response larger than " + std::to_string(options_.max_response_bytes) + " bytes";
     }
     return UnavailableError(std::string(IsTlsError(code) ? "TLS: " : "") + what);
   }
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  lib.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   return response;
 }
 

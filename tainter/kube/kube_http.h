@@ -19,6 +19,8 @@
 
 namespace faultline {
 
+struct LibCurl;
+
 // One HTTP request to the API server.
 struct KubeRequest {
   std::string verb;          // metrics label: "get", "list", "patch", "create"
@@ -131,7 +133,8 @@ class KubeHttpClient {
   KubeTokenSource tokens_;
   TokenBucket limiter_;
   Backoff backoff_;
-  void* curl_ = nullptr;  // CURL*, kept opaque so this header needs no curl.h
+  const LibCurl* curl_lib_ = nullptr;  // libcurl.h: loaded by Create
+  void* curl_ = nullptr;               // CURL*, kept opaque so this header needs no curl.h
 };
 
 // Maps a non-2xx response to the NodeApi error vocabulary:

@@ -9,6 +9,9 @@
 #   memory:     LINES (200) distinct 250 KiB NCCL WARN lines from one pod: every
 #               one becomes an event, and the agent's peak RSS (VmHWM) stays
 #               under MAX_HWM_MB (100) (11.4; bench/README.md has the full size).
+#   no_libcurl: an agent publishing to Kafka has not loaded libcurl (nor its
+#               GnuTLS, Kerberos, LDAP): only --standalone talks to the API
+#               server, and loading them cost every node ~3.7 MiB (issue 12.5).
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -116,6 +119,16 @@ memory)
   # Bounded events: the message, captures and summary are cut.
   biggest=$(e2e_topic events | cut -f3 | awk '{ if (length($0) > m) m = length($0) } END { print m }')
   ((biggest < 16384)) || e2e_fail "an event of $biggest bytes"
+  e2e_stop agent || e2e_fail "agent did not stop cleanly"
+  ;;
+no_libcurl)
+  write_config
+  start_agent
+  maps=$(cat "/proc/$E2E_PID_agent/maps")
+  [[ $maps == *librdkafka* ]] || e2e_fail "the maps of the agent are not readable: $maps"
+  if grep -E 'libcurl|libgnutls|libkrb5|libldap' <<<"$maps"; then
+    e2e_fail "a Kafka-mode agent loaded the Kubernetes client's HTTP stack (above)"
+  fi
   e2e_stop agent || e2e_fail "agent did not stop cleanly"
   ;;
 *)
