@@ -67,6 +67,10 @@ Tainter::Tainter(Options options, LabelSelector selector, LabelMatch opt_out, No
       api_(dry_api_ ? *dry_api_ : api),
       clock_(clock),
       policy_(options_.policy, clock) {
+  for (std::size_t o = 0; o < decisions_.size(); ++o) {
+    decisions_[o] =
+        &m_.Decisions(std::string(DecisionOutcomeName(static_cast<DecisionOutcome>(o))));
+  }
   UpdateGauges();
 }
 
@@ -161,6 +165,19 @@ void Tainter::Handle(FaultEvent event, Done done) {
   Work work;
   work.event = std::move(event);
   work.done = std::move(done);
+  if (queues_.find(node) == queues_.end() && !RoundOver(clock_.MonotonicNow())) {
+    // Nothing waits for this node: decided here, without a queue (whose
+    // deque and map entry cost more than most decisions, issue 12.4).
+    if (Process(work) == Step::kDone) {
+      if (Done finished = Settle(work)) finished();
+      ApplyDeferred(node);
+    } else {
+      Enqueue(node, std::move(work));
+      if (auto it = queues_.find(node); it != queues_.end()) ScheduleRetry(it->second);
+    }
+    UpdateGauges();
+    return;
+  }
   Enqueue(node, std::move(work));
   Drain(node);
   UpdateGauges();
@@ -202,45 +219,48 @@ void Tainter::Drain(const std::string& node) {
     if (q.attempts > 0 && now < q.next_try) return;
     // Out of this round's time: the queue waits for the next Tick, and the
     // main loop gets back to Kafka (one thread; max.poll.interval.ms).
-    if (options_.round_budget.count() > 0 && now >= round_deadline_) return;
+    if (RoundOver(now)) return;
     if (Process(q.work.front()) == Step::kRetry) {
-      ++q.attempts;
-      auto backoff = options_.initial_backoff * (1LL << std::min(q.attempts - 1, 16));
-      q.next_try = clock_.MonotonicNow() +
-                   std::min<std::chrono::milliseconds>(backoff, options_.max_backoff);
+      ScheduleRetry(q);
       return;
     }
-    // Moved out only to be parked (a move of a whole event is not free);
-    // usually only its `done` is left to call.
-    const bool park = Parkable(q.work.front());
-    Work finished;
-    if (park) {
-      finished = std::move(q.work.front());
-    } else {
-      finished.done = std::move(q.work.front().done);
-    }
+    Done finished = Settle(q.work.front());
     q.work.pop_front();
     --pending_;
     q.attempts = 0;
-    if (park) {
-      parked_.push_back(std::move(finished));
-      if (parked_.size() > options_.max_parked) {
-        auto victim =
-            std::min_element(parked_.begin(), parked_.end(), [](const Work& a, const Work& b) {
-              return a.event.severity <
-                     b.event.severity;  // the first of the lowest severity: oldest
-            });
-        Done dropped = std::move(victim->done);
-        parked_.erase(victim);
-        m_.dropped_work.Inc();
-        if (dropped) dropped();
-      }
-    } else if (finished.done) {
-      finished.done();
-    }
+    if (finished) finished();
   }
   queues_.erase(it);
   ApplyDeferred(node);
+}
+
+bool Tainter::RoundOver(std::chrono::steady_clock::time_point now) const {
+  return options_.round_budget.count() > 0 && now >= round_deadline_;
+}
+
+void Tainter::ScheduleRetry(NodeQueue& q) {
+  ++q.attempts;
+  auto backoff = options_.initial_backoff * (1LL << std::min(q.attempts - 1, 16));
+  q.next_try =
+      clock_.MonotonicNow() + std::min<std::chrono::milliseconds>(backoff, options_.max_backoff);
+}
+
+Tainter::Done Tainter::Settle(Work& work) {
+  // Moved out only to be parked (a move of a whole event is not free);
+  // usually only its `done` is left to call.
+  if (!Parkable(work)) return std::move(work.done);
+  parked_.push_back(std::move(work));
+  if (parked_.size() > options_.max_parked) {
+    auto victim =
+        std::min_element(parked_.begin(), parked_.end(), [](const Work& a, const Work& b) {
+          return a.event.severity < b.event.severity;  // the first of the lowest severity: oldest
+        });
+    Done dropped = std::move(victim->done);
+    parked_.erase(victim);
+    m_.dropped_work.Inc();
+    if (dropped) dropped();
+  }
+  return nullptr;
 }
 
 bool Tainter::Parkable(const Work& work) const {
@@ -304,7 +324,7 @@ Tainter::Step Tainter::Process(Work& work) {
 }
 
 void Tainter::Count(const Decision& d) {
-  m_.Decisions(std::string(DecisionOutcomeName(d.outcome))).Inc();
+  decisions_[static_cast<std::size_t>(d.outcome)]->Inc();
   if (d.outcome == DecisionOutcome::kRefusedByValve) {
     m_.TaintsRefused(d.reason.rule).Inc();
     if (d.emit_event) {  // rate-limited per node and rule, like the Event

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -214,6 +215,11 @@ class Tainter {
 
   void Enqueue(const std::string& node, Work&& work);
   void Drain(const std::string& node);  // runs the node's queue until it must wait
+  bool RoundOver(std::chrono::steady_clock::time_point now) const;  // BeginRound's budget spent
+  void ScheduleRetry(NodeQueue& q);  // the queue's front failed: it waits its backoff
+  // After the last step of `work`: parks it (a valve refusal, tried again
+  // when the valve opens) and returns null, or returns its `done` to call.
+  Done Settle(Work& work);
   Step Process(Work& work);
   Status Execute(Work& work);
   // kLift: re-reads the node first (into `work.read`); false when the lift
@@ -264,6 +270,9 @@ class Tainter {
   LabelSelector selector_;
   LabelMatch opt_out_;
   TainterMetrics m_;
+  // decisions_total{outcome} by DecisionOutcome, looked up once: Count()
+  // runs for every event, and a lookup by label costs a string and a map.
+  std::array<Counter*, static_cast<std::size_t>(DecisionOutcome::kLift) + 1> decisions_{};
   std::unique_ptr<DryRunNodeApi> dry_api_;  // dry run: api_ points at it
   NodeApi& api_;
   const Clock& clock_;
