@@ -27,6 +27,21 @@ std::vector<std::string> Texts(std::string_view pattern) {
 
 using Strings = std::vector<std::string>;
 
+// Every match of a ScanBuffer of `corpus` as "LINE_NUMBER RULE k=v;... LINE",
+// in scan order: two scans are equal when they found the same.
+Strings ScanMatches(const RuleSet& set, std::string_view corpus, Origin origin) {
+  Strings out;
+  set.ScanBuffer(
+      corpus, origin, [&](std::string_view line, std::uint64_t n, std::vector<RuleMatch>& matches) {
+        for (const RuleMatch& m : matches) {
+          std::string f;
+          for (const auto& [k, v] : m.fields) f.append(k).append("=").append(v).append(";");
+          out.push_back(std::to_string(n) + " " + m.rule->id + " " + f + " " + std::string(line));
+        }
+      });
+  return out;
+}
+
 TEST_CASE("a required literal is taken from the mandatory parts of a pattern only") {
   CHECK(Texts(R"(NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-f:.]+)\): (?P<xid>\d+))") == Strings{" Xid ("});
   CHECK(Texts(R"(mlx5_core (?P<pci>\S+): Port module event(?:\[error\])?)") ==
@@ -131,21 +146,7 @@ TEST_CASE("ScanBuffer gives identical results with the prefilter on and off, for
   const std::string corpus = Corpus();
   for (Origin origin :
        {Origin::kKernel, Origin::kJournal, Origin::kPod, Origin::kIbCounters, Origin::kAny}) {
-    auto collect = [&](const RuleSet& set) {
-      std::vector<std::string> out;
-      set.ScanBuffer(corpus, origin,
-                     [&](std::string_view line, std::uint64_t n, std::vector<RuleMatch>& matches) {
-                       for (const RuleMatch& m : matches) {
-                         std::string f;
-                         for (const auto& [k, v] : m.fields) {
-                           f.append(k).append("=").append(v).append(";");
-                         }
-                         out.push_back(std::to_string(n) + " " + m.rule->id + " " + f + " " +
-                                       std::string(line));
-                       }
-                     });
-      return out;
-    };
+    auto collect = [&](const RuleSet& set) { return ScanMatches(set, corpus, origin); };
     auto a = collect(*with.set);
     auto b = collect(*without.set);
     // And both equal Match() line by line.
@@ -503,19 +504,7 @@ rules:
     corpus += lines[k < 90 ? k % 3 : 3 + k % 6];
     corpus += '\n';
   }
-  auto collect = [&](const RuleSet& set) {
-    Strings out;
-    set.ScanBuffer(
-        corpus, Origin::kAny,
-        [&](std::string_view line, std::uint64_t n, std::vector<RuleMatch>& matches) {
-          for (const RuleMatch& m : matches) {
-            std::string f;
-            for (const auto& [k, v] : m.fields) f.append(k).append("=").append(v).append(";");
-            out.push_back(std::to_string(n) + " " + m.rule->id + " " + f + " " + std::string(line));
-          }
-        });
-    return out;
-  };
+  auto collect = [&](const RuleSet& set) { return ScanMatches(set, corpus, Origin::kAny); };
   const Strings unsampled = collect(*with.set);  // below the default sample size
   CHECK(RuleSetTesting::SampledSwitches(*with.set) == 0);
   RuleSetTesting::SampleBuffersFrom(*with.set, 0);
@@ -617,21 +606,7 @@ TEST_CASE(
   RuleSetTesting::SampleBuffersFrom(*with.set, 0);
   for (Origin origin :
        {Origin::kKernel, Origin::kJournal, Origin::kPod, Origin::kIbCounters, Origin::kAny}) {
-    auto collect = [&](const RuleSet& set) {
-      Strings out;
-      set.ScanBuffer(corpus, origin,
-                     [&](std::string_view line, std::uint64_t n, std::vector<RuleMatch>& matches) {
-                       for (const RuleMatch& m : matches) {
-                         std::string f;
-                         for (const auto& [k, v] : m.fields) {
-                           f.append(k).append("=").append(v).append(";");
-                         }
-                         out.push_back(std::to_string(n) + " " + m.rule->id + " " + f + " " +
-                                       std::string(line));
-                       }
-                     });
-      return out;
-    };
+    auto collect = [&](const RuleSet& set) { return ScanMatches(set, corpus, origin); };
     const Strings a = collect(*with.set);
     if (origin != Origin::kIbCounters) CHECK(a.size() > 500);
     CHECK(a == collect(*without.set));
