@@ -67,10 +67,6 @@ Tainter::Tainter(Options options, LabelSelector selector, LabelMatch opt_out, No
       api_(dry_api_ ? *dry_api_ : api),
       clock_(clock),
       policy_(options_.policy, clock) {
-  for (std::size_t o = 0; o < decisions_.size(); ++o) {
-    decisions_[o] =
-        &m_.Decisions(std::string(DecisionOutcomeName(static_cast<DecisionOutcome>(o))));
-  }
   UpdateGauges();
 }
 
@@ -172,8 +168,7 @@ void Tainter::Handle(FaultEvent event, Done done) {
       if (Done finished = Settle(work)) finished();
       ApplyDeferred(node);
     } else {
-      Enqueue(node, std::move(work));
-      if (auto it = queues_.find(node); it != queues_.end()) ScheduleRetry(it->second);
+      ScheduleRetry(Enqueue(node, std::move(work)));
     }
     UpdateGauges();
     return;
@@ -189,7 +184,7 @@ void Tainter::Replay(const FaultEvent& event) {
   policy_.Replay(event);
 }
 
-void Tainter::Enqueue(const std::string& node, Work&& work) {
+Tainter::NodeQueue& Tainter::Enqueue(const std::string& node, Work&& work) {
   while (pending_ >= options_.max_pending && pending_ > 0) {
     // Shed the oldest work of the node that has waited longest: the API has
     // been failing for a long time, and an unbounded backlog would only grow.
@@ -206,8 +201,10 @@ void Tainter::Enqueue(const std::string& node, Work&& work) {
     m_.dropped_work.Inc();
     if (dropped) dropped();
   }
-  queues_[node].work.push_back(std::move(work));
+  NodeQueue& q = queues_[node];
+  q.work.push_back(std::move(work));
   ++pending_;
+  return q;
 }
 
 void Tainter::Drain(const std::string& node) {
@@ -324,7 +321,7 @@ Tainter::Step Tainter::Process(Work& work) {
 }
 
 void Tainter::Count(const Decision& d) {
-  decisions_[static_cast<std::size_t>(d.outcome)]->Inc();
+  m_.Decisions(d.outcome).Inc();
   if (d.outcome == DecisionOutcome::kRefusedByValve) {
     m_.TaintsRefused(d.reason.rule).Inc();
     if (d.emit_event) {  // rate-limited per node and rule, like the Event

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <array>
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -213,7 +212,7 @@ class Tainter {
   Tainter(Options options, LabelSelector selector, LabelMatch opt_out, NodeApi& api,
           MetricsRegistry& metrics, const Clock& clock);
 
-  void Enqueue(const std::string& node, Work&& work);
+  NodeQueue& Enqueue(const std::string& node, Work&& work);  // the node's queue, `work` last
   void Drain(const std::string& node);  // runs the node's queue until it must wait
   bool RoundOver(std::chrono::steady_clock::time_point now) const;  // BeginRound's budget spent
   void ScheduleRetry(NodeQueue& q);  // the queue's front failed: it waits its backoff
@@ -270,9 +269,6 @@ class Tainter {
   LabelSelector selector_;
   LabelMatch opt_out_;
   TainterMetrics m_;
-  // decisions_total{outcome} by DecisionOutcome, looked up once: Count()
-  // runs for every event, and a lookup by label costs a string and a map.
-  std::array<Counter*, static_cast<std::size_t>(DecisionOutcome::kLift) + 1> decisions_{};
   std::unique_ptr<DryRunNodeApi> dry_api_;  // dry run: api_ points at it
   NodeApi& api_;
   const Clock& clock_;

@@ -50,12 +50,8 @@ TainterMetrics::TainterMetrics(MetricsRegistry& r)
   // Every labelled series a dashboard or an alert reads exists from the
   // start at 0 (Prometheus convention: rate() and absent() need a first
   // sample, and a forgery's first set-aside event must show as an increase).
-  for (DecisionOutcome o :
-       {DecisionOutcome::kIgnored, DecisionOutcome::kDuplicate, DecisionOutcome::kUnmanaged,
-        DecisionOutcome::kBelowThreshold, DecisionOutcome::kStale, DecisionOutcome::kRecordEvent,
-        DecisionOutcome::kTaint, DecisionOutcome::kUpdateReasons, DecisionOutcome::kRefusedByValve,
-        DecisionOutcome::kLift}) {
-    Decisions(std::string(DecisionOutcomeName(o)));
+  for (std::size_t o = 0; o < decisions_.size(); ++o) {
+    decisions_[o] = &Decisions(std::string(DecisionOutcomeName(static_cast<DecisionOutcome>(o))));
   }
   Decisions("unknown_node");
   for (const char* why : {"key_mismatch", "unknown_rule", "rule_mismatch"}) SetAside(why);

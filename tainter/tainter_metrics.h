@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <string>
 
 #include "base/metrics.h"
+#include "tainter/policy.h"
 
 namespace faultline {
 
@@ -18,8 +21,13 @@ class TainterMetrics {
 
   MetricsRegistry& registry() { return registry_; }
 
+  // decisions_total{outcome} of a policy outcome: looked up once, since it
+  // is counted for every event.
+  Counter& Decisions(DecisionOutcome outcome) {
+    return *decisions_[static_cast<std::size_t>(outcome)];
+  }
   // Per label value.
-  Counter& Decisions(const std::string& outcome);
+  Counter& Decisions(const std::string& outcome);  // also unknown_node, attributed_to_peer
   Counter& TaintsRefused(const std::string& rule);
   Counter& TaintsLifted(const std::string& why);   // expired | by_hand | reboot | clear
   Counter& DryRunWrites(const std::string& op);    // update | event
@@ -47,6 +55,7 @@ class TainterMetrics {
 
  private:
   MetricsRegistry& registry_;
+  std::array<Counter*, static_cast<std::size_t>(DecisionOutcome::kLift) + 1> decisions_{};
 };
 
 }  // namespace faultline

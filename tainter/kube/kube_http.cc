@@ -21,8 +21,8 @@ struct WriteState {
   std::string* body;
   std::size_t limit;
   bool truncated = false;
+  const LibCurl* lib = nullptr;  // the callbacks ask libcurl for the status
   // Streaming: a 200's body goes here instead of into `body`.
-  const LibCurl* lib = nullptr;
   CURL* curl = nullptr;
   const std::function<bool(std::string_view)>* on_data = nullptr;
   const std::atomic<bool>* stop = nullptr;

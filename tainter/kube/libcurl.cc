@@ -13,11 +13,11 @@ namespace {
 // libcurl4 is the OpenSSL one).
 constexpr char kLibCurl[] = "libcurl.so.4";
 
+// `fn` = the symbol `name`; a missing one is added to `missing`.
 template <typename Fn>
-bool Resolve(void* handle, const char* name, Fn& fn, std::string& missing) {
+void Resolve(void* handle, const char* name, Fn& fn, std::string& missing) {
   fn = reinterpret_cast<Fn>(dlsym(handle, name));
   if (fn == nullptr) missing += missing.empty() ? name : std::string(", ") + name;
-  return fn != nullptr;
 }
 
 Result<const LibCurl*> Load() {
