@@ -80,6 +80,20 @@ std::string TruncateUtf8(std::string_view text, std::size_t max_bytes) {
   return std::string(text.substr(0, cut));
 }
 
+std::vector<std::string> BoundEvidence(std::vector<std::string> lines) {
+  // Newest first until a bound is reached; the rest (the oldest) is dropped.
+  std::size_t keep = 0;
+  std::size_t bytes = 0;
+  for (auto it = lines.rbegin(); it != lines.rend() && keep < FaultEvent::kMaxEvidenceLines; ++it) {
+    *it = TruncateUtf8(*it, FaultEvent::kMaxEvidenceLineBytes);
+    if (bytes + it->size() > FaultEvent::kMaxEvidenceBytes) break;
+    bytes += it->size();
+    ++keep;
+  }
+  lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(keep));
+  return lines;
+}
+
 nlohmann::json ToJson(const FaultEvent& e) {
   nlohmann::json j = {
       {"schema", FaultEvent::kSchemaVersion},
@@ -112,6 +126,13 @@ nlohmann::json ToJson(const FaultEvent& e) {
   if (!e.recover.empty()) j["recover"] = e.recover;
   if (e.probation) j["probation"] = FormatDuration(*e.probation);
   if (!e.clears.empty()) j["clears"] = e.clears;
+  if (!e.evidence.empty()) {
+    nlohmann::json lines = nlohmann::json::array();
+    for (const std::string& line : e.evidence) {
+      lines.push_back(WireMessage(line, FaultEvent::kMaxEvidenceLineBytes));
+    }
+    j["evidence"] = std::move(lines);
+  }
   return j;
 }
 
@@ -126,6 +147,7 @@ enum class Member {
   kClears,
   kCondition,
   kDetectedTime,
+  kEvidence,
   kExpire,
   kFields,
   kId,
@@ -150,24 +172,24 @@ enum class Member {
 // nlohmann::json's objects are std::maps: ToJson(...).dump() lists the keys
 // sorted, and that is the wire form the agent has always sent.
 constexpr Member kSortedOrder[] = {
-    Member::kAction,    Member::kBootId,       Member::kCategory, Member::kClears,
-    Member::kCondition, Member::kDetectedTime, Member::kExpire,   Member::kFields,
-    Member::kId,        Member::kLabels,       Member::kLogTime,  Member::kMessage,
-    Member::kNode,      Member::kOrigin,       Member::kPack,     Member::kPeer,
-    Member::kProbation, Member::kRecover,      Member::kRule,     Member::kSchema,
-    Member::kSeverity,  Member::kSource,       Member::kSummary,  Member::kSuppressed,
-    Member::kThreshold,
+    Member::kAction,     Member::kBootId,       Member::kCategory, Member::kClears,
+    Member::kCondition,  Member::kDetectedTime, Member::kEvidence, Member::kExpire,
+    Member::kFields,     Member::kId,           Member::kLabels,   Member::kLogTime,
+    Member::kMessage,    Member::kNode,         Member::kOrigin,   Member::kPack,
+    Member::kPeer,       Member::kProbation,    Member::kRecover,  Member::kRule,
+    Member::kSchema,     Member::kSeverity,     Member::kSource,   Member::kSummary,
+    Member::kSuppressed, Member::kThreshold,
 };
 // The schema's order (schema/faultline-event-v1.schema.json), then the
 // optional keys added since, sorted: what `faultline scan` prints.
 constexpr Member kSchemaOrder[] = {
-    Member::kSchema,   Member::kId,         Member::kNode,      Member::kBootId,
-    Member::kSource,   Member::kOrigin,     Member::kRule,      Member::kPack,
-    Member::kCategory, Member::kSeverity,   Member::kAction,    Member::kSummary,
-    Member::kFields,   Member::kMessage,    Member::kLogTime,   Member::kDetectedTime,
-    Member::kLabels,   Member::kSuppressed, Member::kThreshold, Member::kExpire,
-    Member::kClears,   Member::kCondition,  Member::kPeer,      Member::kProbation,
-    Member::kRecover,
+    Member::kSchema,    Member::kId,         Member::kNode,      Member::kBootId,
+    Member::kSource,    Member::kOrigin,     Member::kRule,      Member::kPack,
+    Member::kCategory,  Member::kSeverity,   Member::kAction,    Member::kSummary,
+    Member::kFields,    Member::kMessage,    Member::kLogTime,   Member::kDetectedTime,
+    Member::kLabels,    Member::kSuppressed, Member::kThreshold, Member::kExpire,
+    Member::kClears,    Member::kCondition,  Member::kEvidence,  Member::kPeer,
+    Member::kProbation, Member::kRecover,
 };
 
 void AppendKey(std::string& out, std::string_view key, bool& first) {
@@ -222,6 +244,17 @@ void WriteMember(std::string& out, const FaultEvent& e, Member m, bool& first) {
       return;
     case Member::kDetectedTime:
       return string_member("detected_time", FormatRfc3339(e.detected_time));
+    case Member::kEvidence: {
+      if (e.evidence.empty()) return;
+      AppendKey(out, "evidence", first);
+      out.push_back('[');
+      for (std::size_t i = 0; i < e.evidence.size(); ++i) {
+        if (i > 0) out.push_back(',');
+        AppendJsonString(out, WireMessage(e.evidence[i], FaultEvent::kMaxEvidenceLineBytes));
+      }
+      out.push_back(']');
+      return;
+    }
     case Member::kExpire:
       if (e.expire) string_member("expire", FormatDuration(*e.expire));
       return;

@@ -98,7 +98,22 @@ struct FaultEvent {
   // A `clear:` rule's match: the rule ids whose reasons it lifts (a recovery
   // line). JSON "clears", optional.
   std::vector<std::string> clears;
+  // The lines its source read just before this one, oldest first (the AER
+  // lines before an Xid 79, the NCCL lines before a watchdog timeout): the
+  // agent attaches them to tainting events only, so the tainter's Event and
+  // `explain` can show what led up to the fault. Bounded like `message` is
+  // (invalid UTF-8 replaced, each line cut to kMaxEvidenceLineBytes, at most
+  // kMaxEvidenceLines lines and kMaxEvidenceBytes in all, the newest kept).
+  // JSON "evidence", optional.
+  static constexpr std::size_t kMaxEvidenceLines = 8;
+  static constexpr std::size_t kMaxEvidenceLineBytes = 512;
+  static constexpr std::size_t kMaxEvidenceBytes = 2048;
+  std::vector<std::string> evidence;
 };
+
+// Keeps the newest of `lines` (oldest first) within FaultEvent's evidence
+// bounds, each cut on a UTF-8 boundary: what an event may carry.
+std::vector<std::string> BoundEvidence(std::vector<std::string> lines);
 
 // Stable id of the event for one rule on one record: 32 lowercase hex digits
 // derived from node, source, cursor and rule only.

@@ -197,6 +197,16 @@ Result<FaultEvent> ReadFaultEvent(const View& j, EventFields fields = EventField
       return OkStatus();
     }));
   }
+  if (std::optional<View> it = j.find("evidence"); it && !it->is_null()) {
+    if (!it->is_array()) return Missing("evidence", "a list of log lines");
+    FL_RETURN_IF_ERROR(it->elements([&](const View& line) -> Status {
+      if (!line.is_string()) return Missing("evidence", "a list of log lines");
+      e.evidence.emplace_back(line.as_string());
+      return OkStatus();
+    }));
+    // Another writer's event is held to the agent's bounds all the same.
+    e.evidence = BoundEvidence(std::move(e.evidence));
+  }
   return e;
 }
 

@@ -11,6 +11,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "base/fault_event.h"
 #include "base/time_format.h"
 
 namespace faultline {
@@ -141,6 +142,12 @@ void ReadRoot(const ConfigMap& root, AgentMode mode, AgentConfig& c) {
   root.Duration("suppression_window", c.suppression_window, true);
   root.Number("suppression_max_folded", c.suppression_max_folded, std::uint64_t{1});
   root.Number("suppression_flush_records", c.suppression_flush_records, std::size_t{1});
+  root.Number("evidence_lines", c.evidence_lines, std::size_t{0});
+  if (c.evidence_lines > FaultEvent::kMaxEvidenceLines) {
+    root.Error("evidence_lines", "C003",
+               "'evidence_lines' must be at most " + std::to_string(FaultEvent::kMaxEvidenceLines) +
+                   ", not " + std::to_string(c.evidence_lines));
+  }
   root.Duration("checkpoint_interval", c.checkpoint_interval, true);
   if (auto q = root.Sub("queue",
                         {"max_batch_records", "max_queued_batches", "max_uncommitted_records"})) {
@@ -224,6 +231,7 @@ std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::str
                                           "suppression_window",
                                           "suppression_max_folded",
                                           "suppression_flush_records",
+                                          "evidence_lines",
                                           "checkpoint_interval",
                                           "queue",
                                           "rules",

@@ -60,6 +60,9 @@ struct AgentConfig {
   // 10,000: the cursors held behind a window cost the agent ~2 MiB at 50,000
   // (bench/README.md, "Agent memory", 2026-11-25).
   std::size_t suppression_flush_records = 10'000;
+  // Lines of the same source a tainting event carries as evidence (0: none;
+  // at most FaultEvent::kMaxEvidenceLines).
+  std::size_t evidence_lines = 8;
   std::chrono::milliseconds checkpoint_interval{1000};
 
   std::size_t max_batch_records = 256;

@@ -54,6 +54,7 @@ Status AgentStack::Assemble(EventSink& sink, const SinkChecks& checks, Options o
   po.max_queued_batches = config_.max_queued_batches;
   po.max_uncommitted_records = config_.max_uncommitted_records;
   po.suppression_flush_records = config_.suppression_flush_records;
+  po.evidence_lines = config_.evidence_lines;
   po.checkpoint_interval = config_.checkpoint_interval;
   po.suppression.window = config_.suppression_window;
   po.suppression.max_folded = config_.suppression_max_folded;

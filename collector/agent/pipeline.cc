@@ -142,6 +142,8 @@ struct Pipeline::Reader {
 };
 
 struct Pipeline::Book {
+  explicit Book(std::size_t evidence_lines) : evidence(evidence_lines) {}
+
   // Records read and not yet committable, in read order: sequence numbers
   // first_seq, first_seq + 1, ... A record is committable once it and every
   // earlier one has no hold.
@@ -160,6 +162,8 @@ struct Pipeline::Book {
   // is an event in flight (or a follow-up already sent early): another
   // look would find nothing to send.
   std::uint64_t flush_probed = UINT64_MAX;
+  // The source's last lines, for the evidence of a tainting event.
+  EvidenceRing evidence;
 
   void Push(std::uint64_t seq, std::string_view cursor) {
     if (cursors.empty()) first_seq = seq;
@@ -192,7 +196,7 @@ Pipeline::Pipeline(std::vector<std::unique_ptr<Source>> sources, const RuleSetHo
     reader->read_errors = &metrics_.SourceReadErrors(reader->name);
     reader->save_failures = &metrics_.CheckpointSaveFailures(reader->name);
     readers_.push_back(std::move(reader));
-    books_.push_back(std::make_unique<Book>());
+    books_.push_back(std::make_unique<Book>(options_.evidence_lines));
   }
 }
 
@@ -379,8 +383,11 @@ void Pipeline::Process(Batch& batch) {
   // for the last repeat it folded (valid until the batch ends: Settle below).
   const Suppressor::EventBuilder build = [&](std::uint64_t token) {
     const BatchMatch& m = batch_matches_[token];
-    return MakeFaultEvent(m.match, batch.records[m.record], options_.node_name, options_.boot_id,
-                          detected);
+    FaultEvent event = MakeFaultEvent(m.match, batch.records[m.record], options_.node_name,
+                                      options_.boot_id, detected);
+    if (event.action == Action::kTaint)
+      event.evidence = book.evidence.Before(batch.records, m.record);
+    return event;
   };
   for (std::size_t i = 0; i < batch.records.size(); ++i) {
     const LogRecord& record = batch.records[i];
@@ -419,6 +426,7 @@ void Pipeline::Process(Batch& batch) {
     }
   }
   suppressor_.Settle(build);
+  book.evidence.Keep(batch.records);
   FlushHeldFolds(batch.source);
   // Logged at the 1st, 10th, 100th, ... bypass: not once per batch.
   if (const std::uint64_t bypassed = suppressor_.bypassed(); bypassed >= next_bypass_log_) {

@@ -17,6 +17,7 @@
 #include "collector/agent/agent_metrics.h"
 #include "collector/agent/bounded_queue.h"
 #include "collector/agent/event_sink.h"
+#include "collector/agent/evidence_ring.h"
 #include "collector/agent/suppressor.h"
 #include "collector/sources/source.h"
 #include "matcher/rule_set.h"
@@ -72,6 +73,9 @@ class Pipeline {
     // so the source's commits pass it and its reader never reaches
     // max_uncommitted_records behind an open window. Must be below it.
     std::size_t suppression_flush_records = 10'000;
+    // Lines of the same source attached to a tainting event as its evidence
+    // (FaultEvent::evidence; at most FaultEvent::kMaxEvidenceLines); 0: none.
+    std::size_t evidence_lines = 8;
     std::chrono::milliseconds poll_interval{100};
     std::chrono::milliseconds checkpoint_interval{1000};
     std::chrono::milliseconds read_error_backoff{1000};

@@ -257,6 +257,55 @@ TEST_CASE("an open suppression window does not stall its source's reader") {
   CHECK(LinesCovered(h.sink.delivered()) == faults);
 }
 
+// Evidence: a tainting event carries the lines its source read just before
+// it (the AER lines before an Xid 79), across batch boundaries, bounded.
+TEST_CASE("a tainting event carries the lines read just before it, across batches") {
+  Pipeline::Options options = Harness::Defaults();
+  options.max_batch_records = 3;  // the 10 lines before the fault span 4 batches
+  Harness h(options);
+  for (int i = 1; i <= 10; ++i) h.source->Add("pcieport AER line " + std::to_string(i));
+  h.source->Add(XidLine(0x3b));
+  h.pipeline->Start();
+  REQUIRE(h.Wait([&] { return h.sink.delivered().size() == 1; }));
+  std::vector<std::string> want;
+  for (int i = 3; i <= 10; ++i) want.push_back("pcieport AER line " + std::to_string(i));
+  CHECK(h.sink.delivered()[0].evidence == want);
+  CHECK(h.StopNow() == 0);
+}
+
+TEST_CASE("events that do not taint, and evidence_lines 0, carry no evidence") {
+  Pipeline::Options options = Harness::Defaults();
+  SUBCASE("an event rule") {
+    Harness h(options);
+    h.holder.Replace(CompileTestPack(R"(pack: agent-test
+version: 1
+defaults: {sources: [kernel], category: application}
+rules:
+  - id: test.event
+    pattern: 'NVRM: Xid'
+    severity: warning
+    action: event
+)"));
+    h.source->Add("line before");
+    h.source->Add(XidLine(1));
+    h.pipeline->Start();
+    REQUIRE(h.Wait([&] { return h.sink.delivered().size() == 1; }));
+    CHECK(h.sink.delivered()[0].rule == "test.event");
+    CHECK(h.sink.delivered()[0].evidence.empty());
+    CHECK(h.StopNow() == 0);
+  }
+  SUBCASE("evidence turned off") {
+    options.evidence_lines = 0;
+    Harness h(options);
+    h.source->Add("line before");
+    h.source->Add(XidLine(1));
+    h.pipeline->Start();
+    REQUIRE(h.Wait([&] { return h.sink.delivered().size() == 1; }));
+    CHECK(h.sink.delivered()[0].evidence.empty());
+    CHECK(h.StopNow() == 0);
+  }
+}
+
 TEST_CASE("matches of ignore rules are counted but never published") {
   Harness h;
   h.pipeline->Start();

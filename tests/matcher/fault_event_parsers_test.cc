@@ -25,7 +25,8 @@ const char kEvent[] =
     R"("log_time":"2026-11-22T07:02:53Z","detected_time":"2026-11-22T07:02:54.1234567Z",)"
     R"("labels":{"a":"1"},"suppressed":12,)"
     R"("threshold":{"count":5,"window":"24h","key":["device","port"]},"expire":"1h",)"
-    R"("peer":"10.0.4.12","condition":"NetworkFault"})";
+    R"("peer":"10.0.4.12","condition":"NetworkFault",)"
+    R"("evidence":["mlx5_core 0000:3b:00.0: Port module event: module 0, Cable unplugged","x"]})";
 
 std::string Describe(const Result<FaultEvent>& r) {
   if (!r) return std::string(StatusCodeName(r.error().code())) + ": " + r.error().message();

@@ -161,6 +161,47 @@ TEST_CASE("the message is cut to its bound without splitting a UTF-8 character")
   CHECK(cut.size() == FaultEvent::kMaxMessageBytes - 1);
 }
 
+// Evidence (the lines before a tainting fault) travels with the event to the
+// tainter's Event and `explain`; it must come back as sent, and another
+// writer's event must not carry more than the agent's bounds.
+TEST_CASE("evidence survives a round trip and is held to its line, byte and count bounds") {
+  FaultEvent e = SampleEvent();
+  e.evidence = {"pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received",
+                "nvidia 0000:3b:00.0: AER: can't recover (no error_detected callback)"};
+  auto back = ParseFaultEvent(SerializeFaultEvent(e));
+  REQUIRE(back.has_value());
+  CHECK(back->evidence == e.evidence);
+  CHECK(ToJson(e)["evidence"].size() == 2);
+  CHECK(SerializeFaultEvent(e) == ToJson(e).dump());
+
+  // 20 lines of 300 bytes: the newest 6 fit in 2048 bytes, oldest first.
+  std::vector<std::string> many;
+  for (int i = 0; i < 20; ++i) many.push_back(std::to_string(100 + i) + std::string(297, 'x'));
+  const std::vector<std::string> kept = BoundEvidence(many);
+  REQUIRE(kept.size() == 6);
+  CHECK(kept.front().substr(0, 3) == "114");
+  CHECK(kept.back().substr(0, 3) == "119");
+  // Short lines: at most kMaxEvidenceLines of them.
+  CHECK(BoundEvidence(std::vector<std::string>(20, "short")).size() ==
+        FaultEvent::kMaxEvidenceLines);
+  // A long line is cut on a UTF-8 boundary; invalid UTF-8 is replaced on the wire.
+  std::string long_line(FaultEvent::kMaxEvidenceLineBytes - 1, 'y');
+  long_line += "\xc3\xa9";
+  CHECK(BoundEvidence({long_line}).at(0).size() == FaultEvent::kMaxEvidenceLineBytes - 1);
+  e.evidence = {"bad \xff byte"};
+  CHECK(ToJson(e)["evidence"][0] == "bad \xef\xbf\xbd byte");
+
+  nlohmann::json j = ToJson(SampleEvent());
+  j["evidence"] = many;
+  auto bounded = ParseFaultEvent(j.dump());
+  REQUIRE(bounded.has_value());
+  CHECK(bounded->evidence == kept);
+  j["evidence"] = "one line";
+  auto wrong = ParseFaultEvent(j.dump());
+  REQUIRE_FALSE(wrong.has_value());
+  CHECK(wrong.error().message().find("evidence") != std::string::npos);
+}
+
 TEST_CASE("metrics render in the Prometheus text format") {
   MetricsRegistry registry;
   registry.GetCounter("faultline_records_read_total", "Records read.", {{"source", "kmsg"}}).Inc(3);
