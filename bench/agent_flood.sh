@@ -84,12 +84,12 @@ rules=$(jq -r '.rule' "$T/topic" | sort | uniq -c | tr '\n' ';')
 user=$(awk -F': ' '/User time/ {print $2}' "$T/time.txt")
 sys=$(awk -F': ' '/System time/ {print $2}' "$T/time.txt")
 rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$T/time.txt")
-secs=$(echo "$read_done - $start" | bc)
+secs=$(awk -v a="$read_done" -v b="$start" 'BEGIN { printf "%.3f", a - b }')
 
 echo "lines:            $LINES"
 echo "events in topic:  $events ($rules)"
 echo "lines covered:    $covered (per rule: sum of 1 + suppressed)"
-echo "read+match wall:  ${secs}s  ($(echo "$LINES / $secs" | bc) lines/s, incl. startup)"
+echo "read+match wall:  ${secs}s  ($(awk -v n="$LINES" -v s="$secs" 'BEGIN { printf "%d", n / s }') lines/s, incl. startup)"
 echo "agent CPU:        user ${user}s, sys ${sys}s"
 echo "agent peak RSS:   ${rss} KiB"
 echo "load average:     $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, at the end: 2 cores shared)"

@@ -101,9 +101,9 @@ produced=$(metric 'faultline_agent_events_total{outcome="produced"}')
 uncommitted=$(metric 'faultline_agent_uncommitted_records')
 hz=$(getconf CLK_TCK)
 e2e_stop agent || true
-cpu=$(echo "scale=2; ($t1 - $t0) / $hz" | bc)
+cpu=$(awk -v t="$((t1 - t0))" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz }')
 echo "rate:            $RATE lines/s for $SECS s (lines read: $lines, events produced: $produced)"
 echo "uncommitted:     $uncommitted records at the end"
-echo "agent CPU:       ${cpu} s ($(echo "scale=2; 100 * $cpu / $SECS" | bc)% of one core)"
+echo "agent CPU:       ${cpu} s ($(awk -v c="$cpu" -v s="$SECS" 'BEGIN { printf "%.2f", 100 * c / s }')% of one core)"
 echo "agent VmHWM:     $((peak / 1024)) MiB ($peak KiB; after start-up: $((start_hwm / 1024)) MiB)"
 echo "load average:    $(cut -d' ' -f1-3 /proc/loadavg) (at the end; 2 cores shared)"

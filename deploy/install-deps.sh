@@ -4,7 +4,20 @@
 # what is missing, and skips apt-get entirely when nothing is.
 #   deploy/install-deps.sh          build + run dependencies
 #   deploy/install-deps.sh --test   also what the test suite uses (kcat, journald tools, ...)
+#   deploy/install-deps.sh --list [--test]   print those packages, install nothing
+#                                   (tests/deploy/script_commands.py checks that
+#                                   every command our scripts run comes from one)
 set -euo pipefail
+
+list_only=0
+test_deps=0
+for arg in "$@"; do
+  case "$arg" in
+    --list) list_only=1 ;;
+    --test) test_deps=1 ;;
+    *) echo "install-deps.sh: unknown option '$arg' (--test, --list)" >&2; exit 2 ;;
+  esac
+done
 
 # One at a time: CI runs clang-tidy (which installs its tools) beside the
 # test suite (which installs its own), and two apt-gets at once fail on
@@ -18,13 +31,18 @@ packages=(
   librdkafka-dev libsystemd-dev libcurl4-openssl-dev libssl-dev zlib1g-dev
   libcpp-httplib-dev libsimdjson-dev
 )
-if [[ "${1:-}" == "--test" ]]; then
+if ((test_deps)); then
   packages+=(
     doctest-dev kcat systemd-journal-remote systemd ripgrep grep python3 openssl curl
     libbenchmark-dev clang clang-format clang-tidy libclang-rt-14-dev procps
     python3-yaml jq time prometheus strace
-    python3-jsonschema
+    python3-jsonschema git
   )
+fi
+
+if ((list_only)); then
+  printf '%s\n' "${packages[@]}"
+  exit 0
 fi
 
 missing=()
