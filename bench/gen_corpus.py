@@ -361,7 +361,7 @@ def fault_templates(rng, px):
             [(K("NVRM: GPU %s: RmInitAdapter failed! (0x%x:0x65:%d)" % (pci, C([0x22, 0x24, 0x25, 0x62]), R(100, 3000))), ["nvidia.rminit-failed"])],
             [(K("NVRM: nvAssertFailedNoLog: Assertion failed: Back to back GSP RPC timeout detected! GPU marked for reset @ kernel_gsp.c:2459"), ["nvidia.gsp-reset-marked"])],
             [(K("NVRM: GPU%d _issueRpcAndWait: rpcSendMessage failed with status 0x0000000f for fn %d sequence %d!" % (R(8), R(1, 100), R(10000))), ["nvidia.gsp-rpc-failure"])],
-            [(K("NVRM: _kgspLogXid119: ********************************* GSP Timeout **********************************"), ["nvidia.gsp-rpc-failure"])],
+            [(K("NVRM: _kgspLogXid119: ********************************* GSP Timeout **********************************"), [])],  # banner only (issue 29)
             [(K("nvidia-nvswitch%d: SXid (PCI:0000:%02x:00.0): %s" % (R(6), R(256), C([
                 "24007, Fatal, Link %d sourcetrack TCEN0 crumbstore ECC DBE Error" % R(64),
                 "12028, Non-fatal, Link %d egress non-posted PRIV error (First)" % R(64),
@@ -406,7 +406,8 @@ def fault_templates(rng, px):
             [(K("mlx5_core %s: print_health_info:424:(pid 0): synd 0x1: firmware internal error" % nic()), ["mlx5.fw-syndrome"])],
             [(K("mlx5_core %s: wait_func:1054:(pid %d): CREATE_MKEY(0x200) timeout. Will cause a leak of a command resource" % (nic(), R(1000, 60000))), ["mlx5.cmd-timeout"])],
             [(K("mlx5_core %s: Port module event[error]: module %d, Cable error, %s" % (nic(), R(2), C(["High Temperature", "Bus stuck (I2C or data shorted)", "Power Budget Exceeded"]))), ["mlx5.port-module-error"])],
-            [(K("mlx5_core %s: Port module event: module %d, Cable %s" % (nic(), R(2), C(["plugged", "unplugged"]))), ["mlx5.port-module-event"])],
+            [(K("mlx5_core %s: Port module event: module %d, Cable unplugged" % (nic(), R(2))), ["mlx5.port-module-event"])],
+            [(K("mlx5_core %s: Port module event: module %d, Cable plugged" % (nic(), R(2))), [])],  # classified ignore (issue 29)
             [(K("mlx5_core %s: mlx5_pcie_event:301:(pid 0): Detected insufficient power on the PCIe slot (27W)." % nic()), ["mlx5.pcie-insufficient-power"])],
             [(K("mlx5_core %s %s: Link down" % (nic(), C(NETDEVS))), ["net.netdev-link-down"])],
             [(K("mlx5_core %s %s: Link up" % (nic(), C(NETDEVS))), ["net.netdev-link-up"])],
@@ -500,8 +501,46 @@ def fault_templates(rng, px):
             [(K("habanalabs %s: DEC%d_SPI: ECC error detected. address: 0x%x. Syndrome: 0x%x. wrapper id %d. block id 0x%x. critical %d." % (hl, R(8), R(1 << 32), R(16), R(8), R(64), R(2))), ["habana.ecc-error"])],
         ])
 
+    def round3():  # rules added by issue 29 (shapes of the public lines in tests/data/real-lines/r3-*.tsv)
+        gpu = C(PCI_GPU) + ".0"
+        pci = "0000:%02x:00.0" % R(256)
+        fm = "[%s] [ERROR] [tid %d] " % (px.hms(), R(1000, 99999))
+        return C([
+            [(K("NVRM: GPU%d _kgspRpcGspEventPmuHalted: Received signal from GSP that PMU has halted." % R(8)), ["nvidia.gsp-pmu-halted"])],
+            [(K("NVRM: GPU %s: RmInitAdapter failed! (0x62:0x65:%d)" % (gpu, R(100, 3000))), ["nvidia.rminit-failed"]),
+             (K("NVRM: GPU %s: rm_init_adapter failed, device minor number %d" % (gpu, R(8))), ["nvidia.probe-failed"])],
+            [(K("NVRM: The NVIDIA probe routine failed for %d device(s)." % R(1, 8)), ["nvidia.probe-failed"])],
+            [(K("NVRM: GPU%d RmInitAdapter: Cannot initialize GSP firmware RM" % R(8)), ["nvidia.gsp-boot-failed"])],
+            [(K(fm + "detected NVSwitch %s error %d on fid 0 on NVSwitch pci bus id 00000000:%02x:00.0 physical id %d port %d" % (C(["fatal", "non-fatal"]), C([12028, 24007, 20034]), R(256), R(8), R(64))), ["nvidia.fabricmanager-nvswitch-error"])],
+            [(J("nv-fabricmanager[%d]" % R(1000, 99999), "fabric manager NVIDIA GPU driver interface version 550.127.05 don't match with driver version 550.120. Please update with matching NVIDIA driver package."), ["nvidia.fabricmanager-driver-mismatch"])],
+            [(K("gdrdrv:nvidia_p2p_get_pages(va=%x len=4194304 p2p_token=0 va_space=0) failed [ret = -22]" % R(1 << 40)), ["nvidia.gpudirect-error"])],
+            [(J("containerd[%d]" % R(1000, 99999), 'time="2026-11-22T07:02:53.738797825Z" level=error msg="RunPodSandbox for &PodSandboxMetadata{Name:gpu-feature-discovery-qfjgk,Namespace:gpu-operator,Attempt:2,} failed, error" error="failed to get sandbox runtime: no runtime for \\"nvidia\\" is configured"'), ["nvidia.container-runtime-missing"])],
+            [(K("%s %s: AER: can't recover (no error_detected callback)" % (C(["nvidia", "snd_hda_intel"]), pci)), ["host.pcie-aer-no-recovery"])],
+            [(K("pcieport %s: AER: device recovery failed" % pci), ["host.pcie-aer-no-recovery"])],
+            [(K("pcieport %s: AER: %sUncorrected (%s) error received: %s" % (pci, C(["", "Multiple "]), C(["Fatal", "Non-Fatal"]), pci)), ["host.pcie-aer-uncorrected-received"])],
+            [(K("mce: [Hardware Error]: CPU %d: Machine Check: 0 Bank %d: %s" % (R(128), R(1, 20), C(["a600000000020408", "be00000000800400", "fa00000000010135"]))), ["host.mce-uncorrected-status"])],
+            [(K("{%d}[Hardware Error]:   error_type: 3, multi-bit ECC" % R(1, 9)), ["host.ghes-multibit-ecc"])],
+            [(K("Memory failure: 0x%x: recovery action for %s: %s" % (R(1 << 28), C(["dirty LRU page", "reserved kernel page", "huge page"]), C(["Recovered", "Failed", "Ignored"]))), ["host.memory-failure"])],
+            [(K("NMI watchdog: Watchdog detected hard LOCKUP on cpu %d" % R(128)), ["host.hard-lockup"])],
+            [(K("amdgpu %s: amdgpu: amdgpu_device_ip_init failed" % pci), ["amd.init-failed"])],
+            [(K("amdgpu: probe of %s failed with error -22" % pci), ["amd.init-failed"])],
+            [(K("[drm:amdgpu_device_ip_init [amdgpu]] *ERROR* %s of IP block <%s> failed -%d" % (C(["sw_init", "hw_init", "resume"]), C(["psp", "smu", "gmc_v9_0", "gfx_v9_0"]), C([2, 22, 62]))), ["amd.ip-block-failed"])],
+            [(K("[drm:psp_hw_start [amdgpu]] *ERROR* PSP load tmr failed!"), ["amd.psp-discovery-failed"])],
+            [(K("amdgpu %s: amdgpu: get invalid ip discovery binary signature from vram" % pci), ["amd.psp-discovery-failed"])],
+            [(K("amdgpu %s: [drm] device wedged, but recovered through reset" % pci), ["amd.device-wedged-recovered"])],
+            [(P(":0:rocdevice.cpp :2672: %010d us: %d : [tid:0x7f676e4c7640] Device::callbackQueue aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest legal address. code: 0x29" % (R(10**9), R(100, 99999))), ["amd.hsa-queue-error"])],
+            [(K("mlx5_core %s: print_health_info:429:(pid 0): Health issue observed, firmware internal error, severity(2) CRITICAL:" % nic()), ["mlx5.health-issue"])],
+            [(K("mlx5_core %s: mlx5_load_one failed with error code -22" % nic()), ["mlx5.init-failed"])],
+            [(K("mlx5_core: probe of %s failed with error -22" % nic()), ["mlx5.init-failed"])],
+            [(P("[%s:%d:0:%d] ib_mlx5_log.c:139  Transport retry count exceeded on %s:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)" % (C(HOSTS), R(1000, 99999), R(1000, 99999), C(HCAS))), ["ib.transport-retry-exceeded"])],
+            [(P("Unable to write to EQ: Missing or unavailable event queue. err: Input/output error (5) prov_errno: Unknown error -%d (-%d) prov/efa/src/rxr/rxr.h:1343" % ((lambda e: (e, e))(R(10, 13)))), ["efa.libfabric-eq-error"])],
+            [(P("[rank%d]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank %d] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=1" % ((lambda r: (r, r))(R(256)))), ["nccl.watchdog-hang"])],
+            [(P("torch.AcceleratorError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"), ["nccl.cuda-device-unavailable"])],
+            [(P("nrtd[1]: [NRTD:InitTongas] Failed to initialize devices, error:%d" % R(1, 3)), ["neuron.device-init-failed"])],
+        ])
+
     # Weighted so every rule shows up many times in a few MiB; Xids are the most common.
-    return [(xid, 6), (nv_gpu, 3), (nccl, 3), (ib, 4), (host, 4), (amd, 3), (habana, 2)]
+    return [(xid, 6), (nv_gpu, 3), (nccl, 3), (ib, 4), (host, 4), (amd, 3), (habana, 2), (round3, 5)]
 
 
 def main():

@@ -3,16 +3,20 @@
 """The built-in packs on real log lines from public sources (tests/data/real-lines).
 
     check_real_lines.py --faultline BIN --data DIR --workdir DIR
+                        [--split all|dev|heldout] [--per-class]
                         [--min-taint-recall R] [--min-detect-recall R] [--max-noise N]
 
-Each *.tsv row is `expect, origin, kind, url, line` (see the README there). The lines
+Each *.tsv row is `expect, origin, kind, url, line`, or `expect, origin, kind, url,
+class, line` (see the README there; a 5-field row's class is its file's name). The
+pages listed in DIR/heldout-pages.txt are the held-out pages: `--split heldout` checks
+only their lines, `--split dev` only the others, `--split all` (default) every line. The lines
 of each origin are scanned with `faultline scan --source ORIGIN`, so a kernel line is
 judged as a kernel record and a pod line as a pod line, exactly as the agent would.
 A line's outcome is `taint` when a match has action taint (immediately or once its
 threshold is reached), `event` when a match is an event, else `nothing`.
 
 Prints taint recall, detection recall, wrong taints and noise, and every line whose
-outcome differs from its expectation. Exit 1 on any wrong taint (a taint outcome for
+outcome differs from its expectation; with --per-class also each class's recalls. Exit 1 on any wrong taint (a taint outcome for
 a line that must not taint), on recall below the minimums, or on more noise (events
 on lines that must yield nothing) than allowed; 2 on a malformed data file.
 """
@@ -29,6 +33,15 @@ ORIGINS = ("kernel", "journal", "pod")
 KINDS = ("log", "fixture", "format")
 
 
+def load_heldout(data_dir):
+    """The held-out page URLs (DIR/heldout-pages.txt; empty when absent)."""
+    path = os.path.join(data_dir, "heldout-pages.txt")
+    if not os.path.exists(path):
+        return set()
+    with open(path, encoding="utf-8") as f:
+        return {t.strip() for t in f if t.strip() and not t.startswith("#")}
+
+
 def load(data_dir):
     rows = []
     for path in sorted(glob.glob(os.path.join(data_dir, "*.tsv"))):
@@ -38,9 +51,14 @@ def load(data_dir):
                 continue
             fields = text.split("\t")
             where = "%s:%d" % (os.path.relpath(path), number)
-            if len(fields) != 5:
-                raise ValueError("%s: %d tab-separated fields, expected 5" % (where, len(fields)))
-            expect, origin, kind, url, line = fields
+            if len(fields) == 5:
+                expect, origin, kind, url, line = fields
+                klass = os.path.splitext(os.path.basename(path))[0]
+            elif len(fields) == 6:
+                expect, origin, kind, url, klass, line = fields
+            else:
+                raise ValueError("%s: %d tab-separated fields, expected 5 or 6" %
+                                 (where, len(fields)))
             if expect not in EXPECT:
                 raise ValueError("%s: expect %r is not one of %s" % (where, expect, EXPECT))
             if origin not in ORIGINS:
@@ -51,8 +69,11 @@ def load(data_dir):
                 raise ValueError("%s: the provenance %r is not an https URL" % (where, url))
             if not line.strip():
                 raise ValueError("%s: empty line" % where)
+            if not klass or " " in klass:
+                raise ValueError("%s: class %r is empty or has a space" % (where, klass))
             rows.append({"where": where, "file": os.path.basename(path), "expect": expect,
-                         "origin": origin, "kind": kind, "url": url, "line": line})
+                         "origin": origin, "kind": kind, "url": url, "class": klass,
+                         "line": line})
     return rows
 
 
@@ -82,6 +103,21 @@ def outcome(matches):
     return "nothing"
 
 
+def print_per_class(rows):
+    """One line per class: taint recall, detection recall, wrong taints, noise."""
+    print("%-12s %6s %12s %12s %6s %6s" % ("class", "lines", "taint", "detect", "wrong", "noise"))
+    for klass in sorted({r["class"] for r in rows}):
+        sub = [r for r in rows if r["class"] == klass]
+        taint = [r for r in sub if r["expect"] == "taint"]
+        detect = [r for r in sub if r["expect"] != "nothing"]
+        print("%-12s %6d %12s %12s %6d %6d" % (
+            klass, len(sub),
+            "%d/%d" % (sum(r["got"] == "taint" for r in taint), len(taint)),
+            "%d/%d" % (sum(r["got"] != "nothing" for r in detect), len(detect)),
+            sum(r["expect"] != "taint" and r["got"] == "taint" for r in sub),
+            sum(r["expect"] == "nothing" and r["got"] == "event" for r in sub)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--faultline", required=True)
@@ -90,13 +126,23 @@ def main():
     ap.add_argument("--min-taint-recall", type=float, default=1.0)
     ap.add_argument("--min-detect-recall", type=float, default=1.0)
     ap.add_argument("--max-noise", type=int, default=0)
+    ap.add_argument("--split", choices=("all", "dev", "heldout"), default="all")
+    ap.add_argument("--per-class", action="store_true")
     args = ap.parse_args()
 
     try:
         rows = load(args.data)
+        heldout = load_heldout(args.data)
     except (OSError, ValueError) as e:
         print("bad regression data: %s" % e)
         return 2
+    if args.split != "all":
+        if not heldout:
+            print("bad regression data: --split %s needs %s" % (
+                args.split, os.path.join(args.data, "heldout-pages.txt")))
+            return 2
+        keep = args.split == "heldout"
+        rows = [r for r in rows if (r["url"] in heldout) == keep]
     os.makedirs(args.workdir, exist_ok=True)
     for origin in ORIGINS:
         subset = [r for r in rows if r["origin"] == origin]
@@ -123,6 +169,9 @@ def main():
     print("per file (as expected / total): " + ", ".join(
         "%s %d/%d" % (f, per_file[(f, True)], per_file[(f, True)] + per_file[(f, False)])
         for f in files))
+    if args.per_class:
+        print_per_class(rows)
+    print("split: %s, pages: %d" % (args.split, len({r["url"] for r in rows})))
     print("lines: %d (%s), kinds: %s" % (
         len(rows), ", ".join("%s %d" % (e, sum(r["expect"] == e for r in rows)) for e in EXPECT),
         ", ".join("%s %d" % (k, sum(r["kind"] == k for r in rows)) for k in KINDS)))
