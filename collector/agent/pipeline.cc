@@ -385,8 +385,9 @@ void Pipeline::Process(Batch& batch) {
     const BatchMatch& m = batch_matches_[token];
     FaultEvent event = MakeFaultEvent(m.match, batch.records[m.record], options_.node_name,
                                       options_.boot_id, detected);
-    if (event.action == Action::kTaint)
+    if (event.action == Action::kTaint) {
       event.evidence = book.evidence.Before(batch.records, m.record);
+    }
     return event;
   };
   for (std::size_t i = 0; i < batch.records.size(); ++i) {

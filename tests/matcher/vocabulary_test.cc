@@ -176,6 +176,7 @@ TEST_CASE("evidence survives a round trip and is held to its line, byte and coun
 
   // 20 lines of 300 bytes: the newest 6 fit in 2048 bytes, oldest first.
   std::vector<std::string> many;
+  many.reserve(20);
   for (int i = 0; i < 20; ++i) many.push_back(std::to_string(100 + i) + std::string(297, 'x'));
   const std::vector<std::string> kept = BoundEvidence(many);
   REQUIRE(kept.size() == 6);
