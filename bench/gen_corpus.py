@@ -367,6 +367,9 @@ def fault_templates(rng, px):
                 "12028, Non-fatal, Link %d egress non-posted PRIV error (First)" % R(64),
                 "19049, Non-fatal, Link %d NVLDL RX SHORT ERROR RATE" % R(64),
                 "20034, Fatal, Link %d LTSSM Fault Up" % R(64)]))), ["nvidia.sxid"])],
+            [(K("nvidia-nvswitch%d: SXid (PCI:0000:%02x:00.0): %s" % (R(6), R(256), C([
+                "26006, SOE HALTED", "26008, SOE Watchdog error"]))), ["nvidia.nvswitch-soe"])],
+            [(K("nvidia-nvswitch%d: SXid (PCI:0000:%02x:00.0): 26006, SOE HALT data[%d] = 0x         ff02c1a" % (R(6), R(256), R(8))), [])],  # the trace dump after a halt
             [(J("nv-hostengine[4021]", "GPU %d had uncorrectable memory errors and row remapping failed." % R(8)), ["nvidia.dcgm-row-remap-failure"])],
             [(J("nv-hostengine[4021]", "GPU %d had memory errors and row remappings are pending" % R(8)), ["nvidia.dcgm-row-remap-pending"])],
             [(J("nv-hostengine[4021]", "Detected %d volatile double-bit ECC error(s) in GPU %d." % (R(1, 9), R(8))), ["nvidia.dcgm-volatile-dbe"])],
@@ -424,7 +427,8 @@ def fault_templates(rng, px):
             [(K("mlx5_core %s %s: NETDEV WATCHDOG: CPU: %d: transmit queue %d timed out %d ms" % (nic(), C(NETDEVS), R(128), R(64), R(5000, 9000))), ["net.netdev-watchdog"])],
             [(K("efa 0000:%02x:1c.0 efa_0: The device didn't send any completion for admin cmd CREATE_QP(1) status 0 (ctx: 0x00000000c4f2b3e1, sq producer: %d, sq consumer: %d, cq consumer: %d)" % (R(256), R(1000), R(1000), R(1000))), ["efa.admin-queue-timeout"])],
             [(K("efa 0000:%02x:1c.0 efa_0: Failed to process command CREATE_QP (opcode 1) comp_status 3 err -12" % R(256)), ["efa.admin-command-failed"])],
-            [(K("efa 0000:%02x:1b.0 rdmap%ds27: %s" % (R(256), R(256), C(["Wait for completion (polling) timeout", "Admin queue is closed"]))), ["efa.admin-queue-timeout"])],
+            [(K("efa 0000:%02x:1b.0 rdmap%ds27: Wait for completion (polling) timeout" % (R(256), R(256))), ["efa.admin-queue-timeout"])],
+            [(K("efa 0000:%02x:1b.0 rdmap%ds27: %s" % (R(256), R(256), C(["Admin queue is closed", "Failed to submit command CREATE_QP (opcode 1) err -19", "Completion context[%d] is used[2]" % R(64)]))), ["efa.admin-queue-closed"])],
             [(K("efa 0000:%02x:1b.0 rdmap%ds27: Failed to process command CREATE_AH (opcode 5) err -12" % (R(256), R(256))), ["efa.admin-command-failed"])],
             [(K("efa 0000:%02x:1b.0: %s" % (R(256), C(["Device isn't ready, abort com init 0x0", "EFA device init failed"]))), ["efa.device-init-failed"])],
             [(I("%s port %d state ACTIVE -> DOWN" % (dev, port)), ["ib.port-down"])],
