@@ -22,15 +22,15 @@
 //
 // One RE2::Set per semantics finds the patterns a line matches; a line on
 // which the Set's DFA runs out of memory is matched pattern by pattern.
-#include <re2/re2.h>
-#include <re2/set.h>
-
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <re2/re2.h>
+#include <re2/set.h>
 
 #include "matcher/input_line.h"
 
