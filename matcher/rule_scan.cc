@@ -366,7 +366,7 @@ void RuleSet::MatchCandidates(std::string_view text, Origin origin,
                               std::span<const std::uint32_t> candidates,
                               std::vector<RuleMatch>& out) const {
   const OriginSet& s = impl_->by_origin[OriginIndex(origin)];
-  if (!s.set) return;
+  if (s.rules.empty()) return;
   // Past a few rules one Set pass (one DFA over the line) beats running
   // each rule's regex in turn.
   constexpr std::size_t kSetBreakEven = 6;
