@@ -150,7 +150,10 @@ class PatternSet:
                 if r.get("id") in keep:
                     rules.append({"id": r["id"], "tests": r.get("tests") or {}})
         path = os.path.join(self.dir, "samples.yaml")
-        yaml.safe_dump({"rules": rules}, open(path, "w"))
+        text = yaml.safe_dump({"rules": rules})
+        # Rewritten only when it changes: a newer file regenerates the corpora.
+        if not os.path.exists(path) or open(path).read() != text:
+            open(path, "w").write(text)
         return path
 
 

@@ -295,7 +295,7 @@ void RuleSet::Match(const LogRecord& record, std::vector<RuleMatch>& out) const 
   if (s.rules.empty()) return;
   const std::size_t first = out.size();
   const std::string_view text = record.text;
-  if (impl_->prefilter && !text.empty() && text.find('\n') == std::string_view::npos) {
+  if (impl_->prefilter_on && !text.empty() && text.find('\n') == std::string_view::npos) {
     // One line: the literal prefilter names the rules that may match it, and
     // only theirs run (most lines hold no rule's literal, so nothing runs).
     // The same results as the Set over every rule (MatchCandidates' contract),

@@ -52,7 +52,15 @@ struct RuleSet::Impl {
   CompileOptions options;
   // Set by RuleSetTesting only (matcher/rule_set_testing.h).
   std::atomic<bool> simulate_dfa_out_of_memory{false};
-  std::unique_ptr<LiteralPrefilter> prefilter;  // null when off or unavailable
+  // The prefilter is on: use_prefilter and some rule has a literal. Its
+  // Vectorscan database of `prefilter_literals` is built on first use
+  // (StaticPrefilter): a large scan searches a plan chosen from a sample
+  // instead (SamplePrefilter), and building this one cost 20 M
+  // instructions, a sixth of a start.
+  bool prefilter_on = false;
+  std::vector<RequiredLiteral> prefilter_literals;
+  mutable std::once_flag prefilter_once;
+  mutable std::unique_ptr<LiteralPrefilter> prefilter;  // null until built, or on failure
   // Per prefilter literal id: the origins (bit per Origin) of the rules that
   // required it.
   std::vector<std::uint32_t> literal_origins;
@@ -99,10 +107,13 @@ struct RuleSet::Impl {
   // which Compile rules out, its Set did not build: RunSet then runs each
   // rule alone).
   const RE2::Set* SetOf(const OriginSet& s) const;
+  // The database of prefilter_literals, built on first use; null when the
+  // prefilter is off or Vectorscan refused it (callers then visit every line).
+  const LiteralPrefilter* StaticPrefilter() const;
 };
 
-// Builds impl.prefilter from each compiled rule's required literal when
-// impl.options.use_prefilter is set; warns W202 for rules without one (they
+// Gathers impl.prefilter_literals from each compiled rule's required literal
+// when impl.options.use_prefilter is set; warns W202 for rules without one (they
 // run on every line). Defined in rule_scan.cc.
 void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags);
 
