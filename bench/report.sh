@@ -28,7 +28,7 @@ LOGS=$(mktemp -d "${TMPDIR:-/tmp}/faultline-report-XXXXXX")
 if [[ $QUICK == --quick ]]; then
   SCAN_MB=64 DEGRADE_MB=16 SETS_MB=16 RUNS=2 INJECTIONS=10 EVENTS=20000 RATE_SECS=20 FLOOD=200000
 else
-  SCAN_MB=256 DEGRADE_MB=64 SETS_MB=64 RUNS=3 INJECTIONS=30 EVENTS=40000 RATE_SECS=60 FLOOD=1000000
+  SCAN_MB=256 DEGRADE_MB=64 SETS_MB=256 RUNS=3 INJECTIONS=30 EVENTS=40000 RATE_SECS=60 FLOOD=1000000
 fi
 failed=()
 # run NAME COMMAND...: its output to $LOGS/NAME.log; a failure is recorded.
@@ -47,7 +47,7 @@ run scan-near "$HERE/scan_bench.sh" --size-mb "$DEGRADE_MB" --near-misses --runs
 # Every pattern set on both corpora (bench/sets/, frozen before tuning), and at
 # 10% fault lines on the generator's; then the start-up of the built-in packs.
 run sets "$HERE/sets_bench.py" "$BUILD" --size-mb "$SETS_MB" --runs "$RUNS" --json "$LOGS/sets.json"
-run sets-10pct "$HERE/sets_bench.py" "$BUILD" --size-mb "$SETS_MB" --fault-rate 0.1 --bases gen \
+run sets-10pct "$HERE/sets_bench.py" "$BUILD" --size-mb "$DEGRADE_MB" --fault-rate 0.1 --bases gen \
   --runs "$RUNS" --json "$LOGS/sets-10pct.json"
 run startup "$HERE/startup_bench.py" "$BUILD/matcher/faultline"
 if [[ -w /dev/kmsg ]]; then
