@@ -9,7 +9,7 @@
 # usage: bench/report.sh BUILD_DIR [--quick]
 #   BUILD_DIR   a RelWithDebInfo or Release build with the test tools (build/
 #               after tests/run.sh; configured and built here if it lacks them)
-#   --quick     smaller runs (about 3 minutes instead of 9): the figures are
+#   --quick     smaller runs (about 4 minutes instead of 16): the figures are
 #               noisier, the ratios still comparable
 # Latency needs a writable /dev/kmsg (root); without it that row says SKIPPED.
 # Exit status 1 if a command failed or one of its checks did (a count that
