@@ -70,12 +70,18 @@ int main(int argc, char** argv) {
       << "const std::vector<RulePackText>& BuiltinRulePacks() {\n"
       << "  static const std::vector<RulePackText> packs = {\n"
       << entries.str() << "  };\n  return packs;\n}\n\n}  // namespace faultline\n";
-  // Only touch OUT when it changed, so that an unrelated rebuild recompiles nothing.
+  // Rewritten only when it changed; else only its time is, so that the build
+  // sees it newer than this tool and the packs (or it would run this again at
+  // every build) and recompiles it once.
   const std::string next = out.str();
   std::ifstream old(argv[1], std::ios::binary);
   std::ostringstream current;
   if (old) current << old.rdbuf();
-  if (old && current.str() == next) return 0;
+  if (old && current.str() == next) {
+    std::error_code ec;
+    std::filesystem::last_write_time(argv[1], std::filesystem::file_time_type::clock::now(), ec);
+    return ec ? 1 : 0;
+  }
   std::ofstream write(argv[1], std::ios::binary | std::ios::trunc);
   write << next;
   return write.good() ? 0 : 1;
