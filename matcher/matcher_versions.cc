@@ -7,6 +7,7 @@
 
 #include "matcher/rule_pack.h"
 #include "matcher/rule_set.h"
+#include "matcher/rule_snapshot.h"
 
 // Debian's RE2 has no runtime version call and its pkg-config file says
 // 0.0.0; matcher/CMakeLists.txt finds the version at configure time.
@@ -23,9 +24,9 @@ std::vector<VersionComponent> MatcherVersions() {
   std::string hs = hs_version();
   out.push_back({"vectorscan", hs.substr(0, hs.find(' '))});
   for (const RulePackText& text : BuiltinRulePacks()) {
-    Diagnostics ignored;  // the built-in packs are checked by the test suite
-    RulePack pack = ParseRulePack(text.text, text.file, ignored);
-    out.push_back({"rule pack " + pack.name, std::to_string(pack.version)});
+    // Its diagnostics are ignored: the built-in packs are checked by the test suite.
+    const ParsedPack parsed = ReadBuiltinPack(text);
+    out.push_back({"rule pack " + parsed.pack.name, std::to_string(parsed.pack.version)});
   }
   return out;
 }

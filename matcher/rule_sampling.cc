@@ -110,7 +110,7 @@ std::string_view Head(std::string_view buffer, std::size_t bytes) {
 }  // namespace
 
 std::unique_ptr<PrefilterPlan> SamplePrefilter(const RuleSet::Impl& impl, std::string_view buffer) {
-  if (!impl.prefilter || buffer.empty() || buffer.size() < impl.sample_min_bytes.load()) {
+  if (!impl.prefilter_on || buffer.empty() || buffer.size() < impl.sample_min_bytes.load()) {
     return nullptr;
   }
   std::call_once(impl.sampler_once, [&] { BuildSampler(impl); });

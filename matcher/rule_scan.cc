@@ -186,13 +186,8 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
     impl.rule_literals[i] = std::move(lits);
   }
   if (!impl.options.use_prefilter || literals.empty()) return;
-  auto built = LiteralPrefilter::Build(literals);
-  if (!built.ok()) {
-    // Not fatal: every line then goes through RE2::Set, as without a prefilter.
-    diags.Warning("W202", {}, "prefilter disabled: " + built.error().message());
-    return;
-  }
-  impl.prefilter = std::move(*built);
+  impl.prefilter_on = true;
+  impl.prefilter_literals = std::move(literals);
   impl.literal_origins = std::move(origins);
   impl.literal_rules = std::move(literal_rules);
   for (std::size_t o = 0; o < kOriginCount; ++o) {
@@ -203,6 +198,16 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
       }
     }
   }
+}
+
+const LiteralPrefilter* RuleSet::Impl::StaticPrefilter() const {
+  if (!prefilter_on) return nullptr;
+  std::call_once(prefilter_once, [&] {
+    auto built = LiteralPrefilter::Build(prefilter_literals);
+    // Not fatal: every line then goes through RE2, as without a prefilter.
+    if (built.ok()) prefilter = std::move(*built);
+  });
+  return prefilter.get();
 }
 
 void RuleSet::ForEachCandidateLine(std::string_view buffer, Origin origin,
@@ -222,8 +227,13 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
     const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
     return nl ? static_cast<const char*>(nl) : end;
   };
-  const bool every_line = !impl_->prefilter;
-  if (every_line) {
+  // The static tables, or ones chosen for the scanned buffer from a sample
+  // of it.
+  const std::unique_ptr<PrefilterPlan> sampled =
+      impl_->prefilter_on ? SamplePrefilter(*impl_, buffer) : nullptr;
+  const LiteralPrefilter* const search =
+      sampled ? sampled->prefilter.get() : impl_->StaticPrefilter();
+  if (search == nullptr) {
     std::uint64_t n = 0;
     for (const char* p = base; p < end;) {
       const char* e = line_end(p);
@@ -238,9 +248,7 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
   // still in cache, line numbers counted between hits and each candidate
   // line visited with its candidate rules. (Visiting after the whole
   // buffer was scanned cost a cache miss per candidate line.)
-  // The static tables, or ones chosen from a sample of this buffer.
-  const std::unique_ptr<PrefilterPlan> sampled = SamplePrefilter(*impl_, buffer);
-  const LiteralPrefilter& prefilter = sampled ? *sampled->prefilter : *impl_->prefilter;
+  const LiteralPrefilter& prefilter = *search;
   const auto& literal_origins = sampled ? sampled->literal_origins : impl_->literal_origins;
   const auto& literal_rules = sampled ? sampled->literal_rules : impl_->literal_rules;
   const auto& rule_confirm = sampled ? sampled->rule_confirm : impl_->rule_confirm;
@@ -366,7 +374,7 @@ void RuleSet::MatchCandidates(std::string_view text, Origin origin,
                               std::span<const std::uint32_t> candidates,
                               std::vector<RuleMatch>& out) const {
   const OriginSet& s = impl_->by_origin[OriginIndex(origin)];
-  if (!s.set) return;
+  if (s.rules.empty()) return;
   // Past a few rules one Set pass (one DFA over the line) beats running
   // each rule's regex in turn.
   constexpr std::size_t kSetBreakEven = 6;
@@ -404,6 +412,6 @@ std::vector<std::string> RuleSet::PrefilterLiterals(std::string_view id) const {
   return out;
 }
 
-bool RuleSet::prefilter_active() const { return impl_->prefilter != nullptr; }
+bool RuleSet::prefilter_active() const { return impl_->StaticPrefilter() != nullptr; }
 
 }  // namespace faultline

@@ -141,6 +141,18 @@ std::unique_ptr<RE2::Set> BuildSet(const std::vector<int>& members,
 
 void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMatch>& out) const {
   const CompiledRule& c = compiled[static_cast<std::size_t>(index)];
+  if (c.named.empty()) {
+    // Nothing to return but the match itself: RE2's DFA alone says yes or
+    // no; asking for where the match is costs a second, reverse DFA pass.
+    if (c.re->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED,
+                    nullptr, 0)) {
+      RuleMatch m;
+      m.rule = c.rule;
+      ResolveOutcome(*c.rule, m);
+      out.push_back(std::move(m));
+    }
+    return;
+  }
   // Most lines that reach here do not match (prefilter near misses): no
   // allocation for them when the groups fit on the stack.
   constexpr std::size_t kStackGroups = 32;
@@ -170,26 +182,35 @@ void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMa
   out.push_back(std::move(m));
 }
 
-void RuleSet::Impl::RunSet(const RE2::Set& set, const std::vector<int>& map, std::string_view text,
+void RuleSet::Impl::RunSet(const RE2::Set* set, const std::vector<int>& map, std::string_view text,
                            std::vector<int>& hits) const {
-  std::vector<int> found;
-  RE2::Set::ErrorInfo info{};
-  if (simulate_dfa_out_of_memory.load(std::memory_order_relaxed)) {
-    info.kind = RE2::Set::kOutOfMemory;
-  } else if (set.Match(re2::StringPiece(text.data(), text.size()), &found, &info)) {
-    for (int i : found) hits.push_back(map[static_cast<std::size_t>(i)]);
-    return;
+  if (set) {
+    std::vector<int> found;
+    RE2::Set::ErrorInfo info{};
+    if (simulate_dfa_out_of_memory.load(std::memory_order_relaxed)) {
+      info.kind = RE2::Set::kOutOfMemory;
+    } else if (set->Match(re2::StringPiece(text.data(), text.size()), &found, &info)) {
+      for (int i : found) hits.push_back(map[static_cast<std::size_t>(i)]);
+      return;
+    }
+    if (info.kind != RE2::Set::kOutOfMemory) return;  // kNoError: no match
+    // The DFA ran out of memory: try each rule alone rather than report
+    // "no match". Counted, so that operators can raise max_memory_bytes.
+    dfa_fallbacks.fetch_add(1, std::memory_order_relaxed);
   }
-  if (info.kind != RE2::Set::kOutOfMemory) return;  // kNoError: no match
-  // The DFA ran out of memory: try each rule alone rather than report
-  // "no match". Counted, so that operators can raise max_memory_bytes.
-  dfa_fallbacks.fetch_add(1, std::memory_order_relaxed);
   for (int index : map) {
     if (RE2::PartialMatch(re2::StringPiece(text.data(), text.size()),
                           *compiled[static_cast<std::size_t>(index)].re)) {
       hits.push_back(index);
     }
   }
+}
+
+const RE2::Set* RuleSet::Impl::SetOf(const OriginSet& s) const {
+  std::call_once(s.set_once, [&] {
+    if (!s.set) s.set = BuildSet(s.rules, compiled, options);
+  });
+  return s.set.get();
 }
 
 std::shared_ptr<const RuleSet> RuleSet::Compile(std::vector<Rule> rules,
@@ -224,13 +245,14 @@ std::shared_ptr<const RuleSet> RuleSet::Compile(std::vector<Rule> rules,
         s.rules.push_back(static_cast<int>(i));
       }
     }
-    s.set = BuildSet(s.rules, impl->compiled, options);
-    if (!s.rules.empty() && !s.set) {
-      diags.Error("E111", {},
-                  "the rules for origin '" + std::string(OriginName(static_cast<Origin>(o))) +
-                      "' do not fit in one RE2::Set within max_memory_bytes");
-      return nullptr;
-    }
+  }
+  // Only `any`'s Set now, which holds every rule: if it fits, each origin's
+  // (a subset) does; those are built when first matched (Impl::SetOf).
+  OriginSet& any = impl->by_origin[OriginIndex(Origin::kAny)];
+  any.set = BuildSet(any.rules, impl->compiled, options);
+  if (!any.rules.empty() && !any.set) {
+    diags.Error("E111", {}, "the rules do not fit in one RE2::Set within max_memory_bytes");
+    return nullptr;
   }
   BuildPrefilter(*impl, diags);
   return std::shared_ptr<const RuleSet>(new RuleSet(std::move(impl)));
@@ -261,19 +283,19 @@ void DropUnverifiedJournalMatches(Origin origin, const Labels& labels, std::size
 
 void RuleSet::Match(std::string_view text, Origin origin, std::vector<RuleMatch>& out) const {
   const OriginSet& s = impl_->by_origin[OriginIndex(origin)];
-  if (!s.set) return;
+  if (s.rules.empty()) return;
   std::vector<int> hits;
-  impl_->RunSet(*s.set, s.rules, text, hits);
+  impl_->RunSet(impl_->SetOf(s), s.rules, text, hits);
   std::sort(hits.begin(), hits.end());  // load order, whatever the Set returned
   for (int index : hits) impl_->Capture(index, text, out);
 }
 
 void RuleSet::Match(const LogRecord& record, std::vector<RuleMatch>& out) const {
   const OriginSet& s = impl_->by_origin[OriginIndex(record.origin)];
-  if (!s.set) return;
+  if (s.rules.empty()) return;
   const std::size_t first = out.size();
   const std::string_view text = record.text;
-  if (impl_->prefilter && !text.empty() && text.find('\n') == std::string_view::npos) {
+  if (impl_->prefilter_on && !text.empty() && text.find('\n') == std::string_view::npos) {
     // One line: the literal prefilter names the rules that may match it, and
     // only theirs run (most lines hold no rule's literal, so nothing runs).
     // The same results as the Set over every rule (MatchCandidates' contract),
@@ -286,7 +308,7 @@ void RuleSet::Match(const LogRecord& record, std::vector<RuleMatch>& out) const 
         });
   } else {  // a record of several lines (the prefilter splits at '\n'), or empty
     std::vector<int> hits;
-    impl_->RunSet(*s.set, s.rules, text, hits);
+    impl_->RunSet(impl_->SetOf(s), s.rules, text, hits);
     std::sort(hits.begin(), hits.end());
     for (int index : hits) impl_->Capture(index, text, out);
   }

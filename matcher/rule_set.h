@@ -21,10 +21,13 @@ namespace faultline {
 std::vector<Rule> LoadRulePack(std::string_view yaml_text, std::string_view file_name,
                                Diagnostics& diags);
 
-// The packs compiled into the binary from rules/*.yaml: (file name, text).
+// The packs compiled into the binary from rules/*.yaml: (file name, text),
+// and each parsed at build time (matcher/rule_snapshot.h; empty: parse the
+// text).
 struct RulePackText {
   std::string file;  // "rules/nvidia-xid.yaml"
   std::string text;
+  std::string_view snapshot;  // static storage
 };
 const std::vector<RulePackText>& BuiltinRulePacks();
 

@@ -34,7 +34,11 @@ struct CompiledRule {
 // All enabled rules that trust one origin, in one RE2::Set.
 struct OriginSet {
   std::vector<int> rules;  // set index -> index into Impl::compiled
-  std::unique_ptr<RE2::Set> set;
+  // Built by Impl::SetOf on first use (the origin `any`'s at Compile, which
+  // proves that every origin's fits: each holds a subset of its rules). Five
+  // Sets were 37 M instructions of every start, most never used.
+  mutable std::once_flag set_once;
+  mutable std::unique_ptr<RE2::Set> set;
   // Rules of this origin that have no prefilter literal: they are candidates
   // on every line when the prefilter is on.
   std::vector<int> unfiltered;
@@ -48,7 +52,15 @@ struct RuleSet::Impl {
   CompileOptions options;
   // Set by RuleSetTesting only (matcher/rule_set_testing.h).
   std::atomic<bool> simulate_dfa_out_of_memory{false};
-  std::unique_ptr<LiteralPrefilter> prefilter;  // null when off or unavailable
+  // The prefilter is on: use_prefilter and some rule has a literal. Its
+  // Vectorscan database of `prefilter_literals` is built on first use
+  // (StaticPrefilter): a large scan searches a plan chosen from a sample
+  // instead (SamplePrefilter), and building this one cost 20 M
+  // instructions, a sixth of a start.
+  bool prefilter_on = false;
+  std::vector<RequiredLiteral> prefilter_literals;
+  mutable std::once_flag prefilter_once;
+  mutable std::unique_ptr<LiteralPrefilter> prefilter;  // null until built, or on failure
   // Per prefilter literal id: the origins (bit per Origin) of the rules that
   // required it.
   std::vector<std::uint32_t> literal_origins;
@@ -87,13 +99,21 @@ struct RuleSet::Impl {
   // Appends the match of compiled rule `index` on `text`, if it matches.
   void Capture(int index, std::string_view text, std::vector<RuleMatch>& out) const;
   // Runs `set` over `text` (indices into `map`), falling back to one by one
-  // on DFA out of memory. Appends matching compiled indices to `hits`.
-  void RunSet(const RE2::Set& set, const std::vector<int>& map, std::string_view text,
+  // on DFA out of memory, or when there is no Set. Appends matching
+  // compiled indices to `hits`.
+  void RunSet(const RE2::Set* set, const std::vector<int>& map, std::string_view text,
               std::vector<int>& hits) const;
+  // The origin's Set, built on first use; null when it has no rules (or,
+  // which Compile rules out, its Set did not build: RunSet then runs each
+  // rule alone).
+  const RE2::Set* SetOf(const OriginSet& s) const;
+  // The database of prefilter_literals, built on first use; null when the
+  // prefilter is off or Vectorscan refused it (callers then visit every line).
+  const LiteralPrefilter* StaticPrefilter() const;
 };
 
-// Builds impl.prefilter from each compiled rule's required literal when
-// impl.options.use_prefilter is set; warns W202 for rules without one (they
+// Gathers impl.prefilter_literals from each compiled rule's required literal
+// when impl.options.use_prefilter is set; warns W202 for rules without one (they
 // run on every line). Defined in rule_scan.cc.
 void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags);
 

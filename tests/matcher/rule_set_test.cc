@@ -266,6 +266,35 @@ TEST_CASE("Match is safe from many threads at once") {
   CHECK(total == 4 * 500 * 2);
 }
 
+TEST_CASE("first use from many threads: each origin's Set and the prefilter are built once") {
+  // A fresh RuleSet builds origin kernel's and pod's RE2::Set and the
+  // prefilter database when first used (rule_set_impl.h); records (the
+  // prefilter path) and bare text (the Set) race for them here.
+  Loaded l = LoadPack(kXidPack);
+  REQUIRE(l.set);
+  std::atomic<int> total{0};
+  std::vector<std::thread> threads;
+  threads.reserve(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      const Origin origin = t % 2 == 0 ? Origin::kKernel : Origin::kPod;
+      LogRecord record;
+      record.origin = origin;
+      record.text = "NVRM: Xid (0000:03:00): 79, x";
+      for (int i = 0; i < 200; ++i) {
+        std::vector<RuleMatch> out;
+        l.set->Match(record, out);
+        total += static_cast<int>(out.size());
+        total += static_cast<int>(MatchLine(*l.set, record.text, origin).size());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  // kernel: both rules; pod: only gpu.any-nvrm. Twice per round.
+  CHECK(total == 2 * 200 * (2 + 2) + 2 * 200 * (1 + 1));
+  CHECK(l.set->prefilter_active());
+}
+
 TEST_CASE("RE2::Set out of memory falls back to one-by-one matching and is counted") {
   Loaded l = LoadPack(kXidPack);
   REQUIRE(l.set);
