@@ -13,9 +13,9 @@
 #include "tainter/correlation/correlation_consumer.h"
 #include "tainter/correlation/correlation_metrics.h"
 #include "tainter/correlation/correlator.h"
-#include "tainter/node_informer.h"
-#include "tainter/pod_informer.h"
-#include "tainter/tainter.h"
+#include "tainter/watch/node_informer.h"
+#include "tainter/watch/pod_informer.h"
+#include "tainter/apply/node_applier.h"
 
 namespace faultline {
 

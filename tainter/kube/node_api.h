@@ -120,7 +120,7 @@ struct PodInfo {
   std::string owner_kind;
   std::string owner_name;
   std::string owner_uid;
-  // What drain reads (tainter/drain.h):
+  // What drain reads (tainter/remediation/drain.h):
   std::string phase;      // status.phase
   bool mirror = false;    // annotation kubernetes.io/config.mirror: a static pod's mirror
   bool deleting = false;  // metadata.deletionTimestamp is set

@@ -11,7 +11,7 @@ them, checked on every project #include:
   collector/standalone -> base, endpoint, kafka, matcher, collector/*, tainter/*
   tainter/kube         -> base
   tainter              -> base, endpoint, kafka, matcher, tainter/kube   (the rule packs
-                          every event is checked against: tainter/rule_check.h)
+                          every event is checked against: tainter/intake/rule_check.h)
 
 A new include that points the other way (the rule engine reaching into the
 agent, a source needing Kafka, the tainter needing the collector) fails here
