@@ -9,7 +9,7 @@
 #include "base/diagnostics.h"
 #include "collector/agent/agent_config.h"
 #include "tainter/apply/node_applier.h"
-#include "tainter/daemon/tainter_config.h"
+#include "tainter/kube/kube_settings.h"
 
 namespace faultline {
 

@@ -9,10 +9,6 @@
 namespace faultline {
 namespace {
 
-std::string TaintText(const NodeTaint& t) {
-  return t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect;
-}
-
 // What a node change means, in words, above the patch that says it exactly.
 void DescribeChange(std::ostream& out, const NodeChange& change) {
   if (change.add_taint) out << "  + taint      " << TaintText(*change.add_taint) << '\n';
@@ -29,6 +25,16 @@ void DescribeChange(std::ostream& out, const NodeChange& change) {
       out << ')';
     }
     out << '\n';
+  }
+}
+
+// `text` (a JSON document dumped with indent 2), each line indented by 4.
+void PrintIndented(std::ostream& out, const std::string& text) {
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t nl = text.find('\n', pos);
+    const std::size_t end = nl == std::string::npos ? text.size() : nl;
+    out << "    " << std::string_view(text).substr(pos, end - pos) << '\n';
+    pos = end + 1;
   }
 }
 
@@ -57,7 +63,8 @@ DryRunNodeApi::DryRunNodeApi(std::string node, std::ostream& out, const Clock& c
     : DryRunNodeApi(Options{.out = &out,
                             .metrics = nullptr,
                             .only_node = std::move(node),
-                            .events = std::move(events)},
+                            .events = std::move(events),
+                            .conditions = false},
                     clock, reader) {}
 
 Result<NodeInfo*> DryRunNodeApi::Load(std::string_view name) {
@@ -138,13 +145,7 @@ Status DryRunNodeApi::UpdateNode(std::string_view name, const NodeChange& change
     out << "  would send: PATCH /api/v1/nodes/" << node.name
         << "  (Content-Type: application/json-patch+json)\n";
     DescribeChange(out, change);
-    std::string text = patch.dump(2);
-    for (std::size_t pos = 0; pos < text.size();) {  // indent every line
-      const std::size_t nl = text.find('\n', pos);
-      const std::size_t end = nl == std::string::npos ? text.size() : nl;
-      out << "    " << std::string_view(text).substr(pos, end - pos) << '\n';
-      pos = end + 1;
-    }
+    PrintIndented(out, patch.dump(2));
     out.flush();
   }
   if (options_.metrics != nullptr) {
@@ -177,6 +178,44 @@ Status DryRunNodeApi::UpdateNode(std::string_view name, const NodeChange& change
   const long long version = std::strtoll(node.resource_version.c_str(), &end, 10);
   node.resource_version = std::to_string(*end == '\0' ? version + 1 : 1);
   ++patches_;
+  return OkStatus();
+}
+
+Status DryRunNodeApi::PatchNodeConditions(std::string_view name,
+                                          const std::vector<NodeCondition>& conditions) {
+  if (!options_.conditions) return NodeApi::PatchNodeConditions(name, conditions);
+  Result<NodeInfo*> loaded = Load(name);
+  if (!loaded) return loaded.error();
+  NodeInfo& node = **loaded;
+  const nlohmann::json patch = BuildConditionsPatch(conditions);
+  if (options_.out != nullptr) {
+    std::ostream& out = *options_.out;
+    out << "  would send: PATCH /api/v1/nodes/" << node.name
+        << "/status  (Content-Type: application/strategic-merge-patch+json)\n";
+    for (const NodeCondition& c : conditions) {
+      out << "  ~ condition  " << c.type << '=' << c.status << " (" << c.reason << ")\n";
+    }
+    PrintIndented(out, patch.dump(2));
+    out.flush();
+  }
+  if (options_.metrics != nullptr) {
+    nlohmann::json set = nlohmann::json::object();
+    for (const NodeCondition& c : conditions) set[c.type] = c.status;
+    LogInfo("tainter", "dry-run: would patch node conditions",
+            {{"node", node.name}, {"conditions", set}, {"patch", patch}});
+    options_.metrics->DryRunWrites("conditions").Inc();
+  }
+  // Merged by type into the copy, as the API server's strategic merge does.
+  for (const NodeCondition& c : conditions) {
+    auto it = std::find_if(node.conditions.begin(), node.conditions.end(),
+                           [&](const NodeCondition& have) { return have.type == c.type; });
+    if (it == node.conditions.end()) {
+      node.conditions.push_back(c);
+    } else {
+      *it = c;
+    }
+  }
+  ++condition_patches_;
   return OkStatus();
 }
 

@@ -12,9 +12,9 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "tainter/apply/tainter_metrics.h"
 #include "tainter/kube/kube_node_json.h"
 #include "tainter/kube/node_api.h"
-#include "tainter/apply/tainter_metrics.h"
 
 namespace faultline {
 
@@ -27,6 +27,11 @@ namespace faultline {
 //                (tainter/kube/kube_node_json.h BuildNodePatch against the
 //                copy); a change already in effect reports nothing, as the
 //                real client sends nothing.
+//   PatchNodeConditions
+//                with Options::conditions: reports "PATCH
+//                /api/v1/nodes/NAME/status" and the strategic merge patch
+//                (BuildConditionsPatch), and merges the conditions into the
+//                copy by type.
 //   CreateEvent  reports "POST /api/v1/namespaces/NS/events", the Event's
 //                type, reason and message, and its JSON (BuildEventJson).
 //   GetNode      the copy. It starts as the node read through `reader`
@@ -40,7 +45,8 @@ namespace faultline {
 //
 // Reporting: `out` (faultline-agent --standalone: readable text on stdout)
 // and/or, with `metrics`, a log line ("dry-run: would update node", "dry-run:
-// would record event") and faultline_tainter_dry_run_writes_total{op}
+// would patch node conditions", "dry-run: would record event") and
+// faultline_tainter_dry_run_writes_total{op: update, conditions, event}
 // (faultline-tainter --dry-run).
 //
 // Thread-safety: one thread at a time; patches()/events() may be read from
@@ -52,6 +58,11 @@ class DryRunNodeApi final : public NodeApi {
     TainterMetrics* metrics = nullptr;
     std::string only_node;  // empty: any node the reader knows
     EventOptions events;
+    // Report PatchNodeConditions (faultline-tainter --dry-run). false: it
+    // answers kFailedPrecondition, as a NodeApi without conditions, and the
+    // applier goes on without them (the standalone agent's printout, which
+    // shows the node patch and the Events only).
+    bool conditions = false;
   };
   DryRunNodeApi(Options options, const Clock& clock, NodeApi* reader);
   // The standalone agent's form: one node, printed on `out`.
@@ -62,6 +73,8 @@ class DryRunNodeApi final : public NodeApi {
   Result<std::vector<NodeInfo>> ListNodes(std::string_view label_selector) override;
   Status UpdateNode(std::string_view name, const NodeChange& change) override;
   Status CreateEvent(const NodeEvent& event) override;
+  Status PatchNodeConditions(std::string_view name,
+                             const std::vector<NodeCondition>& conditions) override;
   // A read: through the reader (the pods a pod Event would be about).
   Result<PodListing> ListPodsAt(std::string_view field_selector) override {
     if (reader_ == nullptr) return NodeApi::ListPodsAt(field_selector);
@@ -70,6 +83,7 @@ class DryRunNodeApi final : public NodeApi {
 
   int patches() const { return patches_.load(); }
   int events() const { return events_.load(); }
+  int condition_patches() const { return condition_patches_.load(); }
 
  private:
   // The copy of `name`, read through the reader on first use.
@@ -81,6 +95,7 @@ class DryRunNodeApi final : public NodeApi {
   NodeApi* reader_;
   std::atomic<int> patches_{0};
   std::atomic<int> events_{0};
+  std::atomic<int> condition_patches_{0};
 };
 
 // core/v1 Node JSON of `node` as an API server returns it (metadata.name,

@@ -4,13 +4,8 @@
 #include <algorithm>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
 #include "base/fault_event.h"
 #include "base/log.h"
-#include "base/time_format.h"
-#include "tainter/core/conditions.h"
-#include "tainter/kube/node_pods.h"
 
 namespace faultline {
 namespace {
@@ -59,12 +54,15 @@ Tainter::Tainter(Options options, LabelSelector selector, LabelMatch opt_out, No
       opt_out_(std::move(opt_out)),
       m_(metrics),
       dry_api_(options_.dry_run
-                   ? std::make_unique<DryRunNodeApi>(
-                         DryRunNodeApi::Options{
-                             .out = nullptr, .metrics = &m_, .only_node = {}, .events = {}},
-                         clock, &api)
+                   ? std::make_unique<DryRunNodeApi>(DryRunNodeApi::Options{.out = nullptr,
+                                                                            .metrics = &m_,
+                                                                            .only_node = {},
+                                                                            .events = {},
+                                                                            .conditions = true},
+                                                     clock, &api)
                    : nullptr),
-      api_(dry_api_ ? *dry_api_ : api),
+      metered_(dry_api_ ? *dry_api_ : api, m_, clock),
+      api_(metered_),
       clock_(clock),
       policy_(options_.policy, clock) {
   UpdateGauges();
@@ -75,16 +73,6 @@ Tainter::~Tainter() = default;
 bool Tainter::HasOurTaint(const NodeInfo& node) const {
   return std::any_of(node.taints.begin(), node.taints.end(),
                      [&](const NodeTaint& t) { return t.SameAs(options_.taint); });
-}
-
-Status Tainter::Track(std::string_view op, Status s, std::chrono::steady_clock::time_point start) {
-  const std::chrono::duration<double> took = clock_.MonotonicNow() - start;
-  m_.ApiLatency(std::string(op)).Observe(took.count());
-  if (!s.ok()) m_.ApiErrors(std::string(op), std::string(StatusCodeName(s.code()))).Inc();
-  api_reachable_ =
-      s.ok() || (s.code() != StatusCode::kUnavailable && s.code() != StatusCode::kUnauthenticated &&
-                 s.code() != StatusCode::kDeadlineExceeded);
-  return s;
 }
 
 void Tainter::AdoptNode(const NodeInfo& node, bool merge_memory) {
@@ -128,9 +116,8 @@ void Tainter::AdoptNode(const NodeInfo& node, bool merge_memory) {
 }
 
 Status Tainter::AdoptAll() {
-  const auto start = clock_.MonotonicNow();
   Result<std::vector<NodeInfo>> nodes = api_.ListNodes(selector_.text());
-  FL_RETURN_IF_ERROR(Track("list", nodes.status(), start));
+  FL_RETURN_IF_ERROR(nodes.status());
   for (const NodeInfo& n : *nodes) {
     if (auto q = queues_.find(n.name); q != queues_.end() && !q->second.work.empty()) continue;
     AdoptNode(n, /*merge_memory=*/adopted_);
@@ -143,9 +130,8 @@ Status Tainter::AdoptAll() {
 }
 
 Status Tainter::LearnNode(const std::string& node) {
-  const auto start = clock_.MonotonicNow();
   Result<NodeInfo> info = api_.GetNode(node);
-  FL_RETURN_IF_ERROR(Track("get", info.status(), start));
+  FL_RETURN_IF_ERROR(info.status());
   AdoptNode(*info, /*merge_memory=*/false);
   return OkStatus();
 }
@@ -356,8 +342,7 @@ NodeChange Tainter::ChangeFor(const NodePlan& plan) const {
 }
 
 Status Tainter::Update(const std::string& node, const NodeChange& change) {
-  const auto start = clock_.MonotonicNow();
-  return Track("update", api_.UpdateNode(node, change), start);
+  return api_.UpdateNode(node, change);
 }
 
 Status Tainter::Event(const std::string& node, const PlannedEvent& planned) {
@@ -367,8 +352,7 @@ Status Tainter::Event(const std::string& node, const PlannedEvent& planned) {
   e.type = planned.type;
   e.reason = planned.reason;
   e.message = planned.message;
-  const auto start = clock_.MonotonicNow();
-  Status s = Track("event", api_.CreateEvent(e), start);
+  Status s = api_.CreateEvent(e);
   // An Event is evidence, not state: one the server refuses for good is
   // logged and dropped rather than holding the node's queue.
   if (!s.ok() && !Retryable(s.code()) && s.code() != StatusCode::kNotFound) {
@@ -383,9 +367,8 @@ Result<bool> Tainter::LiftStillDue(Work& work) {
   const std::vector<Recovery>& lifted = work.decision.recovered;
   // Re-read the node: another replica may have extended a reason since
   // this one last looked. Its live reasons win over our lift.
-  const auto start = clock_.MonotonicNow();
   Result<NodeInfo> info = api_.GetNode(node);
-  FL_RETURN_IF_ERROR(Track("get", info.status(), start));
+  FL_RETURN_IF_ERROR(info.status());
   work.read = *info;
   if (!HasOurTaint(*info)) return false;
   if (auto a = info->annotations.find(options_.annotation_key); a != info->annotations.end()) {
@@ -483,51 +466,7 @@ Status Tainter::Execute(Work& work) {
   return OkStatus();
 }
 
-Status Tainter::RecordEvent(const NodeEvent& event) {
-  const auto start = clock_.MonotonicNow();
-  return Track("event", api_.CreateEvent(event), start);
-}
-
-void Tainter::TellPods(const std::string& node, const Reason& reason) {
-  auto count = [&](const char* outcome, std::size_t n = 1) { m_.PodEvents(outcome).Inc(n); };
-  const auto start = clock_.MonotonicNow();
-  Result<std::vector<PodInfo>> pods = ListPodsOnNode(api_, node);
-  if (!pods) {
-    // kFailedPrecondition: this NodeApi cannot list pods (the standalone
-    // agent's, by design); anything else: the list failed.
-    if (pods.error().code() != StatusCode::kFailedPrecondition) {
-      Track("list_pods", pods.status(), start).IgnoreError();  // metrics only
-      count("list_failed");
-      LogWarning("tainter", "cannot list the node's pods to tell them",
-                 {{"node", node}, {"error", pods.error().ToString()}});
-    }
-    return;
-  }
-  Track("list_pods", OkStatus(), start).IgnoreError();
-  PodEventPlan plan = BuildPodEvents(node, reason, std::move(*pods), options_.pod_events.max_pods);
-  if (plan.over_bound > 0) {
-    count("over_bound", plan.over_bound);
-    LogWarning("tainter", "more pods on the node than pod_events.max_pods; not all were told",
-               {{"node", node}, {"told", plan.events.size()}, {"left_out", plan.over_bound}});
-  }
-  for (std::size_t i = 0; i < plan.events.size(); ++i) {
-    const NodeEvent& e = plan.events[i];
-    Status s = RecordEvent(e);
-    if (s.ok()) {
-      count("recorded");
-      continue;
-    }
-    count("failed");
-    LogWarning("tainter", "cannot record a pod's Event",
-               {{"node", node},
-                {"pod", e.subject->namespace_name + "/" + e.subject->name},
-                {"error", s.ToString()}});
-    if (s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kUnauthenticated) {
-      count("failed", plan.events.size() - i - 1);  // the API is away: the rest would fail too
-      return;
-    }
-  }
-}
+Status Tainter::RecordEvent(const NodeEvent& event) { return api_.CreateEvent(event); }
 
 // The reasons to write: the plan's, plus live ones the plan does not know
 // (another writer's), the later copy of a rule seen on both sides. Expired
@@ -554,9 +493,8 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
   for (int attempt = 1;; ++attempt) {
     // Re-read before writing: the plan was made from memory, and the node
     // may have changed since (a by-hand untaint, another replica's reason).
-    const auto start = clock_.MonotonicNow();
     Result<NodeInfo> live = api_.GetNode(node);
-    FL_RETURN_IF_ERROR(Track("get", live.status(), start));
+    FL_RETURN_IF_ERROR(live.status());
     node_uids_[node] = live->uid;
     work.read = *live;
     const NodePlan& plan = work.decision.plan;
@@ -589,80 +527,30 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
   }
 }
 
-namespace {
-struct Reservation {
-  std::string node;
-  std::chrono::system_clock::time_point at;
-};
-
-std::vector<Reservation> DecodeReservations(const std::string& text) {
-  std::vector<Reservation> out;
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_array()) return out;
-  for (const auto& item : j) {
-    if (!item.is_object() || !item.contains("node") || !item["node"].is_string()) continue;
-    auto at = ParseRfc3339(item.value("at", ""));
-    if (at) out.push_back({item["node"].get<std::string>(), *at});
-  }
-  return out;
-}
-
-std::string EncodeReservations(const std::vector<Reservation>& rs) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const Reservation& r : rs) j.push_back({{"node", r.node}, {"at", FormatRfc3339(r.at)}});
-  return j.dump();
-}
-}  // namespace
-
 Result<std::string> Tainter::ReserveNewTaint(const std::string& node) {
   if (!shared_valve_ || options_.dry_run) return std::string();
-  const Policy::Options& o = policy_.options();
-  // A node reserved after our cache last saw it (another replica's taint
-  // still on its way through the watch) counts as tainted; reservations
-  // are kept at least kWatchGrace for that.
-  constexpr auto kWatchGrace = std::chrono::seconds(30);
+  FleetValve::FleetView view;
+  view.managed = policy_.managed_nodes();
+  for (const std::string& n : policy_.TaintedNodes()) {
+    if (n != node && policy_.IsManaged(n)) view.tainted.insert(n);
+  }
+  view.unseen = [&](const std::string& reserved, std::chrono::system_clock::time_point at) {
+    auto seen = observed_at_.find(reserved);
+    return (seen == observed_at_.end() || seen->second < at) && policy_.IsManaged(reserved);
+  };
   for (int attempt = 1; attempt <= 5; ++attempt) {
-    auto start = clock_.MonotonicNow();
     Result<SharedRecord> record = api_.GetValveRecord();
     if (!record && record.error().code() == StatusCode::kFailedPrecondition) {
       shared_valve_ = false;  // this NodeApi has no shared record: the in-memory valve decided
       return std::string();
     }
-    FL_RETURN_IF_ERROR(Track("valve", record.status(), start));
-    const auto now = clock_.Now();
-    std::vector<Reservation> recent = DecodeReservations(record->value);
-    std::erase_if(recent, [&](const Reservation& r) {
-      return r.at <= now - o.new_taint_window && r.at <= now - kWatchGrace;
-    });
-    std::set<std::string> tainted;
-    for (const std::string& n : policy_.TaintedNodes()) {
-      if (n != node && policy_.IsManaged(n)) tainted.insert(n);
-    }
-    int in_window = 0;
-    for (const Reservation& r : recent) {
-      if (r.at > now - o.new_taint_window) ++in_window;
-      auto seen = observed_at_.find(r.node);
-      const bool unseen = seen == observed_at_.end() || seen->second < r.at;
-      if (r.at > now - kWatchGrace && unseen && r.node != node && policy_.IsManaged(r.node)) {
-        tainted.insert(r.node);
-      }
-    }
-    const int limit = policy_.FleetLimit();
-    if (static_cast<int>(tainted.size()) + 1 > limit) {
-      return "max_fraction: " + std::to_string(tainted.size()) + " of " +
-             std::to_string(policy_.managed_nodes()) +
-             " managed nodes already tainted across the fleet, limit " + std::to_string(limit);
-    }
-    if (o.max_new_taints > 0 && in_window >= o.max_new_taints) {
-      return "max_new_taints: " + std::to_string(in_window) + " new taints within " +
-             FormatDuration(o.new_taint_window) + " across the fleet, limit " +
-             std::to_string(o.max_new_taints);
-    }
-    recent.push_back({node, now});
-    start = clock_.MonotonicNow();
-    Status put = api_.PutValveRecord(EncodeReservations(recent), record->resource_version);
+    FL_RETURN_IF_ERROR(record.status());
+    FleetValve::FleetAnswer answer =
+        policy_.valve().Reserve(record->value, node, view, clock_.Now());
+    if (!answer.refusal.empty()) return std::move(answer.refusal);
+    Status put = api_.PutValveRecord(answer.record, record->resource_version);
     if (put.code() == StatusCode::kAborted || put.code() == StatusCode::kAlreadyExists) continue;
-    FL_RETURN_IF_ERROR(Track("valve", put, start));
+    FL_RETURN_IF_ERROR(put);
     return std::string();
   }
   return UnavailableError("valve record: still conflicting after 5 attempts");
@@ -694,26 +582,6 @@ void Tainter::ObserveNode(const NodeInfo& node) {
   ReconcileConditions(node);
 }
 
-void Tainter::ReconcileConditions(const NodeInfo& node) {
-  if (!options_.node_conditions || !conditions_supported_ || !policy_.Knows(node.name)) return;
-  if (owns_ && !owns_(node.name)) return;  // the owner of its partition writes it
-  // The node as seen, against the reasons now held: a taint lifted with
-  // kubectl (not `untaint`) leaves no reason, so the condition goes False;
-  // a condition someone else changed is put back. No write when they agree.
-  std::set<std::string>& owned = condition_types_[node.name];
-  for (std::string_view t : kFaultConditionTypes) owned.emplace(t);
-  std::vector<NodeCondition> updates =
-      ConditionUpdates(node.conditions, policy_.ActiveReasons(node.name), owned, clock_.Now());
-  if (updates.empty()) return;
-  // A GET, not `node`: a watch may deliver the node as of our patch of it,
-  // before our write to its status (whose own event follows), and writing
-  // from that picture would repeat the write.
-  if (Status s = SyncConditions(node.name); !s.ok()) {
-    LogWarning("tainter", "could not set node conditions",
-               {{"node", node.name}, {"error", s.message()}});
-  }
-}
-
 void Tainter::ObserveDeleted(const std::string& node) {
   if (Queued(node)) {
     deferred_[node] = std::nullopt;
@@ -724,10 +592,10 @@ void Tainter::ObserveDeleted(const std::string& node) {
   observed_at_.erase(node);
 }
 
-void Tainter::Observe(std::vector<NodeInformer::Change> changes) {
-  for (NodeInformer::Change& c : changes) {
+void Tainter::Observe(std::vector<NodeWatchChange> changes) {
+  for (NodeWatchChange& c : changes) {
     switch (c.kind) {
-      case NodeInformer::Change::Kind::kList: {
+      case NodeWatchChange::Kind::kList: {
         std::set<std::string> listed;
         for (const NodeInfo& n : c.objects) {
           listed.insert(n.name);
@@ -739,10 +607,10 @@ void Tainter::Observe(std::vector<NodeInformer::Change> changes) {
         MarkAdopted();
         break;
       }
-      case NodeInformer::Change::Kind::kUpsert:
+      case NodeWatchChange::Kind::kUpsert:
         if (!c.objects.empty()) ObserveNode(c.objects[0]);
         break;
-      case NodeInformer::Change::Kind::kDeleted:
+      case NodeWatchChange::Kind::kDeleted:
         if (!c.objects.empty()) ObserveDeleted(c.objects[0].name);
         break;
     }
@@ -775,9 +643,8 @@ void Tainter::Tick() {
 }
 
 Status Tainter::Untaint(const std::string& node, const std::string& why) {
-  auto start = clock_.MonotonicNow();
   Result<NodeInfo> info = api_.GetNode(node);
-  FL_RETURN_IF_ERROR(Track("get", info.status(), start));
+  FL_RETURN_IF_ERROR(info.status());
   node_uids_[node] = info->uid;
   const bool has_annotation = info->annotations.count(options_.annotation_key) != 0;
   if (!HasOurTaint(*info) && !has_annotation) {
@@ -824,78 +691,6 @@ Status Tainter::Untaint(const std::string& node, const std::string& why) {
                       TruncateUtf8("faultline's taint lifted by hand: " +
                                        (why.empty() ? "no reason given" : why),
                                    kMaxEventMessageBytes)});
-}
-
-Status Tainter::SyncConditions(const std::string& node, const NodeInfo* seen) {
-  if (!options_.node_conditions || !conditions_supported_) return OkStatus();
-  std::vector<Reason> active = policy_.ActiveReasons(node);
-  std::set<std::string>& owned = condition_types_[node];
-  for (std::string_view t : kFaultConditionTypes) owned.emplace(t);
-  for (const Reason& r : active) {
-    if (!r.condition.empty()) owned.insert(r.condition);
-  }
-  auto start = clock_.MonotonicNow();
-  NodeInfo fetched;
-  if (!seen) {
-    Result<NodeInfo> live = api_.GetNode(node);
-    FL_RETURN_IF_ERROR(Track("get", live.status(), start));
-    fetched = std::move(*live);
-    seen = &fetched;
-  }
-  std::vector<NodeCondition> updates =
-      ConditionUpdates(seen->conditions, active, owned, clock_.Now());
-  if (updates.empty()) return OkStatus();  // already so: no heartbeat-only write
-  start = clock_.MonotonicNow();
-  Status s = api_.PatchNodeConditions(node, updates);
-  if (s.code() == StatusCode::kFailedPrecondition) {
-    conditions_supported_ = false;  // a NodeApi without conditions (an in-memory fake)
-    return OkStatus();
-  }
-  FL_RETURN_IF_ERROR(Track("conditions", s, start));
-  for (const NodeCondition& c : updates) {
-    m_.ConditionWrites(c.type, c.status).Inc();
-    LogInfo("tainter", "set node condition",
-            {{"node", node}, {"type", c.type}, {"status", c.status}, {"reason", c.reason}});
-  }
-  return OkStatus();
-}
-
-TaintedNodeReport Tainter::ReportFor(const NodeInfo& n) const {
-  TaintedNodeReport report;
-  report.node = n.name;
-  report.tainted = HasOurTaint(n);
-  if (auto a = n.annotations.find(options_.annotation_key); a != n.annotations.end()) {
-    if (auto rs = DecodeReasons(a->second); rs) report.reasons = std::move(*rs);
-  }
-  if (report.reasons.empty() && report.tainted) {
-    Reason adopted;
-    adopted.rule = std::string(Reason::kAdoptedRule);
-    adopted.summary = "taint without faultline's reasons annotation";
-    report.reasons.push_back(adopted);
-  }
-  if (!report.reasons.empty()) {
-    report.since = report.reasons.front().first_seen;
-    for (const Reason& r : report.reasons) report.since = std::min(report.since, r.first_seen);
-  }
-  return report;
-}
-
-Result<std::vector<TaintedNodeReport>> Tainter::ListTainted() {
-  const auto start = clock_.MonotonicNow();
-  Result<std::vector<NodeInfo>> nodes = api_.ListNodes("");
-  FL_RETURN_IF_ERROR(Track("list", nodes.status(), start));
-  std::vector<TaintedNodeReport> out;
-  for (const NodeInfo& n : *nodes) {
-    if (HasOurTaint(n)) out.push_back(ReportFor(n));
-  }
-  return out;
-}
-
-Result<TaintedNodeReport> Tainter::Explain(const std::string& node) {
-  const auto start = clock_.MonotonicNow();
-  Result<NodeInfo> info = api_.GetNode(node);
-  FL_RETURN_IF_ERROR(Track("get", info.status(), start));
-  return ReportFor(*info);
 }
 
 void Tainter::DropPendingFor(const std::function<bool(const std::string& node)>& pred) {

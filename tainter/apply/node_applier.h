@@ -18,23 +18,15 @@
 #include "base/metrics.h"
 #include "base/status.h"
 #include "tainter/apply/dry_run_node_api.h"
-#include "tainter/kube/node_api.h"
+#include "tainter/apply/metered_node_api.h"
+#include "tainter/apply/tainter_metrics.h"
 #include "tainter/core/label_selector.h"
-#include "tainter/watch/node_informer.h"
 #include "tainter/core/pod_events.h"
 #include "tainter/core/policy.h"
 #include "tainter/core/reasons.h"
-#include "tainter/apply/tainter_metrics.h"
+#include "tainter/kube/node_api.h"
 
 namespace faultline {
-
-// What `faultline-tainter nodes` and `explain` print for one node.
-struct TaintedNodeReport {
-  std::string node;
-  std::chrono::system_clock::time_point since;  // the earliest first_seen
-  std::vector<Reason> reasons;
-  bool tainted = true;  // carries faultline's taint (explain also reports nodes that do not)
-};
 
 // The tainter without Kafka: the Policy plus the applier that turns its
 // decisions into NodeApi writes, with metrics. `faultline-tainter` feeds it
@@ -63,8 +55,8 @@ struct TaintedNodeReport {
 // consumer commits an offset only after its `done`.
 //
 // Dry run: the NodeApi is wrapped in a DryRunNodeApi (the same one the
-// standalone agent prints through): UpdateNode/CreateEvent never reach the
-// API server; each write is logged and counted
+// standalone agent prints through): UpdateNode, PatchNodeConditions and
+// CreateEvent never reach the API server; each write is logged and counted
 // (faultline_tainter_dry_run_writes_total) and treated as applied.
 //
 // Thread-safety: none; one thread calls every method (the daemons' main loop).
@@ -129,6 +121,7 @@ class Tainter {
   void Tick();
   // Starts a round of API work (see Options::round_budget).
   void BeginRound() { round_deadline_ = clock_.MonotonicNow() + options_.round_budget; }
+  void set_round_budget(std::chrono::milliseconds budget) { options_.round_budget = budget; }
 
   // `faultline-tainter untaint`: removes faultline's taint and its reasons
   // annotation (never other taints), records a Normal Event with `why`.
@@ -136,14 +129,10 @@ class Tainter {
   // kFailedPrecondition: the node carries no faultline taint or reasons.
   Status Untaint(const std::string& node, const std::string& why);
 
-  // `faultline-tainter nodes`: every node carrying faultline's taint, as the
-  // API server says (not the in-memory state).
-  Result<std::vector<TaintedNodeReport>> ListTainted();
-
   // What the node watch (NodeInformer) saw, in order. A node with queued
   // work takes it once its queue is empty (our own write in flight must not
   // be undone by an older picture). With a watch, Tick() does not poll.
-  void Observe(std::vector<NodeInformer::Change> changes);
+  void Observe(std::vector<NodeWatchChange> changes);
   void ObserveNode(const NodeInfo& node);
   void ObserveDeleted(const std::string& node);
   void set_watched(bool watched) { watched_ = watched; }
@@ -168,10 +157,6 @@ class Tainter {
   // Records one Event as given (a job's owner, a pod): one attempt, not
   // queued, through the dry-run API when dry_run is set.
   Status RecordEvent(const NodeEvent& event);
-  // `explain NODE`: the node's taint and reasons as the API server has them
-  // (one GET). `tainted` false: no faultline taint; `reasons` then holds
-  // whatever annotation is left. kNotFound: no such node.
-  Result<TaintedNodeReport> Explain(const std::string& node);
 
   // Drops the queued work of these nodes (their partition went to another
   // replica); their `done` callbacks are not called.
@@ -181,7 +166,7 @@ class Tainter {
   std::size_t parked() const { return parked_.size(); }
   bool adopted() const { return adopted_; }
   // The last NodeApi call's outcome: false after kUnavailable/kUnauthenticated.
-  bool api_reachable() const { return api_reachable_; }
+  bool api_reachable() const { return metered_.reachable(); }
   Policy& policy() { return policy_; }
   const Options& options() const { return options_; }
 
@@ -259,8 +244,6 @@ class Tainter {
   Status SyncConditions(const std::string& node, const NodeInfo* seen = nullptr);
   // SyncConditions when `node` as observed disagrees with the active reasons.
   void ReconcileConditions(const NodeInfo& node);
-  TaintedNodeReport ReportFor(const NodeInfo& node) const;
-  Status Track(std::string_view op, Status s, std::chrono::steady_clock::time_point start);
   void Count(const Decision& d);
   void MarkAdopted();
   void UpdateGauges();
@@ -269,15 +252,15 @@ class Tainter {
   LabelSelector selector_;
   LabelMatch opt_out_;
   TainterMetrics m_;
-  std::unique_ptr<DryRunNodeApi> dry_api_;  // dry run: api_ points at it
-  NodeApi& api_;
+  std::unique_ptr<DryRunNodeApi> dry_api_;  // dry run: metered_ passes calls to it
+  MeteredNodeApi metered_;                  // every call's latency, errors, reachability
+  NodeApi& api_;                            // metered_
   const Clock& clock_;
   Policy policy_;
   std::map<std::string, NodeQueue> queues_;
   std::map<std::string, std::string> node_uids_;
   std::size_t pending_ = 0;
   bool adopted_ = false;
-  bool api_reachable_ = true;
   bool watched_ = false;
   bool shared_valve_ = true;  // until the NodeApi says it has no record
   // When each node's state was last read or watched (wall clock): a valve

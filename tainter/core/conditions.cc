@@ -5,8 +5,6 @@
 #include <cctype>
 #include <map>
 
-#include "tainter/kube/kube_node_json.h"
-
 namespace faultline {
 namespace {
 

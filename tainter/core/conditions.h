@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/fault_event.h"
-#include "tainter/kube/node_api.h"
+#include "tainter/core/node_model.h"
 #include "tainter/core/reasons.h"
 
 namespace faultline {

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tainter/kube/node_api.h"
+#include "tainter/core/node_model.h"
 #include "tainter/core/reasons.h"
 
 namespace faultline {

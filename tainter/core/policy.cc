@@ -2,7 +2,6 @@
 #include "tainter/core/policy.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "base/fault_event.h"
 #include "base/time_format.h"
@@ -98,7 +97,11 @@ void Policy::Plan(Decision& d, NodeState& state) {
   if (plan.write != NodePlan::Write::kNone) plan.history = state.history;
 }
 
-Policy::Policy(Options options, const Clock& clock) : options_(options), clock_(clock) {
+Policy::Policy(Options options, const Clock& clock)
+    : options_(options),
+      clock_(clock),
+      valve_(ValveLimits{options.max_fraction, options.per_rule_max_fraction, options.min_allowed,
+                         options.max_new_taints, options.new_taint_window}) {
   // The dedupe set fills to its capacity within the first events of a busy
   // replica: buckets for it up front (up to 2^20, 8 MiB) spare the rehashes
   // of every entry on the way there.
@@ -230,41 +233,12 @@ Reason Policy::MakeReason(const FaultEvent& event, std::chrono::system_clock::ti
   return r;
 }
 
-int Policy::Allowed(double fraction) const {
-  const int by_fraction =
-      static_cast<int>(std::floor(fraction * static_cast<double>(managed_nodes()) + 1e-9));
-  return std::max(options_.min_allowed, by_fraction);
-}
-
 std::string Policy::ValveRefusal(const std::string& rule) {
-  const int managed = managed_nodes();
-  const int tainted = tainted_nodes();
-  if (tainted + 1 > Allowed(options_.max_fraction)) {
-    return "max_fraction: " + std::to_string(tainted) + " of " + std::to_string(managed) +
-           " managed nodes already tainted, limit " +
-           std::to_string(Allowed(options_.max_fraction));
-  }
   int by_rule = 0;
   for (const auto& [name, state] : nodes_) {
     if (state.managed && state.tainted && state.reasons.count(rule) != 0) ++by_rule;
   }
-  if (by_rule + 1 > Allowed(options_.per_rule_max_fraction)) {
-    return "per_rule_max_fraction: " + std::to_string(by_rule) + " of " + std::to_string(managed) +
-           " managed nodes already tainted for rule " + rule + ", limit " +
-           std::to_string(Allowed(options_.per_rule_max_fraction));
-  }
-  if (options_.max_new_taints > 0) {
-    const auto now = clock_.MonotonicNow();
-    while (!recent_taints_.empty() && now - recent_taints_.front() >= options_.new_taint_window) {
-      recent_taints_.pop_front();
-    }
-    if (static_cast<int>(recent_taints_.size()) >= options_.max_new_taints) {
-      return "max_new_taints: " + std::to_string(recent_taints_.size()) + " new taints within " +
-             FormatDuration(options_.new_taint_window) + ", limit " +
-             std::to_string(options_.max_new_taints);
-    }
-  }
-  return "";
+  return valve_.Refuse(managed_nodes(), tainted_nodes(), by_rule, rule, clock_.MonotonicNow());
 }
 
 // Events are rate-limited per node and rule, as documented. The rule's
@@ -403,7 +377,7 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
   }
   state.tainted = true;
   state.reasons[event.rule] = d.reason;
-  recent_taints_.push_back(clock_.MonotonicNow());
+  valve_.NoteNewTaint(clock_.MonotonicNow());
   d.outcome = DecisionOutcome::kTaint;
   d.emit_event = true;
   d.write_reasons = true;
@@ -456,7 +430,7 @@ Decision Policy::RefuseTaint(const Decision& taint, const FaultEvent& event, std
   NodeState& state = nodes_[taint.node];
   state.tainted = false;  // a kTaint decision found the node untainted
   state.reasons.clear();
-  if (!recent_taints_.empty()) recent_taints_.pop_back();
+  valve_.UndoNewTaint();
   Decision d;
   d.node = taint.node;
   d.event_id = taint.event_id;

@@ -17,6 +17,7 @@
 #include "base/fault_event.h"
 #include "tainter/core/reasons.h"
 #include "tainter/core/recovery.h"
+#include "tainter/core/valve.h"
 
 namespace faultline {
 
@@ -190,7 +191,9 @@ class Policy {
   // refused it here, and undoes its state.
   Decision RefuseTaint(const Decision& taint, const FaultEvent& event, std::string detail);
   // How many managed nodes max_fraction allows (at least min_allowed).
-  int FleetLimit() const { return Allowed(options_.max_fraction); }
+  int FleetLimit() const { return valve_.FleetLimit(managed_nodes()); }
+  // The valve's arithmetic, texts and shared-record codec (tainter/core/valve.h).
+  const FleetValve& valve() const { return valve_; }
   bool IsManaged(const std::string& node) const;
 
   // Lapses reasons whose expiry has passed. Returns kLift for tainted nodes
@@ -255,7 +258,6 @@ class Policy {
   std::string ValveRefusal(const std::string& rule);
   static std::string EventKey(const FaultEvent& event);
   bool EventDue(NodeState& state, const std::string& rule);
-  int Allowed(double fraction) const;
   // Fills d.plan from the outcome and the node's state after the decision.
   void Plan(Decision& d, NodeState& state);
 
@@ -269,7 +271,7 @@ class Policy {
   // never move), so each id is stored and copied once, not twice.
   std::list<std::pair<std::string, std::chrono::steady_clock::time_point>> dedupe_lru_;
   std::unordered_map<std::string_view, decltype(dedupe_lru_)::iterator> dedupe_index_;
-  std::deque<std::chrono::steady_clock::time_point> recent_taints_;
+  FleetValve valve_;  // the limits, and this process's recent new taints
 };
 
 }  // namespace faultline

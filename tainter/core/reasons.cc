@@ -8,6 +8,7 @@
 
 #include "base/fault_event.h"
 #include "base/time_format.h"
+#include "tainter/core/annotation_json.h"
 
 namespace faultline {
 namespace {
@@ -31,17 +32,6 @@ nlohmann::json ReasonToJson(const Reason& r) {
 std::string Dump(const nlohmann::json& j) {
   // Replace, not throw, on invalid UTF-8 from a log line.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-std::chrono::system_clock::time_point TimeOr(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return {};
-  return ParseRfc3339(it->get<std::string>()).value_or(std::chrono::system_clock::time_point{});
-}
-
-std::string StringOr(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 }  // namespace

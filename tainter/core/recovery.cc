@@ -7,22 +7,12 @@
 
 #include "base/fault_event.h"
 #include "base/time_format.h"
+#include "tainter/core/annotation_json.h"
 
 namespace faultline {
 namespace {
 
 constexpr std::size_t kMaxDetailBytes = 256;
-
-std::chrono::system_clock::time_point TimeOr(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return {};
-  return ParseRfc3339(it->get<std::string>()).value_or(std::chrono::system_clock::time_point{});
-}
-
-std::string StringOr(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 void KeepNewest(std::vector<Recovery>& history) {
   if (history.size() > kMaxRecoveryHistory) {

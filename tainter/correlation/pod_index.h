@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tainter/kube/node_api.h"
+#include "tainter/core/node_model.h"
 
 namespace faultline {
 

@@ -9,8 +9,9 @@
 #include "base/time_format.h"
 #include "tainter/correlation/correlation_consumer.h"
 #include "tainter/daemon/node_commands.h"
-#include "tainter/watch/pod_informer.h"
 #include "tainter/daemon/tainter_config.h"
+#include "tainter/daemon/tainter_stack.h"
+#include "tainter/watch/pod_informer.h"
 
 namespace faultline {
 namespace {

@@ -13,6 +13,8 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/time_format.h"
+#include "tainter/daemon/node_reports.h"
+#include "tainter/daemon/tainter_stack.h"
 
 namespace faultline {
 namespace {
@@ -150,12 +152,13 @@ std::string Relative(std::chrono::system_clock::time_point t,
   return t > now ? "in " + text : text + " ago";
 }
 
-std::string TaintText(const NodeTaint& t) {
-  return t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect;
+NodeReportKeys KeysOf(const Tainter& tainter) {
+  return {tainter.options().taint, tainter.options().annotation_key};
 }
 
-int RunNodes(std::string_view program, Tainter& tainter, std::ostream& out, std::ostream& err) {
-  auto nodes = tainter.ListTainted();
+int RunNodes(std::string_view program, Tainter& tainter, NodeApi& api, std::ostream& out,
+             std::ostream& err) {
+  auto nodes = ListTainted(api, KeysOf(tainter));
   if (!nodes) {
     err << program << ": cannot list nodes: " << nodes.error().ToString() << '\n';
     return 1;
@@ -189,9 +192,9 @@ int RunUntaint(std::string_view program, Tainter& tainter, const NodeFlags& flag
   return 0;
 }
 
-int RunExplain(std::string_view program, Tainter& tainter, const std::string& node,
+int RunExplain(std::string_view program, Tainter& tainter, NodeApi& api, const std::string& node,
                const Clock& clock, std::ostream& out, std::ostream& err) {
-  Result<TaintedNodeReport> report = tainter.Explain(node);
+  Result<TaintedNodeReport> report = ExplainNode(api, KeysOf(tainter), node);
   if (!report) {
     if (report.error().code() == StatusCode::kNotFound) {
       err << program << ": explain " << node << ": no such node\n";
@@ -265,52 +268,6 @@ int RunExplain(std::string_view program, Tainter& tainter, const std::string& no
 
 // Credentials in the one documented order (LoadKubeConfigAuto), the same
 // for the daemon, its node watch and the operator's commands.
-Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, MetricsRegistry& metrics,
-                                             const Clock& clock, Diagnostics* problems) {
-  Result<KubeConfig> kube =
-      LoadKubeConfigAuto(config.kubernetes.kubeconfig, config.kubernetes.context, {}, problems);
-  if (!kube) return kube.error();
-  KubeNodeApi::Options o;
-  o.http.qps = config.kubernetes.qps;
-  o.http.burst = config.kubernetes.burst;
-  o.http.request_timeout = config.kubernetes.request_timeout;
-  // The daemon's one thread calls the API between Kafka polls: one call,
-  // retries included, must end well within max.poll.interval.ms (with the
-  // default 300 s this leaves the 30 s deadline as it is).
-  o.http.call_deadline = std::min<std::chrono::milliseconds>(
-      o.http.call_deadline, MaxPollInterval(config.kafka.properties) / 3);
-  LogInfo("tainter", "kubernetes", {{"api", kube->Describe()}});
-  return KubeNodeApi::Create(std::move(*kube), o, clock, metrics);
-}
-
-std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config,
-                                               std::string_view program, std::ostream& err,
-                                               bool json) {
-  auto stack = std::make_unique<TainterStack>();
-  Diagnostics problems;
-  auto api = MakeApi(config, stack->metrics, *stack->clock, &problems);
-  if (!api) {
-    if (!json) {
-      err << program << ": " << api.error().message() << '\n';
-      return nullptr;
-    }
-    // Not a kubeconfig's own line (none found, in-cluster, TLS): the file named, if any.
-    if (problems.error_count() == 0) {
-      problems.Error("C000", {config.kubernetes.kubeconfig, 0, 0}, api.error().message());
-    }
-    err << problems.ToJson().dump() << '\n';
-    return nullptr;
-  }
-  stack->api = std::move(*api);
-  auto tainter = Tainter::Create(config.tainter, *stack->api, stack->metrics, *stack->clock);
-  if (!tainter) {
-    err << program << ": " << tainter.error().message() << '\n';
-    return nullptr;
-  }
-  stack->tainter = std::move(*tainter);
-  return stack;
-}
-
 bool IsNodeCommand(std::string_view arg) {
   return arg == "nodes" || arg == "untaint" || arg == "explain";
 }
@@ -346,13 +303,14 @@ int RunNodeCommand(std::string_view program, const std::vector<std::string>& arg
   if (flags->dry_run) config.tainter.dry_run = true;
   // A command prints its answer; the client's info lines would be noise.
   SetLogLevel(std::max(config.log_level, LogLevel::kWarning));
-  std::unique_ptr<TainterStack> stack = MakeTainterStack(config, program, err);
+  std::unique_ptr<TainterStack> stack = TainterStack::Create(config, program, err);
   if (!stack) return 2;
-  if (flags->command == "nodes") return RunNodes(program, *stack->tainter, out, err);
+  if (flags->command == "nodes") return RunNodes(program, stack->applier(), stack->api(), out, err);
   if (flags->command == "explain") {
-    return RunExplain(program, *stack->tainter, flags->node, *stack->clock, out, err);
+    return RunExplain(program, stack->applier(), stack->api(), flags->node, stack->clock(), out,
+                      err);
   }
-  return RunUntaint(program, *stack->tainter, *flags, config.tainter.dry_run, out, err);
+  return RunUntaint(program, stack->applier(), *flags, config.tainter.dry_run, out, err);
 }
 
 std::vector<VersionComponent> TainterVersions() {

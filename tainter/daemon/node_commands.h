@@ -14,39 +14,11 @@
 #include "base/diagnostics.h"
 #include "base/metrics.h"
 #include "base/version.h"
-#include "tainter/kube/kube_node_api.h"
 #include "tainter/apply/node_applier.h"
 #include "tainter/daemon/tainter_config.h"
+#include "tainter/kube/kube_node_api.h"
 
 namespace faultline {
-
-// The Kubernetes client and the Tainter over it, which the daemon and every
-// subcommand need. Members are destroyed in reverse order: the metrics
-// outlive both.
-struct TainterStack {
-  const Clock* clock = &RealClock();  // what the client, the Tainter and `explain` read
-  MetricsRegistry metrics;
-  std::unique_ptr<KubeNodeApi> api;
-  std::unique_ptr<Tainter> tainter;
-};
-
-// Credentials in the one order of LoadKubeConfigAuto (tainter/kube/kube_config.h):
-// the config's kubernetes.kubeconfig (or --kubeconfig), $KUBECONFIG's first
-// readable file, the in-cluster service account, ~/.kube/config. nullptr,
-// with the reason on `err` prefixed by `program`, when either part cannot be
-// made; with `json` (--format json), as one JSON array of diagnostics: the
-// kubeconfig's own (file:line:col, code) or one C000 naming what failed.
-std::unique_ptr<TainterStack> MakeTainterStack(const TainterConfig& config,
-                                               std::string_view program, std::ostream& err,
-                                               bool json = false);
-
-// A Kubernetes client for the tainter's config: the credentials looked up
-// in the one documented order (LoadKubeConfigAuto), its QPS, burst and
-// timeout. The daemon makes a second one for its node watch, so a long
-// watch never waits behind a write. `problems`: as LoadKubeconfig's.
-Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, MetricsRegistry& metrics,
-                                             const Clock& clock = RealClock(),
-                                             Diagnostics* problems = nullptr);
 
 // True for the subcommands RunNodeCommand() runs: nodes, untaint, explain.
 bool IsNodeCommand(std::string_view arg);

@@ -11,24 +11,15 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "matcher/rule_set.h"
+#include "tainter/apply/applier_config.h"
+#include "tainter/apply/node_applier.h"
 #include "tainter/correlation/correlation_consumer.h"
 #include "tainter/intake/event_consumer.h"
-#include "tainter/remediation/remediation.h"
 #include "tainter/intake/rule_check.h"
-#include "tainter/apply/node_applier.h"
+#include "tainter/kube/kube_settings.h"
+#include "tainter/remediation/remediation.h"
 
 namespace faultline {
-
-// The `kubernetes:` section both faultline-tainter and
-// `faultline-agent --standalone` read: which credentials, and how hard to
-// press the API server.
-struct KubernetesSettings {
-  std::string kubeconfig;  // empty: the lookup order of tainter/kube/kube_config.h
-  std::string context;     // empty: the kubeconfig's current-context
-  double qps = 5;
-  int burst = 10;
-  std::chrono::milliseconds request_timeout{10'000};
-};
 
 // faultline-tainter's configuration file (YAML). Every key is optional
 // except kafka.brokers for the daemon; tainter/README.md lists each with its
@@ -71,17 +62,8 @@ Result<TainterConfig> LoadTainterConfig(const std::string& path);
 std::optional<TainterConfig> LoadTainterConfig(const std::string& path, std::ostream& err,
                                                bool require_brokers = false, bool json = false);
 
-// The sections faultline-tainter and `faultline-agent --standalone` share,
-// read from the mapping that holds them (the root here, `standalone:` in the
-// agent's file), so the defaults and checks are those of Tainter::Options:
-//   kubernetes: {kubeconfig, context, qps, burst, request_timeout}
-void ReadKubernetesSection(const ConfigMap& parent, KubernetesSettings& out);
-//   taint: {key, value, effect}; annotation; max_annotation_bytes; opt_out_label;
-//   valve: {max_new_taints, window, event_interval} and, where `valve_keys`
-//   lists them, the fractions of a fleet.
-void ReadNodeStateSections(const ConfigMap& parent, Tainter::Options& out,
-                           const std::vector<std::string_view>& valve_keys);
-
+// The daemon's own section (the shared ones: tainter/kube/kube_settings.h,
+// tainter/apply/applier_config.h):
 //   remediation: {action, by_category, by_rule,
 //                 drain: {grace_period, max_concurrent, retry_interval, max_retry_interval}}
 void ReadRemediationSection(const ConfigMap& parent, RemediationOptions& out);

@@ -7,41 +7,24 @@
 //
 // Exit codes: 0 clean stop, 1 runtime failure, 2 bad flags or config.
 #include <signal.h>
-#include <sys/signalfd.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <curl/curl.h>
 
-#include "base/clock.h"
 #include "base/log.h"
-#include "base/metrics.h"
 #include "base/stop_signals.h"
-#include "base/time_format.h"
 #include "base/version.h"
-#include "endpoint/http_endpoint.h"
 #include "matcher/matcher_versions.h"
-#include "tainter/correlation/fleet_correlation.h"
-#include "tainter/intake/event_consumer.h"
 #include "tainter/daemon/incidents_command.h"
-#include "tainter/kube/eviction.h"
-#include "tainter/kube/kube_config.h"
 #include "tainter/daemon/node_commands.h"
-#include "tainter/watch/node_informer.h"
-#include "tainter/watch/pod_informer.h"
-#include "tainter/remediation/remediation.h"
-#include "tainter/intake/rule_check.h"
-#include "tainter/apply/node_applier.h"
 #include "tainter/daemon/tainter_config.h"
+#include "tainter/daemon/tainter_stack.h"
+#include "tainter/intake/rule_check.h"
 
 namespace faultline {
 namespace {
@@ -126,240 +109,6 @@ Result<Flags> ParseFlags(int argc, char** argv) {
   return f;
 }
 
-// The rule packs are loaded again when SIGHUP arrives or when their files
-// change (checked this often): the agents reload the same ConfigMap on
-// their own, and an event of a rule the tainter does not know yet is set
-// aside. A pack that does not load keeps the running rules in force.
-constexpr auto kRulePackCheckInterval = std::chrono::seconds(10);
-
-void ReloadRules(const TainterConfig& config, RuleCheck& check, const char* why) {
-  std::ostringstream diags;
-  std::shared_ptr<const RuleSet> rules = LoadRulePacks(config.rules, diags);
-  if (!rules) {
-    LogError("rules", "reload failed; the running rules stay in force",
-             {{"reason", why}, {"diagnostics", diags.str()}});
-    return;
-  }
-  check.Replace(std::move(rules));
-  LogInfo("rules", "rules reloaded", {{"reason", why}, {"rules", check.rules().size()}});
-}
-
-// json: --format json, for the credentials' problems as for the config's.
-int RunDaemon(const TainterConfig& given, RuleCheck& rule_check, const sigset_t& signals,
-              bool json) {
-  // API work per loop iteration: a third of max.poll.interval.ms (and each
-  // call at most another third, see MakeApi), so an API outage never keeps
-  // the one thread from Kafka's poll long enough to be dropped from the group.
-  TainterConfig config = given;
-  config.tainter.round_budget = MaxPollInterval(config.kafka.properties) / 3;
-  config.kafka.rule_check = &rule_check;
-  // Set below, once the informer and the tainter exist (Options is copied
-  // into the consumer, so it calls through this holder).
-  std::function<void(bool only_changes)> observe_nodes;
-  config.kafka.before_decide = [&observe_nodes] {
-    if (observe_nodes) observe_nodes(/*only_changes=*/true);
-  };
-  std::unique_ptr<TainterStack> stack =
-      MakeTainterStack(config, "faultline-tainter", std::cerr, json);
-  if (!stack) return 2;
-  MetricsRegistry& metrics = stack->metrics;
-  Tainter* tainter = stack->tainter.get();
-  // The nodes are listed and then watched (tainter/watch/node_informer.h) on a
-  // thread of their own, through a client of their own.
-  auto watch_api = MakeApi(config, metrics);
-  if (!watch_api) {
-    std::cerr << "faultline-tainter: " << watch_api.error().message() << '\n';
-    return 2;
-  }
-  NodeInformer informer(**watch_api, {.selector = config.tainter.node_selector}, metrics);
-  tainter->set_watched(true);
-  informer.Start();
-  auto consumer = KafkaEventConsumer::Create(config.kafka, *tainter, metrics, RealClock());
-  if (!consumer) {
-    std::cerr << "faultline-tainter: " << consumer.error().message() << '\n';
-    return 2;
-  }
-  // Fleet correlation (tainter/README.md): every partition, read apart
-  // from the group, so accusations and incidents see every node.
-  std::unique_ptr<FleetCorrelation> fleet;
-  std::unique_ptr<KubeNodeApi> pod_api;
-  std::unique_ptr<PodInformer> pod_informer;
-  if (config.correlation.enabled) {
-    auto made =
-        FleetCorrelation::Create({.brokers = config.kafka.brokers,
-                                  .events_topic = config.kafka.topic,
-                                  .identity_topic = config.correlation.identity_topic,
-                                  .group = config.kafka.group,
-                                  .properties = config.kafka.properties,
-                                  .rebuild_span = config.correlation.rebuild_span,
-                                  .rebuild_max_messages = config.kafka.rebuild_max_messages},
-                                 config.correlation.correlator, metrics, RealClock());
-    if (!made) {
-      std::cerr << "faultline-tainter: " << made.error().message() << '\n';
-      return 2;
-    }
-    fleet = std::move(*made);
-    fleet->Attach(*tainter);
-    // Pod IPs and controllers for correlation, watched on a thread and
-    // through a client of their own (tainter/watch/pod_informer.h).
-    auto api = MakeApi(config, metrics);
-    if (!api) {
-      std::cerr << "faultline-tainter: " << api.error().message() << '\n';
-      return 2;
-    }
-    pod_api = std::move(*api);
-    pod_informer = std::make_unique<PodInformer>(*pod_api, PodInformer::Options{}, metrics);
-    pod_informer->Start();
-  }
-  // Cordon and drain (tainter/remediation/remediation.h): only when the config names
-  // them, through a client of its own that hands a PDB's 429 back.
-  std::unique_ptr<KubeEvictionApi> eviction_api;
-  std::unique_ptr<Remediator> remediator;
-  std::map<std::string, std::string> rule_categories;  // rule id -> category, per rule set
-  const RuleSet* categories_of = nullptr;
-  if (config.remediation.Active()) {
-    Result<KubeConfig> kube =
-        LoadKubeConfigAuto(config.kubernetes.kubeconfig, config.kubernetes.context);
-    if (!kube) {
-      std::cerr << "faultline-tainter: " << kube.error().message() << '\n';
-      return 2;
-    }
-    KubeHttpClient::Options http;
-    http.qps = config.kubernetes.qps;
-    http.burst = config.kubernetes.burst;
-    http.request_timeout = config.kubernetes.request_timeout;
-    http.call_deadline = std::min<std::chrono::milliseconds>(
-        http.call_deadline, MaxPollInterval(config.kafka.properties) / 3);
-    auto made = KubeEvictionApi::Create(std::move(*kube), http, RealClock(), metrics);
-    if (!made) {
-      std::cerr << "faultline-tainter: " << made.error().message() << '\n';
-      return 2;
-    }
-    eviction_api = std::move(*made);
-    RemediationOptions ro = config.remediation;
-    ro.dry_run = config.tainter.dry_run;
-    Remediator::View view;
-    view.ready = [tainter] { return tainter->adopted(); };
-    view.tainted_nodes = [tainter] { return tainter->policy().TaintedNodes(); };
-    view.reasons = [tainter](const std::string& n) { return tainter->policy().ActiveReasons(n); };
-    view.owns = [kafka = consumer->get()](const std::string& n) { return kafka->Owns(n); };
-    view.category = [&rule_check, &rule_categories, &categories_of](const std::string& rule) {
-      if (categories_of != &rule_check.rules()) {  // reloaded: read the categories again
-        categories_of = &rule_check.rules();
-        rule_categories.clear();
-        for (const Rule& r : categories_of->rules()) rule_categories[r.id] = r.category;
-      }
-      auto it = rule_categories.find(rule);
-      return it == rule_categories.end() ? std::string() : it->second;
-    };
-    remediator = std::make_unique<Remediator>(std::move(ro), std::move(view), *eviction_api,
-                                              *stack->api, metrics, RealClock());
-    LogWarning(
-        "tainter", "remediation beyond the taint is on",
-        {{"action", std::string(RemediationActionName(config.remediation.action))},
-         {"drain_possible",
-          config.remediation.action == RemediationAction::kDrain ||
-              std::any_of(config.remediation.by_rule.begin(), config.remediation.by_rule.end(),
-                          [](const auto& kv) { return kv.second == RemediationAction::kDrain; }) ||
-              std::any_of(config.remediation.by_category.begin(),
-                          config.remediation.by_category.end(),
-                          [](const auto& kv) { return kv.second == RemediationAction::kDrain; })}});
-  }
-  observe_nodes = [&informer, &fleet, tainter](bool only_changes) {
-    std::vector<NodeInformer::Change> changes = informer.Take();
-    if (only_changes && changes.empty()) return;
-    if (fleet) fleet->ObserveNodes(changes);
-    tainter->Observe(std::move(changes));
-  };
-  std::atomic<bool> kube_ok{tainter->adopted()};
-  KafkaEventConsumer* kafka = consumer->get();
-  auto endpoint =
-      HttpEndpoint::Start({.address = config.metrics_address}, metrics, [&kube_ok, kafka]() {
-        Readiness r;
-        if (!kafka->ready()) r.detail += "kafka not assigned or unreachable; ";
-        if (!kube_ok.load()) r.detail += "kubernetes unreachable; ";
-        r.ready = r.detail.empty();
-        return r;
-      });
-  if (!endpoint) {
-    std::cerr << "faultline-tainter: metrics_address " << config.metrics_address << ": "
-              << endpoint.error().message() << '\n';
-    return 2;
-  }
-  int sfd = signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
-  if (sfd < 0) {
-    LogError("tainter", "signalfd failed");
-    return 1;
-  }
-  LogInfo("tainter", "started",
-          {{"metrics", config.metrics_address}, {"dry_run", config.tainter.dry_run}});
-  const Clock& clock = RealClock();  // the one the consumer and the tainter read
-  auto next_tick = clock.MonotonicNow();
-  std::string rules_fingerprint = RulePackFingerprint(config.rules);
-  auto next_rules_check = next_tick + kRulePackCheckInterval;
-  bool subscribed = false;
-  for (;;) {
-    signalfd_siginfo info{};
-    if (read(sfd, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
-      if (info.ssi_signo == SIGHUP) {
-        ReloadRules(config, rule_check, "SIGHUP");
-        continue;
-      }
-      LogInfo("tainter", "stopping", {{"signal", static_cast<int>(info.ssi_signo)}});
-      break;
-    }
-    if (clock.MonotonicNow() >= next_rules_check) {
-      if (std::string now = RulePackFingerprint(config.rules); now != rules_fingerprint) {
-        rules_fingerprint = std::move(now);
-        ReloadRules(config, rule_check, "files changed");
-      }
-      next_rules_check = clock.MonotonicNow() + kRulePackCheckInterval;
-    }
-    tainter->BeginRound();
-    observe_nodes(/*only_changes=*/false);
-    if (fleet) {
-      if (pod_informer) fleet->ObservePods(pod_informer->Take());
-      fleet->Poll(std::chrono::milliseconds(0));
-    }
-    // Nothing is consumed before the nodes were read: the valve counts
-    // them, and a decision needs the node's state.
-    // With correlation, also not before the identities are read: a
-    // reporter's line naming a peer must resolve to be set aside.
-    if (!subscribed && tainter->adopted() && (!fleet || fleet->ready())) {
-      if (Status s = (*consumer)->Start(); !s.ok()) {
-        LogError("tainter", "cannot subscribe", {{"error", s.ToString()}});
-        return 1;
-      }
-      subscribed = true;
-    }
-    if (subscribed) {
-      (*consumer)->Poll(std::chrono::milliseconds(100));
-    } else {
-      usleep(100'000);
-    }
-    if (clock.MonotonicNow() >= next_tick) {
-      tainter->Tick();
-      if (remediator) remediator->Tick();
-      if (fleet) {
-        fleet->Tick(*tainter, [kafka](const std::string& key) { return kafka->Owns(key); });
-      }
-      (*consumer)->Commit();
-      kube_ok = tainter->adopted() && tainter->api_reachable() && !informer.failing();
-      next_tick = clock.MonotonicNow() + std::chrono::seconds(1);
-    }
-  }
-  close(sfd);
-  (*consumer)->Close();
-  if (fleet) fleet->Close();
-  if (pod_informer) pod_informer->Stop();
-  informer.Stop();
-  LogInfo("tainter", "stopped",
-          {{"pending_decisions", tainter->pending()},
-           {"events", metrics.CounterValue("faultline_tainter_events_consumed_total")},
-           {"taints_added", metrics.CounterValue("faultline_tainter_taints_added_total")}});
-  return 0;
-}
-
 }  // namespace
 }  // namespace faultline
 
@@ -431,7 +180,13 @@ int main(int argc, char** argv) {
        {"on_mismatch",
         config.on_mismatch == RuleCheck::OnMismatch::kSetAside ? "set_aside" : "decide_by_rule"}});
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  const int rc = RunDaemon(config, rule_check, signals, flags->json);
+  int rc = 2;
+  if (std::unique_ptr<TainterStack> stack =
+          TainterStack::Create(config, "faultline-tainter", std::cerr, flags->json);
+      stack && stack->Assemble(rule_check, std::cerr)) {
+    rc = stack->Run(signals);
+    stack->Stop();
+  }
   curl_global_cleanup();
   return rc;
 }

@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/status.h"
+#include "tainter/core/node_model.h"
 #include "tainter/kube/node_api.h"
 
 namespace faultline {
@@ -57,15 +58,7 @@ class Informer {
     std::chrono::milliseconds retry_delay{std::chrono::seconds(1)};  // after a failed call
   };
   // What changed since the last Take(), in order.
-  struct Change {
-    enum class Kind : std::uint8_t {
-      kList,     // `objects` is the complete set (after a list or a re-list)
-      kUpsert,   // objects[0] was added or modified
-      kDeleted,  // objects[0] was deleted (or stopped matching the selector)
-    };
-    Kind kind = Kind::kUpsert;
-    std::vector<Object> objects;
-  };
+  using Change = WatchChange<Object>;
 
   // `api` is used only on the informer's thread and must outlive it, as
   // must `clock` (it times the pause after a failed call).

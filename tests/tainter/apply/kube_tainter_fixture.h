@@ -11,6 +11,7 @@
 #include "base/fault_event.h"
 #include "base/log.h"
 #include "tainter/apply/node_applier.h"
+#include "tests/fakes/sample_event.h"
 #include "tests/tainter/kube/kube_test_util.h"
 
 namespace faultline {
@@ -34,17 +35,10 @@ struct KubeTainterFixture {
   // Xid 79 on gpu-1 from kmsg, a taint rule's critical match at the
   // clock's now (no expire, no boot id, no recover: the test sets them).
   FaultEvent Xid79(const std::string& cursor) const {
-    FaultEvent e;
-    e.id = MakeEventId("gpu-1", "kmsg", cursor, "nvidia.xid");
-    e.node = "gpu-1";
-    e.source = "kmsg";
-    e.rule = "nvidia.xid";
-    e.category = "hardware";
-    e.action = Action::kTaint;
-    e.severity = Severity::kCritical;
+    FaultEvent e =
+        SampleEvent("gpu-1", MakeEventId("gpu-1", "kmsg", cursor, "nvidia.xid"), f.clock.Now());
+    e.origin = Origin::kAny;  // as the fixture's events always were: no origin claimed
     e.summary = "Xid 79 on 0000:3b:00: GPU has fallen off the bus";
-    e.message = "NVRM: Xid (PCI:0000:3b:00): 79, pid=0";
-    e.log_time = e.detected_time = f.clock.Now();
     return e;
   }
 

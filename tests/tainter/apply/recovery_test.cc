@@ -13,10 +13,10 @@
 #include "base/log.h"
 #include "base/time_format.h"
 #include "matcher/rule_set.h"
-#include "tainter/core/conditions.h"
-#include "tainter/kube/kube_node_json.h"
 #include "tainter/apply/node_applier.h"
+#include "tainter/core/conditions.h"
 #include "tainter/daemon/tainter_config.h"
+#include "tainter/kube/kube_node_json.h"
 #include "tests/tainter/apply/kube_tainter_fixture.h"
 #include "tests/tainter/kube/kube_test_util.h"
 

@@ -17,23 +17,19 @@
 
 #include "base/log.h"
 #include "tainter/apply/node_applier.h"
+#include "tests/fakes/sample_event.h"
 #include "tests/tainter/kube/kube_test_util.h"
 
 namespace faultline {
 namespace {
 
 FaultEvent TaintEvent(const std::string& node, const FakeClock& clock) {
-  FaultEvent e;
-  e.id = "storm-" + node;
-  e.node = node;
-  e.source = "kmsg";
+  FaultEvent e = SampleEvent(node, "storm-" + node, clock.Now());
+  e.origin = Origin::kAny;  // as the storm's events always were: no origin claimed
   e.rule = "storm.link_down";
   e.category = "network";
-  e.severity = Severity::kCritical;
-  e.action = Action::kTaint;
   e.summary = "link down";
   e.message = "mlx5: link down";
-  e.log_time = e.detected_time = clock.Now();
   return e;
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tainter/apply/node_applier.h"
-
 #include <doctest/doctest.h>
 
+#include "tainter/apply/node_applier.h"
+#include "tainter/daemon/node_reports.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_node_api.h"
 
@@ -374,7 +374,8 @@ TEST_CASE("nodes lists faultline's tainted nodes with since and reasons") {
   f.api.MutateNode("gpu-7", [](NodeInfo& n) {
     n.taints.push_back({kKey, "true", "NoSchedule", ""});
   });
-  Result<std::vector<TaintedNodeReport>> r = f.tainter->ListTainted();
+  Result<std::vector<TaintedNodeReport>> r =
+      ListTainted(f.api, {f.opts.taint, f.opts.annotation_key});
   REQUIRE(r.ok());
   REQUIRE(r->size() == 2);
   CHECK((*r)[0].node == "gpu-1");

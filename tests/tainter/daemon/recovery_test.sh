@@ -13,6 +13,10 @@
 #           recurring, and a second reboot does not lift it.
 #   clear   an NVLink fault taints; its recovery line (a `clear:` rule)
 #           lifts the taint.
+#   dry_run faultline-tainter --dry-run: the Xid 79 is decided and every write
+#           it would send is logged, the node condition patch (GPUFault=True,
+#           the strategic merge patch for nodes/status) included; the API
+#           double's node keeps no taint and no GPUFault condition.
 #
 # API-double semantics relied on (as kube-apiserver): a status write by the
 # kubelet (the new bootID after a reboot) bumps the node's resourceVersion and
@@ -145,6 +149,22 @@ clear)
   e2e_wait 10 condition_is gpu-2 GPUFault False || e2e_fail "GPUFault did not go back to False"
   [[ $(history gpu-2 | jq -r '.[0].how') == clear ]] || e2e_fail "history: $(history gpu-2)"
   e2e_wait 10 events_count FaultlineRecovered 1 || e2e_fail "no FaultlineRecovered Event"
+  ;;
+dry_run)
+  reboot gpu-3 boot-a
+  e2e_start tainter "$TAINTER" --config "$T/tainter.yaml" --dry-run
+  e2e_wait_log 30 tainter '"msg":"partitions assigned"'
+  xid79 gpu-3 boot-a
+  e2e_wait_log 20 tainter '"msg":"dry-run: would update node"'
+  e2e_wait_log 10 tainter '"msg":"dry-run: would patch node conditions"'
+  line=$(grep '"msg":"dry-run: would patch node conditions"' "$T/tainter.log" | head -1)
+  jq -e '.node == "gpu-3" and .conditions.GPUFault == "True" and
+         ([.patch.status.conditions[] | select(.type == "GPUFault" and .status == "True"
+           and .reason == "TestXid79")] | length == 1)' <<<"$line" >/dev/null ||
+    e2e_fail "the condition patch is not the one a real run sends: $line"
+  sleep 1  # a real write would have landed by now
+  lacks_taint gpu-3 || e2e_fail "a dry run tainted gpu-3"
+  [[ -z $(condition gpu-3 GPUFault) ]] || e2e_fail "a dry run set GPUFault on gpu-3"
   ;;
 *) e2e_fail "unknown scenario $SCENARIO" ;;
 esac

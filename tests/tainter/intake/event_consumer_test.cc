@@ -21,6 +21,7 @@
 #include "tainter/intake/event_consumer_testing.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_node_api.h"
+#include "tests/fakes/sample_event.h"
 
 namespace faultline {
 namespace {
@@ -171,22 +172,14 @@ int next_id = 0;
 
 FaultEvent Event(const Clock& clock, const std::string& node,
                  const std::string& rule = "nvidia.xid") {
-  FaultEvent e;
-  e.id = MakeEventId(
-      node, "kmsg",
-      std::to_string(++next_id) + "-" + std::to_string(clock.Now().time_since_epoch().count()),
-      rule);
-  e.node = node;
-  e.source = "kmsg";
-  e.origin = Origin::kKernel;
+  FaultEvent e = SampleEvent(node,
+                             MakeEventId(node, "kmsg",
+                                         std::to_string(++next_id) + "-" +
+                                             std::to_string(clock.Now().time_since_epoch().count()),
+                                         rule),
+                             clock.Now());
   e.rule = rule;
   e.pack = "test";
-  e.category = "hardware";
-  e.severity = Severity::kCritical;
-  e.action = Action::kTaint;
-  e.summary = "Xid 79: GPU has fallen off the bus";
-  e.message = "NVRM: Xid (PCI:0000:3b:00): 79, pid=0";
-  e.log_time = e.detected_time = clock.Now();
   return e;
 }
 

@@ -15,8 +15,8 @@
 #include <doctest/doctest.h>
 
 #include "base/metrics.h"
-#include "tainter/daemon/tainter_config.h"
 #include "tainter/apply/tainter_metrics.h"
+#include "tainter/daemon/tainter_config.h"
 #include "tests/support/temp_dir.h"
 
 namespace faultline {

@@ -12,8 +12,8 @@
 
 #include "base/fault_event.h"
 #include "base/log.h"
-#include "tainter/intake/event_consumer.h"
 #include "tainter/apply/node_applier.h"
+#include "tainter/intake/event_consumer.h"
 #include "tests/tainter/kube/kube_test_util.h"
 
 namespace faultline {
