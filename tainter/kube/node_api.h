@@ -18,7 +18,7 @@ namespace faultline {
 
 // The Kubernetes operations faultline performs, behind one interface so that
 // policy code is tested against an in-memory fake (tests/fakes/fake_node_api.h)
-// and KubeNodeApi (tainter/kube_node_api.h) speaks HTTPS to the API server.
+// and KubeNodeApi (tainter/kube/kube_node_api.h) speaks HTTPS to the API server.
 //
 // Every call is bounded in time. Errors tell the caller what to do:
 //   kNotFound          the node is gone: forget it
