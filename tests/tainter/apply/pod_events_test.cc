@@ -8,6 +8,7 @@
 #include "tainter/apply/node_applier.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_node_api.h"
+#include "tests/fakes/sample_event.h"
 
 namespace faultline {
 namespace {
@@ -109,13 +110,8 @@ struct Fixture {
     REQUIRE(tainter->AdoptAll().ok());
   }
   FaultEvent Ev(const std::string& node, const std::string& id = "ev-1") {
-    FaultEvent e;
-    e.id = id;
-    e.node = node;
-    e.rule = "nvidia.xid";
-    e.action = Action::kTaint;
+    FaultEvent e = SampleEvent(node, id, clock.Now());
     e.summary = "Xid 79, GPU fell off the bus";
-    e.detected_time = clock.Now();
     return e;
   }
   std::vector<NodeEvent> PodEvents() const {

@@ -5,6 +5,7 @@
 #include "tainter/daemon/node_reports.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_node_api.h"
+#include "tests/fakes/sample_event.h"
 
 namespace faultline {
 namespace {
@@ -33,14 +34,9 @@ struct Fixture {
   }
   FaultEvent Ev(const std::string& node, const std::string& rule = "nvidia.xid",
                 Action action = Action::kTaint) {
-    FaultEvent e;
-    e.id = "ev-" + std::to_string(++next_id);
-    e.node = node;
+    FaultEvent e = SampleEvent(node, "ev-" + std::to_string(++next_id), clock.Now());
     e.rule = rule;
     e.action = action;
-    e.summary = "Xid 79: GPU has fallen off the bus";
-    e.message = "NVRM: Xid (PCI:0000:3b:00): 79, pid=0";
-    e.detected_time = clock.Now();
     return e;
   }
   std::vector<Reason> Reasons(const std::string& node) {

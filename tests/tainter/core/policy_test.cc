@@ -6,6 +6,7 @@
 #include "tainter/core/label_selector.h"
 #include "tainter/core/reasons.h"
 #include "tests/fakes/fake_clock.h"
+#include "tests/fakes/sample_event.h"
 
 namespace faultline {
 namespace {
@@ -18,13 +19,9 @@ int next_id = 0;
 
 FaultEvent Ev(const std::string& node, const std::string& rule = "nvidia.xid",
               Action action = Action::kTaint) {
-  FaultEvent e;
-  e.id = "id-" + std::to_string(++next_id);
-  e.node = node;
+  FaultEvent e = SampleEvent(node, "id-" + std::to_string(++next_id));
   e.rule = rule;
   e.action = action;
-  e.summary = "Xid 79: GPU has fallen off the bus";
-  e.message = "NVRM: Xid (PCI:0000:3b:00): 79";
   return e;
 }
 
