@@ -13,6 +13,7 @@
 #include "tainter/core/conditions.h"
 #include "tainter/daemon/tainter_config.h"
 #include "tainter/kube/kube_node_json.h"
+#include "tests/fakes/sample_event.h"
 #include "tests/tainter/apply/kube_tainter_fixture.h"
 #include "tests/tainter/kube/kube_test_util.h"
 
@@ -299,14 +300,8 @@ TEST_CASE("node_conditions: false in the config: the taint without any status wr
   auto t = Tainter::Create(o, f.Api(), f.metrics, f.clock);
   REQUIRE(t.ok());
   REQUIRE((*t)->AdoptAll().ok());
-  FaultEvent e;
-  e.id = MakeEventId("gpu-1", "kmsg", "boot:1", "nvidia.xid");
-  e.node = "gpu-1";
-  e.rule = "nvidia.xid";
-  e.category = "hardware";
-  e.action = Action::kTaint;
-  e.log_time = e.detected_time = f.clock.Now();
-  (*t)->Handle(e);
+  (*t)->Handle(
+      SampleEvent("gpu-1", MakeEventId("gpu-1", "kmsg", "boot:1", "nvidia.xid"), f.clock.Now()));
   REQUIRE((*t)->pending() == 0);
   CHECK(f.server->CountRequests("PATCH", "/api/v1/nodes/gpu-1") == 1);  // the taint
   CHECK(f.server->CountRequests("PATCH", "/api/v1/nodes/gpu-1/status") == 0);

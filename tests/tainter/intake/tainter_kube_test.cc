@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "tainter/apply/node_applier.h"
 #include "tainter/intake/event_consumer.h"
+#include "tests/fakes/sample_event.h"
 #include "tests/tainter/kube/kube_test_util.h"
 
 namespace faultline {
@@ -79,16 +80,8 @@ TEST_CASE(
     s.AddForeignTaint("gpu-3", "example.com/maintenance", "soon", "NoSchedule");
   });
 
-  FaultEvent e;
-  e.id = MakeEventId("gpu-3", "kmsg", "boot:42", "nvidia.xid");
-  e.node = "gpu-3";
-  e.source = "kmsg";
-  e.rule = "nvidia.xid";
-  e.action = Action::kTaint;
-  e.severity = Severity::kCritical;
-  e.summary = "Xid 79: GPU has fallen off the bus";
-  e.message = "NVRM: Xid (PCI:0000:3b:00): 79, pid=0";
-  e.log_time = e.detected_time = clock.Now();
+  FaultEvent e =
+      SampleEvent("gpu-3", MakeEventId("gpu-3", "kmsg", "boot:42", "nvidia.xid"), clock.Now());
   {
     std::unique_ptr<RdKafka::Conf> pconf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
     std::string perr;
