@@ -87,10 +87,10 @@ struct FaultEvent {
   // (tainter/correlation/). Optional in the JSON ("peer"); empty: none.
   std::string peer;
   // The rule's `condition:` (a NodeCondition type such as "GPUFault"); empty:
-  // the tainter maps the category (tainter/conditions.h). JSON key
+  // the tainter maps the category (tainter/core/conditions.h). JSON key
   // "condition", optional.
   std::string condition;
-  // How the fault ends besides `expire` and a person (tainter/recovery.h):
+  // How the fault ends besides `expire` and a person (tainter/core/recovery.h):
   // the rule's `recover:` ("reboot": the node's boot id changed and it stayed
   // quiet for `probation`); empty: no such way. JSON "recover", "probation".
   std::string recover;

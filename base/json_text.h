@@ -18,7 +18,7 @@ namespace faultline {
 // change: `"`, `\` and the control characters escaped as nlohmann does
 // (\b \t \n \f \r, others as \u00xx), non-ASCII copied as is, and each
 // invalid UTF-8 sequence (its maximal valid prefix, or one byte) replaced by
-// U+FFFD. tests/matcher/json_text_test.cc compares them on random bytes.
+// U+FFFD. tests/base/json_text_test.cc compares them on random bytes.
 
 // Length of the maximal prefix of a UTF-8 sequence at the start of `text`
 // (RFC 3629 ranges: no overlong forms, no surrogates, nothing above

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Spaces off both ends of a comma-separated item, as the rule packs' key
-// lists (matcher/classify.cc) and label selectors (tainter/label_selector.cc)
+// lists (matcher/classify.cc) and label selectors (tainter/core/label_selector.cc)
 // are written: only ' ', never tabs or newlines, which are errors there.
 #pragma once
 

@@ -24,7 +24,7 @@
 #include "base/clock.h"
 #include "base/fault_event.h"
 #include "tainter/correlation/correlator.h"
-#include "tainter/policy.h"
+#include "tainter/core/policy.h"
 
 namespace faultline {
 namespace {

@@ -89,7 +89,7 @@ struct Rule {
   // tainter attributes the fault to the node at that address once enough
   // distinct nodes name it. Empty: the line blames its own node.
   std::string peer;
-  // How the fault ends besides `expire` and a person (tainter/recovery.h):
+  // How the fault ends besides `expire` and a person (tainter/core/recovery.h):
   // `recover: reboot` lifts the reason once the node's boot id changed and
   // the node stayed quiet for `probation` (absent: the tainter's default).
   std::string recover;

@@ -343,7 +343,7 @@ class PackReader {
 
   // `recover: reboot`, `probation: 10m` and `clear: [rule ids]`: how a
   // rule's fault ends, and which faults a recovery line ends
-  // (tainter/recovery.h). E116: a bad recover or probation; E117: a bad
+  // (tainter/core/recovery.h). E116: a bad recover or probation; E117: a bad
   // clear (an unknown form, a bad id, or a clear rule that would taint).
   // A `recover:` value (a rule's or a classify outcome's); E116 if bad.
   std::optional<std::string> Recover(const YAML::Node& n) {

@@ -177,7 +177,7 @@ FaultEvent MakeFaultEvent(const RuleMatch& match, const LogRecord& record, std::
 // Writes what the rule decided for `match` into `event`: pack, category,
 // severity, action, summary, threshold, expire, condition and the peer its
 // `peer:` capture names. The agent's MakeFaultEvent and the tainter's rule
-// check (tainter/rule_check.cc) both use it, so they cannot disagree.
+// check (tainter/intake/rule_check.cc) both use it, so they cannot disagree.
 void ApplyMatchOutcome(const RuleMatch& match, FaultEvent& event);
 // The value of the rule's `peer:` capture in `match`; empty: none.
 std::string PeerOf(const RuleMatch& match);

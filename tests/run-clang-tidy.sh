@@ -65,7 +65,7 @@ log=$build_dir/clang-tidy.log  # the full output (run-clang-tidy 14 always colou
 start=$SECONDS
 status=0
 # The static analyzer's node budget per function, 75,000 (its "shallow"
-# budget) instead of 225,000: tainter/tainter.cc takes 17 CPU-s instead of
+# budget) instead of 225,000: tainter/apply/node_applier.cc takes 17 CPU-s instead of
 # 41 with the same findings; the budget only matters in a function whose
 # paths exceed it, and there the analyzer stops exploring it sooner.
 analyzer=(-extra-arg=-Xclang -extra-arg=-analyzer-config -extra-arg=-Xclang

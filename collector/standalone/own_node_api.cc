@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collector/standalone/own_node_api.h"
 
-#include "tainter/label_selector.h"
+#include "tainter/core/label_selector.h"
 
 namespace faultline {
 

@@ -2,6 +2,7 @@
 #include "collector/standalone/standalone_config.h"
 
 #include "base/config_reader.h"
+#include "tainter/apply/applier_config.h"
 
 namespace faultline {
 

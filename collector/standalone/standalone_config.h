@@ -8,8 +8,8 @@
 
 #include "base/diagnostics.h"
 #include "collector/agent/agent_config.h"
-#include "tainter/tainter.h"
-#include "tainter/tainter_config.h"
+#include "tainter/apply/node_applier.h"
+#include "tainter/kube/kube_settings.h"
 
 namespace faultline {
 

@@ -12,7 +12,7 @@
 #include "base/clock.h"
 #include "base/fault_event.h"
 #include "collector/agent/event_sink.h"
-#include "tainter/tainter.h"
+#include "tainter/apply/node_applier.h"
 
 namespace faultline {
 

@@ -36,14 +36,14 @@ Result<std::unique_ptr<FleetCorrelation>> FleetCorrelation::Create(
   return self;
 }
 
-void FleetCorrelation::Attach(Tainter& tainter) {
-  tainter.SetBlamesPeer([this](const FaultEvent& e) { return correlator_.Accused(e).has_value(); });
+std::function<bool(const FaultEvent& event)> FleetCorrelation::BlamesPeer() {
+  return [this](const FaultEvent& e) { return correlator_.Accused(e).has_value(); };
 }
 
-void FleetCorrelation::ObserveNodes(const std::vector<NodeInformer::Change>& changes) {
-  for (const NodeInformer::Change& c : changes) {
+void FleetCorrelation::ObserveNodes(const std::vector<NodeWatchChange>& changes) {
+  for (const NodeWatchChange& c : changes) {
     for (const NodeInfo& n : c.objects) {
-      if (c.kind == NodeInformer::Change::Kind::kDeleted) {
+      if (c.kind == NodeWatchChange::Kind::kDeleted) {
         correlator_.addresses().Forget(n.name);
       } else {
         correlator_.addresses().Set(AddressBook::Witness::kNodeStatus, n.name, n.addresses);
@@ -52,17 +52,17 @@ void FleetCorrelation::ObserveNodes(const std::vector<NodeInformer::Change>& cha
   }
 }
 
-void FleetCorrelation::ObservePods(const std::vector<PodInformer::Change>& changes) {
+void FleetCorrelation::ObservePods(const std::vector<PodWatchChange>& changes) {
   PodIndex& index = correlator_.pods();
-  for (const PodInformer::Change& c : changes) {
+  for (const PodWatchChange& c : changes) {
     switch (c.kind) {
-      case PodInformer::Change::Kind::kList:
+      case PodWatchChange::Kind::kList:
         index.Replace(c.objects);
         break;
-      case PodInformer::Change::Kind::kDeleted:
+      case PodWatchChange::Kind::kDeleted:
         for (const PodInfo& p : c.objects) index.Remove(p.namespace_name, p.name);
         break;
-      case PodInformer::Change::Kind::kUpsert:
+      case PodWatchChange::Kind::kUpsert:
         for (const PodInfo& p : c.objects) index.Upsert(p);
         break;
     }
@@ -86,7 +86,8 @@ bool FleetCorrelation::ready() const {
   return consumer_->caught_up() || clock_.MonotonicNow() - created_ > std::chrono::seconds(10);
 }
 
-void FleetCorrelation::Tick(Tainter& tainter, const Owns& owns) {
+CorrelationNews FleetCorrelation::Tick(const Owns& owns) {
+  CorrelationNews news;
   const auto now = clock_.Now();
   // A node this replica does not own stays due here: its owner, reading the
   // same history, acts; if this replica gains it later, it acts then.
@@ -94,11 +95,11 @@ void FleetCorrelation::Tick(Tainter& tainter, const Owns& owns) {
     LogInfo("correlation", "peers blame node",
             {{"node", blame.node}, {"rule", blame.rule}, {"summary", blame.summary}});
     metrics_.Attributions(blame.rule).Inc();
-    tainter.Handle(blame);
+    news.blames.push_back(std::move(blame));
   }
   // Incidents close only once the history is read: a partly rebuilt one
   // would be reported short.
-  if (!consumer_->caught_up()) return;
+  if (!consumer_->caught_up()) return news;
   for (const Incident& inc : correlator_.TakeIncidents(now)) {
     // Reported before a restart (it had closed before this process began).
     if (inc.end + incident_window_ < consumer_->started_at()) continue;
@@ -120,30 +121,21 @@ void FleetCorrelation::Tick(Tainter& tainter, const Owns& owns) {
              {"evidence", evidence}});
     metrics_.Incidents(!inc.attributed.empty()).Inc();
     // One Event per incident on the job's owner (PyTorchJob, Job ...), so
-    // the job's own events say what happened to it, attributed or not.
-    if (std::optional<NodeEvent> e = IncidentOwnerEvent(inc)) {
-      if (Status s = tainter.RecordEvent(*e); !s.ok()) {
-        LogWarning("correlation", "cannot record the incident's Event on its job",
-                   {{"job", inc.job}, {"error", s.ToString()}});
-      }
-    } else {
-      LogInfo("correlation", "the incident's job has no known owner object: no Event on it",
-              {{"job", inc.job}});
-    }
+    // the job's own events say what happened to it, attributed or not; and,
+    // attributed, one on the node, so `kubectl describe node` says which
+    // job's failure it caused.
+    CorrelationNews::IncidentEvent& out = news.events.emplace_back();
+    out.job = inc.job;
+    out.owner = IncidentOwnerEvent(inc);
     if (inc.attributed.empty()) continue;
-    // One Event per attributed incident, on the node it is attributed to,
-    // so `kubectl describe node` says which job's failure it caused.
     std::string message = "incident of job " + inc.job + " on " + std::to_string(inc.nodes.size()) +
                           " nodes at " + FormatRfc3339(inc.start) +
                           " attributed to this node: " + evidence;
     if (message.size() > 1024) message.resize(1024);
-    if (Status s =
-            tainter.RecordNodeEvent(inc.attributed, {"Warning", "FaultlineIncident", message});
-        !s.ok()) {
-      LogWarning("correlation", "cannot record the incident's Event",
-                 {{"node", inc.attributed}, {"error", s.ToString()}});
-    }
+    out.node = inc.attributed;
+    out.node_event = {"Warning", "FaultlineIncident", std::move(message)};
   }
+  return news;
 }
 
 }  // namespace faultline

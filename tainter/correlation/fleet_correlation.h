@@ -4,26 +4,43 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "base/status.h"
+#include "tainter/core/node_model.h"
+#include "tainter/core/policy.h"
 #include "tainter/correlation/correlation_consumer.h"
 #include "tainter/correlation/correlation_metrics.h"
 #include "tainter/correlation/correlator.h"
-#include "tainter/node_informer.h"
-#include "tainter/pod_informer.h"
-#include "tainter/tainter.h"
 
 namespace faultline {
 
+// What one Tick found for the applier to do. Correlation decides; it holds
+// no applier: the daemon hands `blames` to NodeApplier::Handle and records
+// `events` (tainter/daemon/tainter_stack.cc).
+struct CorrelationNews {
+  // Accusations now due against nodes this replica owns, as events.
+  std::vector<FaultEvent> blames;
+  // One Event to record about a closed incident: on the job's owner
+  // (`subject` set) or on the node it is attributed to.
+  struct IncidentEvent {
+    std::string job;
+    std::optional<NodeEvent> owner;  // on the job's owner object (PyTorchJob, Job ...)
+    std::string node;                // attributed: the node, else empty
+    PlannedEvent node_event;         // attributed: the Event on `node`
+  };
+  std::vector<IncidentEvent> events;
+};
+
 // The daemon's attribution stage, wired: the Correlator fed by a
-// CorrelationConsumer (every partition) and the node watch (addresses); on
-// each Tick the due accusations of nodes this replica owns go to its
-// Tainter as events, and closed incidents are logged and counted by the
-// replica that owns the attributed node (or, unattributed, the job's key).
+// CorrelationConsumer (every partition) and the node watch (addresses); each
+// Tick returns the due accusations of nodes this replica owns, as events,
+// and the Events of the closed incidents this replica owns (the attributed
+// node's owner, or, unattributed, the job key's), logged and counted here.
 //
 // Thread-safety: one thread (the daemon's main loop).
 class FleetCorrelation {
@@ -35,18 +52,18 @@ class FleetCorrelation {
                                                           MetricsRegistry& metrics,
                                                           const Clock& clock);
 
-  // Wires `tainter`: events blaming a peer the correlator knows are not held
-  // against their own node.
-  void Attach(Tainter& tainter);
-  void ObserveNodes(const std::vector<NodeInformer::Change>& changes);
+  // For NodeApplier::SetBlamesPeer: true for an event blaming a peer the
+  // correlator knows (not held against its own node). Valid while this lives.
+  std::function<bool(const FaultEvent& event)> BlamesPeer();
+  void ObserveNodes(const std::vector<NodeWatchChange>& changes);
   // The pod watch: pod IPs and controllers (PodIndex).
-  void ObservePods(const std::vector<PodInformer::Change>& changes);
+  void ObservePods(const std::vector<PodWatchChange>& changes);
   // Starts reading (retried by Poll until the topic exists).
   void Poll(std::chrono::milliseconds timeout);
   // The identities and recent history are read (or 10 s passed): the
   // deciding consumer may start, its reporters' lines will resolve.
   bool ready() const;
-  void Tick(Tainter& tainter, const Owns& owns);
+  CorrelationNews Tick(const Owns& owns);
   void Close() { consumer_->Close(); }
   Correlator& correlator() { return correlator_; }
 

@@ -4,8 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "tainter/core/node_model.h"
 #include "tainter/correlation/incidents.h"
-#include "tainter/kube/node_api.h"
 
 namespace faultline {
 

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tainter/kube/node_api.h"
+#include "tainter/core/node_model.h"
 
 namespace faultline {
 
@@ -24,7 +24,7 @@ struct JobOwner {
 };
 
 // What fleet correlation keeps of the cluster's pods, from the pod watch
-// (tainter/pod_informer.h): pod IP -> node (a peer named by its pod IP
+// (tainter/watch/pod_informer.h): pod IP -> node (a peer named by its pod IP
 // resolves to the node it runs on) and namespace/pod -> controller (the
 // incident's job). Nothing else of a Pod is kept, and at most `max_pods`
 // pods: past that, new pods are not indexed (counted in dropped()), so a

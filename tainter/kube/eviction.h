@@ -37,7 +37,7 @@ enum class EvictionOutcome : std::uint8_t {
   kGone,             // 404: the pod no longer exists
 };
 
-// The calls remediation (tainter/remediation.h) makes besides NodeApi's.
+// The calls remediation (tainter/remediation/remediation.h) makes besides NodeApi's.
 // Errors follow node_api.h.
 class EvictionApi {
  public:

@@ -68,7 +68,4 @@ nlohmann::json BuildEventJson(const NodeEvent& event, std::chrono::system_clock:
                               const EventOptions& options);
 std::string EventNamespace(const NodeEvent& event, const EventOptions& options);
 
-// Kubernetes metav1.Time: RFC 3339 in UTC with whole seconds.
-std::string KubeTime(std::chrono::system_clock::time_point t);
-
 }  // namespace faultline

@@ -23,7 +23,7 @@
 
 #include <doctest/doctest.h>
 
-#include "tests/tainter/kube_test_util.h"
+#include "tests/tainter/kube/kube_test_util.h"
 
 namespace faultline {
 namespace {

@@ -4,7 +4,7 @@
 // The monotonic clock never jumps; FakeClock::JumpWall moves the wall alone.
 #include <doctest/doctest.h>
 
-#include "tainter/policy.h"
+#include "tainter/core/policy.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace faultline {

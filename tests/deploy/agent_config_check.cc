@@ -7,7 +7,7 @@
 // calls the parse function its main() calls first (the agent's keys and the
 // standalone sections, read in both modes). (The tainter's parser is
 // in tainter_config_check.cc: matcher/rule.h's struct Outcome and
-// tainter/policy.h's enum Outcome cannot share a translation unit.)
+// tainter/core/policy.h's enum Outcome cannot share a translation unit.)
 //
 //   fl-deploy-agent-config-check agent FILE...        (the Kafka agent's config)
 //   fl-deploy-agent-config-check standalone FILE...   (--standalone's: no kafka)

@@ -79,12 +79,12 @@ API_REQUESTS = [
     ("tainter", "patch", "", "nodes", "KubeNodeApi::UpdateNode: JSON Patch of taint + reasons"),
     ("tainter", "patch", "", "nodes/status",
      "KubeNodeApi::PatchNodeConditions: faultline's NodeConditions (strategic merge by type)"),
-    # Fleet correlation's pod index (tainter/pod_informer.h): pod IP -> node and
+    # Fleet correlation's pod index (tainter/watch/pod_informer.h): pod IP -> node and
     # the pods' controller, every namespace, field selector status.podIP!=.
     ("tainter", "list", "", "pods",
      "ListPods (node_pods.h): PodInformer, incidents command, pod Events, drain"),
     ("tainter", "watch", "", "pods", "KubeNodeApi::WatchPods: PodInformer"),
-    # Cordon and drain (tainter/remediation.h): the cordon and drain marks are
+    # Cordon and drain (tainter/remediation/remediation.h): the cordon and drain marks are
     # node patches (above); the node's pods are listed with the pods list
     # above (field selector spec.nodeName=,status.phase!=...); evicting is the one new verb,
     # granted only by the opt-in components/drain.
@@ -567,10 +567,10 @@ def check_kafka_mode(docs, f, source_dir):
         taint = tainter_cfg.get("taint") or {}
         f.check({k: str(v) for k, v in taint.items() if k in FAULTLINE_TAINT} == FAULTLINE_TAINT,
                 "tainter taints faultline.dev/faulty=true:NoSchedule")
-        # Default: tainter/tainter_config.h.
+        # Default: tainter/daemon/tainter_config.h.
         addr = str(tainter_cfg.get("metrics_address", "0.0.0.0:9400"))
         f.check(addr.rsplit(":", 1)[-1] == "9400", "tainter metrics_address port is the container port")
-        # The tainter checks every event against its rule (tainter/rule_check.h):
+        # The tainter checks every event against its rule (tainter/intake/rule_check.h):
         # it must load the agents' packs, the same ConfigMap, mounted whole.
         def pack_sources(workload, cfg, container_name):
             tpl = workload["spec"]["template"]

@@ -11,7 +11,7 @@
 #include <iostream>
 #include <string>
 
-#include "tainter/tainter_config.h"
+#include "tainter/daemon/tainter_config.h"
 
 int main(int argc, char** argv) {
   const std::string kind = argc > 2 ? argv[1] : "";

@@ -9,9 +9,19 @@ them, checked on every project #include:
   collector/sources    -> base
   collector/agent      -> base, endpoint, kafka, matcher, collector/sources
   collector/standalone -> base, endpoint, kafka, matcher, collector/*, tainter/*
-  tainter/kube         -> base
-  tainter              -> base, endpoint, kafka, matcher, tainter/kube   (the rule packs
-                          every event is checked against: tainter/rule_check.h)
+  collector/standalone -> ..., tainter/*  (the tainter's policy in-process)
+  tainter/core         -> base     (the pure decisions: no client, no I/O)
+  tainter/kube         -> base, tainter/core (its value types, core/node_model.h)
+  tainter/watch        -> base, tainter/core, tainter/kube
+  tainter/apply        -> base, tainter/core, tainter/kube    (never the informers:
+                          it takes their changes, core/node_model.h)
+  tainter/remediation  -> base, tainter/core, tainter/kube
+  tainter/correlation  -> base, kafka, tainter/core, tainter/kube, tainter/watch
+                          (never tainter/apply: it returns blames and events)
+  tainter/intake       -> base, kafka, matcher, tainter/core, tainter/apply
+                          (the rule packs every event is checked against:
+                          tainter/intake/rule_check.h)
+  tainter/daemon       -> base, endpoint, kafka, matcher, tainter/*
 
 A new include that points the other way (the rule engine reaching into the
 agent, a source needing Kafka, the tainter needing the collector) fails here
@@ -22,6 +32,8 @@ import os
 import re
 import sys
 
+TAINTER = ("tainter/core", "tainter/kube", "tainter/watch", "tainter/apply",
+           "tainter/remediation", "tainter/correlation", "tainter/intake", "tainter/daemon")
 ALLOWED = {
     "base": {"base"},
     "endpoint": {"base", "endpoint"},
@@ -31,11 +43,22 @@ ALLOWED = {
     "collector/agent": {"base", "endpoint", "kafka", "matcher", "collector/sources",
                         "collector/agent"},
     "collector/standalone": {"base", "endpoint", "kafka", "matcher", "collector/sources",
-                             "collector/agent", "collector/standalone", "tainter", "tainter/kube"},
+                             "collector/agent", "collector/standalone", "tainter", *TAINTER},
     "collector": {"base", "endpoint", "kafka", "matcher", "collector/sources", "collector/agent",
                   "collector/standalone"},
-    "tainter/kube": {"base", "tainter/kube"},
-    "tainter": {"base", "endpoint", "kafka", "matcher", "tainter", "tainter/kube"},
+    "tainter/core": {"base", "tainter/core"},
+    "tainter/kube": {"base", "tainter/core", "tainter/kube"},
+    "tainter/watch": {"base", "tainter/core", "tainter/kube", "tainter/watch"},
+    "tainter/apply": {"base", "tainter/core", "tainter/kube", "tainter/apply"},
+    "tainter/remediation": {"base", "tainter/core", "tainter/kube", "tainter/remediation"},
+    "tainter/correlation": {"base", "kafka", "tainter/core", "tainter/kube", "tainter/watch",
+                            "tainter/correlation"},
+    "tainter/intake": {"base", "kafka", "matcher", "tainter/core", "tainter/apply",
+                       "tainter/intake"},
+    "tainter/daemon": {"base", "endpoint", "kafka", "matcher", "tainter/daemon", *TAINTER},
+    # tainter/ itself holds only its README and CMakeLists.txt: every source
+    # file lives in a wing.
+    "tainter": set(),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -48,9 +71,43 @@ def folder_of(path):
     return directory or None
 
 
+MAX_TAINTER_FLOORS = 6
+
+
+def tainter_floors(arrows):
+    """The wings' floors drawn from their includes: a wing that includes no
+    other wing is on floor 1, any other one floor above the highest it
+    includes. Returns ({wing: floor}, [a circle found, as a path]), the
+    circle empty when there is none."""
+    floors, visiting = {}, []
+
+    def floor(wing):
+        if wing in floors:
+            return floors[wing], []
+        if wing in visiting:
+            return 0, visiting[visiting.index(wing):] + [wing]
+        visiting.append(wing)
+        best = 0
+        for below in sorted(arrows.get(wing, ())):
+            f, circle = floor(below)
+            if circle:
+                return 0, circle
+            best = max(best, f)
+        visiting.pop()
+        floors[wing] = best + 1
+        return floors[wing], []
+
+    for wing in sorted(set(arrows) | {w for ws in arrows.values() for w in ws}):
+        _, circle = floor(wing)
+        if circle:
+            return floors, circle
+    return floors, []
+
+
 def main():
     root = sys.argv[1]
     violations, files = [], 0
+    arrows = {}  # tainter wing -> the tainter wings it includes
     for top in ("base", "endpoint", "kafka", "matcher", "collector", "tainter"):
         for directory, _, names in os.walk(os.path.join(root, top)):
             for name in sorted(names):
@@ -65,6 +122,18 @@ def main():
                         continue
                     if target not in ALLOWED[owner]:
                         violations.append(f"{path}: includes {included} ({owner} -> {target})")
+                    if owner.startswith("tainter/") and target.startswith("tainter/") \
+                            and target != owner:
+                        arrows.setdefault(owner, set()).add(target)
+    floors, circle = tainter_floors(arrows)
+    if circle:
+        violations.append("tainter: the wings' includes run in a circle: " + " -> ".join(circle))
+    elif max(floors.values(), default=0) > MAX_TAINTER_FLOORS:
+        violations.append(f"tainter: {max(floors.values())} floors, at most {MAX_TAINTER_FLOORS}")
+    for wing in sorted(floors, key=lambda w: (floors[w], w)):
+        print(f"  floor {floors[wing]}: {wing} -> {', '.join(sorted(arrows.get(wing, ()))) or '-'}")
+    print(f"tainter: {len(floors)} wings on {max(floors.values(), default=0)} floors, "
+          f"{sum(len(v) for v in arrows.values())} arrows between them")
     for v in violations:
         print("FAIL:", v)
     print(f"layering: {files} files, {len(violations)} include(s) against the arrows")

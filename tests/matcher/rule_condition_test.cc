@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `condition:` in a rule pack: the NodeCondition type a rule's fault sets on
-// the node (tainter/conditions.h), from defaults, the rule or a classify
+// the node (tainter/core/conditions.h), from defaults, the rule or a classify
 // outcome, carried in the FaultEvent; E115 for a type faultline must not write.
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `recover:`, `probation:` and `clear:` in a rule pack: how a rule's fault
-// ends (tainter/recovery.h), carried in the FaultEvent; E116 for a bad
+// ends (tainter/core/recovery.h), carried in the FaultEvent; E116 for a bad
 // recover or probation, E117 for a bad clear.
 #include <doctest/doctest.h>
 

@@ -10,7 +10,7 @@
 #include "collector/standalone/own_node_api.h"
 #include "collector/standalone/standalone_config.h"
 #include "collector/standalone/standalone_sink.h"
-#include "tainter/dry_run_node_api.h"
+#include "tainter/apply/dry_run_node_api.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_node_api.h"
 

@@ -1,0 +1,730 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tainter/apply/node_applier.h"
+
+#include <algorithm>
+#include <set>
+
+#include "base/fault_event.h"
+#include "base/log.h"
+
+namespace faultline {
+namespace {
+
+constexpr std::size_t kMaxEventMessageBytes = 1024;
+
+// Errors a later attempt may cure; anything else is a bug or a permanent
+// refusal, where retrying only hides the problem.
+bool Retryable(StatusCode code) {
+  switch (code) {
+    case StatusCode::kUnavailable:
+    case StatusCode::kAborted:
+    case StatusCode::kDeadlineExceeded:
+    case StatusCode::kUnauthenticated:
+    case StatusCode::kPermissionDenied:  // RBAC may be fixed while we wait
+    case StatusCode::kResourceExhausted:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Tainter>> Tainter::Create(Options options, NodeApi& api,
+                                                 MetricsRegistry& metrics, const Clock& clock) {
+  Result<LabelSelector> selector = LabelSelector::Parse(options.node_selector);
+  if (!selector) return InvalidArgumentError("node_selector: " + selector.error().message());
+  Result<LabelMatch> opt_out = LabelMatch::Parse(options.opt_out_label);
+  if (!opt_out) return InvalidArgumentError("opt_out_label: " + opt_out.error().message());
+  if (options.taint.key.empty()) return InvalidArgumentError("taint.key is empty");
+  if (options.taint.effect != "NoSchedule" && options.taint.effect != "PreferNoSchedule" &&
+      options.taint.effect != "NoExecute") {
+    return InvalidArgumentError("taint.effect '" + options.taint.effect +
+                                "' is not NoSchedule, PreferNoSchedule or NoExecute");
+  }
+  if (options.annotation_key.empty()) return InvalidArgumentError("annotation key is empty");
+  return std::unique_ptr<Tainter>(new Tainter(std::move(options), std::move(*selector),
+                                              std::move(*opt_out), api, metrics, clock));
+}
+
+Tainter::Tainter(Options options, LabelSelector selector, LabelMatch opt_out, NodeApi& api,
+                 MetricsRegistry& metrics, const Clock& clock)
+    : options_(std::move(options)),
+      selector_(std::move(selector)),
+      opt_out_(std::move(opt_out)),
+      m_(metrics),
+      dry_api_(options_.dry_run
+                   ? std::make_unique<DryRunNodeApi>(DryRunNodeApi::Options{.out = nullptr,
+                                                                            .metrics = &m_,
+                                                                            .only_node = {},
+                                                                            .events = {},
+                                                                            .conditions = true},
+                                                     clock, &api)
+                   : nullptr),
+      metered_(dry_api_ ? *dry_api_ : api, m_, clock),
+      api_(metered_),
+      clock_(clock),
+      policy_(options_.policy, clock) {
+  UpdateGauges();
+}
+
+Tainter::~Tainter() = default;
+
+bool Tainter::HasOurTaint(const NodeInfo& node) const {
+  return std::any_of(node.taints.begin(), node.taints.end(),
+                     [&](const NodeTaint& t) { return t.SameAs(options_.taint); });
+}
+
+void Tainter::AdoptNode(const NodeInfo& node, bool merge_memory) {
+  observed_at_[node.name] = clock_.Now();
+  const bool managed = selector_.Matches(node.labels);
+  policy_.SetNode(node.name, managed, opt_out_.Matches(node.labels));
+  node_uids_[node.name] = node.uid;
+  const bool tainted = HasOurTaint(node);
+  policy_.SetBootId(node.name, node.boot_id);
+  if (auto h = node.annotations.find(options_.history_annotation_key);
+      h != node.annotations.end()) {
+    policy_.SetHistory(node.name, DecodeRecoveries(h->second));
+  }
+  std::vector<Reason> reasons;
+  if (auto a = node.annotations.find(options_.annotation_key); a != node.annotations.end()) {
+    Result<std::vector<Reason>> decoded = DecodeReasons(a->second);
+    if (decoded) {
+      reasons = std::move(*decoded);
+    } else {
+      m_.bad_annotations.Inc();
+      LogWarning("tainter", "unreadable reasons annotation; adopting the taint without them",
+                 {{"node", node.name}, {"error", decoded.error().message()}});
+    }
+  }
+  if (merge_memory && tainted && policy_.IsTainted(node.name)) {
+    // Both may be newer than the other: the annotation if another replica
+    // wrote it, memory if a repeat was not yet persisted. Keep the later.
+    for (Reason& mine : policy_.ActiveReasons(node.name)) {
+      auto it = std::find_if(reasons.begin(), reasons.end(),
+                             [&](const Reason& r) { return r.rule == mine.rule; });
+      if (it == reasons.end()) {
+        if (mine.rule != Reason::kAdoptedRule || reasons.empty()) {
+          reasons.push_back(std::move(mine));
+        }
+      } else if (mine.last_seen > it->last_seen) {
+        *it = std::move(mine);
+      }
+    }
+  }
+  policy_.Adopt(node.name, tainted, std::move(reasons));
+}
+
+Status Tainter::AdoptAll() {
+  Result<std::vector<NodeInfo>> nodes = api_.ListNodes(selector_.text());
+  FL_RETURN_IF_ERROR(nodes.status());
+  for (const NodeInfo& n : *nodes) {
+    if (auto q = queues_.find(n.name); q != queues_.end() && !q->second.work.empty()) continue;
+    AdoptNode(n, /*merge_memory=*/adopted_);
+    ReconcileConditions(n);
+  }
+  MarkAdopted();
+  next_resync_ = clock_.MonotonicNow() + options_.resync_interval;
+  UpdateGauges();
+  return OkStatus();
+}
+
+Status Tainter::LearnNode(const std::string& node) {
+  Result<NodeInfo> info = api_.GetNode(node);
+  FL_RETURN_IF_ERROR(info.status());
+  AdoptNode(*info, /*merge_memory=*/false);
+  return OkStatus();
+}
+
+void Tainter::Handle(FaultEvent event, Done done) {
+  m_.events.Inc();
+  if (blames_peer_ && blames_peer_(event)) {
+    m_.Decisions("attributed_to_peer").Inc();
+    if (done) done();
+    return;
+  }
+  const std::string node = event.node;  // the work (and its event) may be gone after Drain
+  Work work;
+  work.event = std::move(event);
+  work.done = std::move(done);
+  if (queues_.find(node) == queues_.end() && !RoundOver(clock_.MonotonicNow())) {
+    // Nothing waits for this node: decided here, without a queue (whose
+    // deque and map entry cost more than most decisions, issue 12.4).
+    if (Process(work) == Step::kDone) {
+      if (Done finished = Settle(work)) finished();
+      ApplyDeferred(node);
+    } else {
+      ScheduleRetry(Enqueue(node, std::move(work)));
+    }
+    UpdateGauges();
+    return;
+  }
+  Enqueue(node, std::move(work));
+  Drain(node);
+  UpdateGauges();
+}
+
+void Tainter::Replay(const FaultEvent& event) {
+  m_.replayed.Inc();
+  if (blames_peer_ && blames_peer_(event)) return;
+  policy_.Replay(event);
+}
+
+Tainter::NodeQueue& Tainter::Enqueue(const std::string& node, Work&& work) {
+  while (pending_ >= options_.max_pending && pending_ > 0) {
+    // Shed the oldest work of the node that has waited longest: the API has
+    // been failing for a long time, and an unbounded backlog would only grow.
+    auto victim =
+        std::min_element(queues_.begin(), queues_.end(), [](const auto& a, const auto& b) {
+          if (a.second.work.empty() != b.second.work.empty()) return !a.second.work.empty();
+          return a.second.next_try < b.second.next_try;
+        });
+    if (victim == queues_.end() || victim->second.work.empty()) break;
+    Done dropped = std::move(victim->second.work.front().done);
+    victim->second.work.pop_front();
+    if (victim->second.work.empty()) queues_.erase(victim);
+    --pending_;
+    m_.dropped_work.Inc();
+    if (dropped) dropped();
+  }
+  NodeQueue& q = queues_[node];
+  q.work.push_back(std::move(work));
+  ++pending_;
+  return q;
+}
+
+void Tainter::Drain(const std::string& node) {
+  auto it = queues_.find(node);
+  if (it == queues_.end()) return;
+  NodeQueue& q = it->second;
+  while (!q.work.empty()) {
+    const auto now = clock_.MonotonicNow();  // once per item: a clock read is not free
+    if (q.attempts > 0 && now < q.next_try) return;
+    // Out of this round's time: the queue waits for the next Tick, and the
+    // main loop gets back to Kafka (one thread; max.poll.interval.ms).
+    if (RoundOver(now)) return;
+    if (Process(q.work.front()) == Step::kRetry) {
+      ScheduleRetry(q);
+      return;
+    }
+    Done finished = Settle(q.work.front());
+    q.work.pop_front();
+    --pending_;
+    q.attempts = 0;
+    if (finished) finished();
+  }
+  queues_.erase(it);
+  ApplyDeferred(node);
+}
+
+bool Tainter::RoundOver(std::chrono::steady_clock::time_point now) const {
+  return options_.round_budget.count() > 0 && now >= round_deadline_;
+}
+
+void Tainter::ScheduleRetry(NodeQueue& q) {
+  ++q.attempts;
+  auto backoff = options_.initial_backoff * (1LL << std::min(q.attempts - 1, 16));
+  q.next_try =
+      clock_.MonotonicNow() + std::min<std::chrono::milliseconds>(backoff, options_.max_backoff);
+}
+
+Tainter::Done Tainter::Settle(Work& work) {
+  // Moved out only to be parked (a move of a whole event is not free);
+  // usually only its `done` is left to call.
+  if (!Parkable(work)) return std::move(work.done);
+  parked_.push_back(std::move(work));
+  if (parked_.size() > options_.max_parked) {
+    auto victim =
+        std::min_element(parked_.begin(), parked_.end(), [](const Work& a, const Work& b) {
+          return a.event.severity < b.event.severity;  // the first of the lowest severity: oldest
+        });
+    Done dropped = std::move(victim->done);
+    parked_.erase(victim);
+    m_.dropped_work.Inc();
+    if (dropped) dropped();
+  }
+  return nullptr;
+}
+
+bool Tainter::Parkable(const Work& work) const {
+  return work.decision.outcome == DecisionOutcome::kRefusedByValve &&
+         work.event.action == Action::kTaint && !work.event.rule.empty();
+}
+
+void Tainter::RetryParked() {
+  if (parked_.empty() || policy_.tainted_nodes() >= policy_.FleetLimit()) return;
+  // The most severe first, the oldest among equals: a flood of forged
+  // low-severity taints cannot keep a real hardware fault waiting.
+  auto best = std::max_element(parked_.begin(), parked_.end(), [](const Work& a, const Work& b) {
+    return a.event.severity < b.event.severity;
+  });
+  Work work = std::move(*best);
+  parked_.erase(best);
+  const auto now = clock_.Now();
+  if (work.event.expire && work.event.detected_time + *work.event.expire <= now) {
+    if (work.done) work.done();  // its quiet period is over: nothing to retry
+    return;
+  }
+  work.decided = false;
+  work.again = true;
+  work.reserved = false;
+  work.update_done = false;
+  work.events_done = 0;
+  const std::string node = work.event.node;
+  Enqueue(node, std::move(work));
+  Drain(node);
+}
+
+Tainter::Step Tainter::Process(Work& work) {
+  if (!work.decided) {
+    const std::string& node = work.event.node;
+    if (!policy_.Knows(node)) {
+      Status s = LearnNode(node);
+      if (s.code() == StatusCode::kNotFound) {
+        m_.Decisions("unknown_node").Inc();
+        return Step::kDone;
+      }
+      if (!s.ok()) return Retryable(s.code()) ? Step::kRetry : Step::kDone;
+    }
+    work.decision = work.again ? policy_.Redecide(work.event) : policy_.Decide(work.event);
+    work.decided = true;
+    // A taint is counted once the fleet's valve record granted it (Execute).
+    if (work.decision.outcome != DecisionOutcome::kTaint) Count(work.decision);
+  }
+  Status s = Execute(work);
+  work.read.reset();  // a retry reads afresh
+  if (s.ok()) return Step::kDone;
+  if (s.code() == StatusCode::kNotFound) {
+    policy_.ForgetNode(work.decision.node);
+    return Step::kDone;
+  }
+  if (Retryable(s.code())) return Step::kRetry;
+  LogError("tainter", "dropping a decision the API server refused",
+           {{"node", work.decision.node},
+            {"outcome", DecisionOutcomeName(work.decision.outcome)},
+            {"error", s.ToString()}});
+  return Step::kDone;
+}
+
+void Tainter::Count(const Decision& d) {
+  m_.Decisions(d.outcome).Inc();
+  if (d.outcome == DecisionOutcome::kRefusedByValve) {
+    m_.TaintsRefused(d.reason.rule).Inc();
+    if (d.emit_event) {  // rate-limited per node and rule, like the Event
+      LogWarning("tainter", "safety valve refused a taint",
+                 {{"node", d.node}, {"rule", d.reason.rule}, {"valve", d.detail}});
+    }
+  }
+}
+
+NodeChange Tainter::ChangeFor(const NodePlan& plan) const {
+  NodeChange change;
+  switch (plan.write) {
+    case NodePlan::Write::kTaint:
+    case NodePlan::Write::kReasons:
+      // Reasons are written together with the taint they justify (the add
+      // is a no-op while the taint is there).
+      change.add_taint = options_.taint;
+      change.annotations[options_.annotation_key] =
+          EncodeReasons(plan.reasons, options_.max_annotation_bytes);
+      break;
+    case NodePlan::Write::kLift:
+      change.remove_taint = options_.taint;
+      change.annotations[options_.annotation_key] = std::nullopt;
+      break;
+    case NodePlan::Write::kNone:
+      break;
+  }
+  if (plan.write != NodePlan::Write::kNone && !plan.history.empty()) {
+    change.annotations[options_.history_annotation_key] = EncodeRecoveries(plan.history);
+  }
+  return change;
+}
+
+Status Tainter::Update(const std::string& node, const NodeChange& change) {
+  return api_.UpdateNode(node, change);
+}
+
+Status Tainter::Event(const std::string& node, const PlannedEvent& planned) {
+  NodeEvent e;
+  e.node = node;
+  if (auto it = node_uids_.find(node); it != node_uids_.end()) e.node_uid = it->second;
+  e.type = planned.type;
+  e.reason = planned.reason;
+  e.message = planned.message;
+  Status s = api_.CreateEvent(e);
+  // An Event is evidence, not state: one the server refuses for good is
+  // logged and dropped rather than holding the node's queue.
+  if (!s.ok() && !Retryable(s.code()) && s.code() != StatusCode::kNotFound) {
+    LogWarning("tainter", "event refused", {{"node", node}, {"error", s.ToString()}});
+    return OkStatus();
+  }
+  return s;
+}
+
+Result<bool> Tainter::LiftStillDue(Work& work) {
+  const std::string& node = work.decision.node;
+  const std::vector<Recovery>& lifted = work.decision.recovered;
+  // Re-read the node: another replica may have extended a reason since
+  // this one last looked. Its live reasons win over our lift.
+  Result<NodeInfo> info = api_.GetNode(node);
+  FL_RETURN_IF_ERROR(info.status());
+  work.read = *info;
+  if (!HasOurTaint(*info)) return false;
+  if (auto a = info->annotations.find(options_.annotation_key); a != info->annotations.end()) {
+    if (Result<std::vector<Reason>> rs = DecodeReasons(a->second); rs) {
+      const auto now = clock_.Now();
+      std::erase_if(*rs, [&](const Reason& r) { return r.expires_at && *r.expires_at <= now; });
+      DropRecovered(*rs, lifted);
+      if (!rs->empty()) {
+        policy_.Adopt(node, true, std::move(*rs));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+Result<bool> Tainter::WriteLift(Work& work) {
+  for (int attempt = 1;; ++attempt) {
+    Result<bool> due = LiftStillDue(work);
+    if (!due || !*due) return due;
+    NodeChange change = ChangeFor(work.decision.plan);
+    change.expected_resource_version = work.read->resource_version;
+    Status s = Update(work.decision.node, change);
+    if (s.ok()) return true;
+    if (s.code() != StatusCode::kAborted || attempt >= 3) return s;
+  }
+}
+
+Status Tainter::Execute(Work& work) {
+  const Decision& d = work.decision;
+  const NodePlan& plan = d.plan;
+  const std::string& node = d.node;
+  if (d.outcome == DecisionOutcome::kTaint && !work.reserved) {
+    Result<std::string> refusal = ReserveNewTaint(node);
+    if (!refusal) return refusal.error();
+    work.reserved = true;
+    if (!refusal->empty()) {
+      work.decision = policy_.RefuseTaint(work.decision, work.event, *refusal);
+      Count(work.decision);
+      return Execute(work);
+    }
+    Count(work.decision);
+  }
+  if (!work.update_done && plan.write != NodePlan::Write::kNone) {
+    if (plan.write == NodePlan::Write::kLift) {
+      Result<bool> lifted = WriteLift(work);
+      if (!lifted) return lifted.error();
+      if (!*lifted) return OkStatus();  // nothing to lift, nothing to record
+    } else {
+      Result<Written> written = WriteReasons(work);
+      if (!written) return written.error();
+      if (*written == Written::kNothingToDo) return OkStatus();
+      if (*written == Written::kDecidedAgain) return Execute(work);  // never a kReasons again
+    }
+    work.update_done = true;
+    if (plan.write == NodePlan::Write::kTaint) {
+      m_.taints_added.Inc();
+      LogInfo("tainter", options_.dry_run ? "would taint node" : "tainted node",
+              {{"node", node}, {"rule", d.reason.rule}, {"event_id", d.event_id}});
+    } else if (plan.write == NodePlan::Write::kLift) {
+      // The way the last reason went: expired, reboot or clear.
+      std::string how = d.recovered.empty() ? "expire" : d.recovered.back().how;
+      if (how == "expire") how = "expired";
+      m_.TaintsLifted(how).Inc();
+      LogInfo("tainter", options_.dry_run ? "would lift taint" : "lifted taint",
+              {{"node", node},
+               {"why", how == "expired" ? "every reason expired" : "returned to service: " + how}});
+    }
+    for (const Recovery& r : d.recovered) {
+      LogInfo("tainter", "reason recovered",
+              {{"node", node}, {"rule", r.rule}, {"how", r.how}, {"detail", r.detail}});
+    }
+  }
+  work.update_done = true;
+  if (!work.conditions_done && plan.write != NodePlan::Write::kNone) {
+    // After the taint, before the Events: a remediation tool watching the
+    // condition sees the fault once the node is out of scheduling.
+    Status s = SyncConditions(node, work.read ? &*work.read : nullptr);
+    if (s.code() == StatusCode::kUnavailable) return s;  // retried with backoff
+    if (!s.ok()) {
+      // RBAC without nodes/status, a 422...: the taint stands regardless.
+      LogWarning("tainter", "could not set node conditions",
+                 {{"node", node}, {"error", s.message()}});
+    }
+    work.conditions_done = true;
+  }
+  for (; work.events_done < plan.events.size(); ++work.events_done) {
+    FL_RETURN_IF_ERROR(Event(node, plan.events[work.events_done]));
+  }
+  // Last, so they never delay the taint: tell the pods on the node.
+  if (!work.pods_told && plan.write == NodePlan::Write::kTaint && options_.pod_events.enabled) {
+    work.pods_told = true;
+    TellPods(node, d.reason);
+  }
+  return OkStatus();
+}
+
+Status Tainter::RecordEvent(const NodeEvent& event) { return api_.CreateEvent(event); }
+
+// The reasons to write: the plan's, plus live ones the plan does not know
+// (another writer's), the later copy of a rule seen on both sides. Expired
+// live reasons are left out: they lapse here as in memory.
+namespace {
+std::vector<Reason> MergeReasons(std::vector<Reason> planned, const std::vector<Reason>& live,
+                                 std::chrono::system_clock::time_point now) {
+  for (const Reason& r : live) {
+    if (r.expires_at && *r.expires_at <= now) continue;
+    auto it = std::find_if(planned.begin(), planned.end(),
+                           [&](const Reason& p) { return p.rule == r.rule; });
+    if (it == planned.end()) {
+      if (r.rule != Reason::kAdoptedRule) planned.push_back(r);
+    } else if (r.last_seen > it->last_seen) {
+      *it = r;
+    }
+  }
+  return planned;
+}
+}  // namespace
+
+Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
+  const std::string node = work.decision.node;
+  for (int attempt = 1;; ++attempt) {
+    // Re-read before writing: the plan was made from memory, and the node
+    // may have changed since (a by-hand untaint, another replica's reason).
+    Result<NodeInfo> live = api_.GetNode(node);
+    FL_RETURN_IF_ERROR(live.status());
+    node_uids_[node] = live->uid;
+    work.read = *live;
+    const NodePlan& plan = work.decision.plan;
+    if (plan.write == NodePlan::Write::kReasons && !HasOurTaint(*live)) {
+      // Our taint was lifted since the decision: the old reasons go with it.
+      AdoptNode(*live, /*merge_memory=*/false);
+      if (work.event.rule.empty()) return Written::kNothingToDo;  // an expiry's update
+      // A new fault on a node lifted by hand is a new taint: the valve decides.
+      work.decision = policy_.Redecide(work.event);
+      if (work.decision.outcome != DecisionOutcome::kTaint) Count(work.decision);
+      return Written::kDecidedAgain;
+    }
+    std::vector<Reason> live_reasons;  // an annotation without our taint is a leftover: ignored
+    if (auto a = live->annotations.find(options_.annotation_key);
+        a != live->annotations.end() && HasOurTaint(*live)) {
+      if (auto rs = DecodeReasons(a->second); rs) live_reasons = std::move(*rs);
+    }
+    DropRecovered(live_reasons, work.decision.recovered);  // this decision lifted them
+    std::vector<Reason> merged = MergeReasons(plan.reasons, live_reasons, clock_.Now());
+    if (merged.size() != plan.reasons.size() || merged != plan.reasons) {
+      policy_.Adopt(node, true, merged);  // memory learns what the node said
+    }
+    NodePlan write = plan;
+    write.reasons = std::move(merged);
+    NodeChange change = ChangeFor(write);
+    change.expected_resource_version = live->resource_version;
+    Status s = Update(node, change);
+    if (s.ok()) return Written::kYes;
+    if (s.code() != StatusCode::kAborted || attempt >= 3) return s;
+  }
+}
+
+Result<std::string> Tainter::ReserveNewTaint(const std::string& node) {
+  if (!shared_valve_ || options_.dry_run) return std::string();
+  FleetValve::FleetView view;
+  view.managed = policy_.managed_nodes();
+  for (const std::string& n : policy_.TaintedNodes()) {
+    if (n != node && policy_.IsManaged(n)) view.tainted.insert(n);
+  }
+  view.unseen = [&](const std::string& reserved, std::chrono::system_clock::time_point at) {
+    auto seen = observed_at_.find(reserved);
+    return (seen == observed_at_.end() || seen->second < at) && policy_.IsManaged(reserved);
+  };
+  for (int attempt = 1; attempt <= 5; ++attempt) {
+    Result<SharedRecord> record = api_.GetValveRecord();
+    if (!record && record.error().code() == StatusCode::kFailedPrecondition) {
+      shared_valve_ = false;  // this NodeApi has no shared record: the in-memory valve decided
+      return std::string();
+    }
+    FL_RETURN_IF_ERROR(record.status());
+    FleetValve::FleetAnswer answer =
+        policy_.valve().Reserve(record->value, node, view, clock_.Now());
+    if (!answer.refusal.empty()) return std::move(answer.refusal);
+    Status put = api_.PutValveRecord(answer.record, record->resource_version);
+    if (put.code() == StatusCode::kAborted || put.code() == StatusCode::kAlreadyExists) continue;
+    FL_RETURN_IF_ERROR(put);
+    return std::string();
+  }
+  return UnavailableError("valve record: still conflicting after 5 attempts");
+}
+
+bool Tainter::Queued(const std::string& node) const {
+  auto it = queues_.find(node);
+  return it != queues_.end() && !it->second.work.empty();
+}
+
+void Tainter::ApplyDeferred(const std::string& node) {
+  auto it = deferred_.find(node);
+  if (it == deferred_.end()) return;
+  std::optional<NodeInfo> info = std::move(it->second);
+  deferred_.erase(it);
+  if (info) {
+    ObserveNode(*info);
+  } else {
+    ObserveDeleted(node);
+  }
+}
+
+void Tainter::ObserveNode(const NodeInfo& node) {
+  if (Queued(node.name)) {
+    deferred_[node.name] = node;
+    return;
+  }
+  AdoptNode(node, /*merge_memory=*/true);
+  ReconcileConditions(node);
+}
+
+void Tainter::ObserveDeleted(const std::string& node) {
+  if (Queued(node)) {
+    deferred_[node] = std::nullopt;
+    return;
+  }
+  policy_.ForgetNode(node);
+  node_uids_.erase(node);
+  observed_at_.erase(node);
+}
+
+void Tainter::Observe(std::vector<NodeWatchChange> changes) {
+  for (NodeWatchChange& c : changes) {
+    switch (c.kind) {
+      case NodeWatchChange::Kind::kList: {
+        std::set<std::string> listed;
+        for (const NodeInfo& n : c.objects) {
+          listed.insert(n.name);
+          ObserveNode(n);
+        }
+        for (const std::string& name : policy_.Nodes()) {
+          if (listed.count(name) == 0) ObserveDeleted(name);
+        }
+        MarkAdopted();
+        break;
+      }
+      case NodeWatchChange::Kind::kUpsert:
+        if (!c.objects.empty()) ObserveNode(c.objects[0]);
+        break;
+      case NodeWatchChange::Kind::kDeleted:
+        if (!c.objects.empty()) ObserveDeleted(c.objects[0].name);
+        break;
+    }
+  }
+  UpdateGauges();
+}
+
+void Tainter::Tick() {
+  const auto now = clock_.MonotonicNow();
+  if (!watched_ && (!adopted_ || now >= next_resync_)) {
+    if (Status s = AdoptAll(); !s.ok()) {
+      next_resync_ = now + std::chrono::seconds(5);
+      LogWarning("tainter", "cannot list nodes", {{"error", s.ToString()}});
+    }
+  }
+  for (Decision& d : policy_.Expire(owns_)) {
+    Work work;
+    work.decided = true;
+    work.decision = std::move(d);
+    const std::string node = work.decision.node;
+    Enqueue(node, std::move(work));
+  }
+  RetryParked();
+  std::vector<std::string> ready;
+  for (const auto& [node, q] : queues_) {
+    if (!q.work.empty() && (q.attempts == 0 || now >= q.next_try)) ready.push_back(node);
+  }
+  for (const std::string& node : ready) Drain(node);
+  UpdateGauges();
+}
+
+Status Tainter::Untaint(const std::string& node, const std::string& why) {
+  Result<NodeInfo> info = api_.GetNode(node);
+  FL_RETURN_IF_ERROR(info.status());
+  node_uids_[node] = info->uid;
+  const bool has_annotation = info->annotations.count(options_.annotation_key) != 0;
+  if (!HasOurTaint(*info) && !has_annotation) {
+    return FailedPreconditionError("node " + node + " carries no faultline taint (" +
+                                   options_.taint.key + ":" + options_.taint.effect + ")");
+  }
+  NodeChange change;
+  change.remove_taint = options_.taint;
+  change.annotations[options_.annotation_key] = std::nullopt;
+  // Recorded in the node's history (a `faultline-tainter untaint` process
+  // knows only what the node says), with one FaultlineRecovered per reason.
+  std::vector<Recovery> lifted;
+  if (auto a = info->annotations.find(options_.annotation_key); a != info->annotations.end()) {
+    if (auto rs = DecodeReasons(a->second); rs) {
+      for (const Reason& r : *rs) {
+        lifted.push_back({r.rule, "hand", why.empty() ? "no reason given" : why, clock_.Now(),
+                          r.first_seen, r.last_seen});
+      }
+    }
+  }
+  std::vector<Recovery> history;
+  if (auto h = info->annotations.find(options_.history_annotation_key);
+      h != info->annotations.end()) {
+    history = DecodeRecoveries(h->second);
+  }
+  for (const Recovery& r : lifted) AppendRecovery(history, r);
+  if (!lifted.empty()) {
+    change.annotations[options_.history_annotation_key] = EncodeRecoveries(history);
+  }
+  FL_RETURN_IF_ERROR(Update(node, change));
+  policy_.Untaint(node);
+  policy_.SetHistory(node, history);
+  if (Status s = SyncConditions(node); !s.ok()) {
+    LogWarning("tainter", "could not set node conditions back to False",
+               {{"node", node}, {"error", s.message()}});
+  }
+  m_.TaintsLifted("by_hand").Inc();
+  LogInfo("tainter", "taint lifted by hand", {{"node", node}, {"why", why}});
+  UpdateGauges();
+  for (const Recovery& r : lifted) {
+    FL_RETURN_IF_ERROR(Event(node, {"Normal", "FaultlineRecovered", RecoveredMessage(r)}));
+  }
+  return Event(node, {"Normal", "FaultlineUntainted",
+                      TruncateUtf8("faultline's taint lifted by hand: " +
+                                       (why.empty() ? "no reason given" : why),
+                                   kMaxEventMessageBytes)});
+}
+
+void Tainter::DropPendingFor(const std::function<bool(const std::string& node)>& pred) {
+  std::erase_if(parked_, [&](const Work& w) { return pred(w.event.node); });
+  for (auto it = queues_.begin(); it != queues_.end();) {
+    if (pred(it->first)) {
+      pending_ -= it->second.work.size();
+      deferred_.erase(it->first);
+      it = queues_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  UpdateGauges();
+}
+
+std::size_t Tainter::pending() const { return pending_; }
+
+// The first complete picture of the nodes (a list, or the watch's first
+// list) ends adoption; said once in the log.
+void Tainter::MarkAdopted() {
+  if (!adopted_) {
+    LogInfo("tainter", "adopted node state",
+            {{"managed_nodes", policy_.managed_nodes()},
+             {"tainted_nodes", policy_.tainted_nodes()},
+             {"selector", selector_.text()}});
+  }
+  adopted_ = true;
+}
+
+void Tainter::UpdateGauges() {
+  m_.pending_work.Set(static_cast<double>(pending_));
+  m_.tainted_nodes.Set(policy_.tainted_nodes());
+  m_.managed_nodes.Set(policy_.managed_nodes());
+}
+
+}  // namespace faultline

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tainter/core/policy.h"
+
+#include <algorithm>
+
+#include "base/fault_event.h"
+#include "base/time_format.h"
+#include "tainter/core/conditions.h"
+
+namespace faultline {
+
+std::string_view DecisionOutcomeName(DecisionOutcome outcome) {
+  switch (outcome) {
+    case DecisionOutcome::kIgnored:
+      return "ignored";
+    case DecisionOutcome::kDuplicate:
+      return "duplicate";
+    case DecisionOutcome::kUnmanaged:
+      return "unmanaged";
+    case DecisionOutcome::kBelowThreshold:
+      return "below_threshold";
+    case DecisionOutcome::kStale:
+      return "stale";
+    case DecisionOutcome::kRecordEvent:
+      return "record_event";
+    case DecisionOutcome::kTaint:
+      return "taint";
+    case DecisionOutcome::kUpdateReasons:
+      return "update_reasons";
+    case DecisionOutcome::kRefusedByValve:
+      return "refused_by_valve";
+    case DecisionOutcome::kLift:
+      return "lift";
+  }
+  return "unknown";
+}
+
+std::string EventMessage(const Reason& reason, std::string_view prefix) {
+  constexpr std::size_t kMaxEventMessageBytes = 1024;
+  std::string text(prefix);
+  text += reason.rule;
+  if (!reason.summary.empty()) text += ": " + reason.summary;
+  if (!reason.message.empty()) text += ": " + reason.message;
+  return TruncateUtf8(text, kMaxEventMessageBytes);
+}
+
+void Policy::Plan(Decision& d, NodeState& state) {
+  NodePlan& plan = d.plan;
+  auto event = [&](std::string type, std::string reason, std::string message) {
+    plan.events.push_back({std::move(type), std::move(reason), std::move(message)});
+  };
+  auto reasons = [&] {
+    for (const auto& [rule, r] : state.reasons) plan.reasons.push_back(r);
+    state.persisted_at = clock_.MonotonicNow();
+  };
+  switch (d.outcome) {
+    case DecisionOutcome::kTaint:
+      plan.write = NodePlan::Write::kTaint;
+      reasons();
+      event("Warning", "FaultlineTainted", EventMessage(d.reason));
+      break;
+    case DecisionOutcome::kUpdateReasons:
+      if (d.write_reasons) {
+        plan.write = NodePlan::Write::kReasons;
+        reasons();
+      }
+      if (d.emit_event && !d.reason.rule.empty()) {
+        event("Warning", "FaultlineFault", EventMessage(d.reason, "also faulty: "));
+      }
+      break;
+    case DecisionOutcome::kRecordEvent:
+      if (d.emit_event) {
+        event("Warning", "FaultlineFault",
+              EventMessage(d.reason, d.opted_out ? "not tainted (node opted out): " : ""));
+      }
+      break;
+    case DecisionOutcome::kRefusedByValve:
+      if (d.emit_event) {
+        event("Warning", "FaultlineValveShut",
+              EventMessage(d.reason,
+                           "would taint, but the safety valve is shut (" + d.detail + "): "));
+      }
+      break;
+    case DecisionOutcome::kLift: {
+      plan.write = NodePlan::Write::kLift;
+      const bool all_expired = std::all_of(d.recovered.begin(), d.recovered.end(),
+                                           [](const Recovery& r) { return r.how == "expire"; });
+      event("Normal", "FaultlineUntainted",
+            all_expired ? "faultline lifted its taint: every reason expired"
+                        : "faultline lifted its taint: the node returned to service");
+      break;
+    }
+    default:
+      break;
+  }
+  for (const Recovery& r : d.recovered) event("Normal", "FaultlineRecovered", RecoveredMessage(r));
+  if (plan.write != NodePlan::Write::kNone) plan.history = state.history;
+}
+
+Policy::Policy(Options options, const Clock& clock)
+    : options_(options),
+      clock_(clock),
+      valve_(ValveLimits{options.max_fraction, options.per_rule_max_fraction, options.min_allowed,
+                         options.max_new_taints, options.new_taint_window}) {
+  // The dedupe set fills to its capacity within the first events of a busy
+  // replica: buckets for it up front (up to 2^20, 8 MiB) spare the rehashes
+  // of every entry on the way there.
+  dedupe_index_.reserve(std::min<std::size_t>(options_.dedupe_capacity, std::size_t{1} << 20));
+}
+
+void Policy::SetNode(const std::string& node, bool managed, bool opted_out) {
+  NodeState& state = nodes_[node];
+  state.managed = managed;
+  state.opted_out = opted_out;
+}
+
+void Policy::Adopt(const std::string& node, bool tainted, std::vector<Reason> reasons) {
+  NodeState& state = nodes_[node];
+  state.tainted = tainted;
+  state.reasons.clear();
+  if (!tainted) return;  // a taint lifted by hand takes its reasons with it
+  for (Reason& r : reasons) {
+    std::string rule = r.rule;
+    state.reasons[rule] = std::move(r);
+  }
+  if (state.reasons.empty()) {
+    // Our taint without our annotation: someone (or an older faultline) put
+    // it there. Keep it until a person lifts it; never guess an expiry.
+    Reason adopted;
+    adopted.rule = std::string(Reason::kAdoptedRule);
+    adopted.summary = "taint found on the node without faultline's reasons";
+    adopted.first_seen = adopted.last_seen = clock_.Now();
+    state.reasons[adopted.rule] = std::move(adopted);
+  }
+  // What we adopted is what the annotation says: no need to write it back.
+  state.persisted_at = clock_.MonotonicNow();
+}
+
+void Policy::ForgetNode(const std::string& node) { nodes_.erase(node); }
+
+void Policy::SetBootId(const std::string& node, const std::string& boot_id) {
+  NodeState& state = nodes_[node];
+  if (boot_id.empty() || state.boot_id == boot_id) return;
+  state.boot_id = boot_id;
+  state.boot_seen_at = clock_.Now();
+}
+
+void Policy::SetHistory(const std::string& node, const std::vector<Recovery>& history) {
+  NodeState& state = nodes_[node];
+  state.history = MergeRecoveries(state.history, history);
+}
+
+void Policy::NoteRecoveries(const std::string& node, const std::vector<Recovery>& lifted) {
+  NodeState& state = nodes_[node];
+  for (const Recovery& r : lifted) AppendRecovery(state.history, r);
+}
+
+std::vector<Recovery> Policy::History(const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it == nodes_.end() ? std::vector<Recovery>() : it->second.history;
+}
+
+bool Policy::Remember(const std::string& id) {
+  if (id.empty()) return true;  // nothing to dedupe on; decide it
+  const auto now = clock_.MonotonicNow();
+  if (auto it = dedupe_index_.find(id); it != dedupe_index_.end()) {
+    dedupe_lru_.splice(dedupe_lru_.begin(), dedupe_lru_, it->second);
+    return false;
+  }
+  dedupe_lru_.emplace_front(id, now);
+  dedupe_index_.emplace(dedupe_lru_.front().first, dedupe_lru_.begin());
+  while (dedupe_lru_.size() > options_.dedupe_capacity ||
+         (!dedupe_lru_.empty() && now - dedupe_lru_.back().second > options_.dedupe_ttl)) {
+    dedupe_index_.erase(dedupe_lru_.back().first);
+    dedupe_lru_.pop_back();
+  }
+  return true;
+}
+
+std::chrono::system_clock::time_point Policy::EventTime(const FaultEvent& event) const {
+  // The agent's detection time orders events across a restart (replayed
+  // events are old); an unset or future one (clock skew) reads as now.
+  const auto now = clock_.Now();
+  if (event.detected_time.time_since_epoch().count() == 0 || event.detected_time > now) return now;
+  return event.detected_time;
+}
+
+std::uint64_t Policy::CountInWindow(const FaultEvent& event,
+                                    std::chrono::system_clock::time_point at) {
+  std::string key = event.node;
+  key += '\x1f';
+  key += event.rule;
+  for (const std::string& capture : event.threshold->key) {
+    key += '\x1f';
+    auto it = event.fields.find(capture);
+    if (it != event.fields.end()) key += it->second;
+  }
+  auto [it, inserted] = windows_.try_emplace(key);
+  Window& w = it->second;
+  if (inserted) {
+    window_lru_.push_front(key);
+    w.lru = window_lru_.begin();
+    while (windows_.size() > options_.max_windows && !window_lru_.empty()) {
+      windows_.erase(window_lru_.back());  // never `key`: it is at the front
+      window_lru_.pop_back();
+    }
+  } else {
+    window_lru_.splice(window_lru_.begin(), window_lru_, w.lru);
+  }
+  w.span = std::min(event.threshold->window, options_.max_threshold_window);
+  w.hits.emplace_back(at, 1 + event.suppressed);
+  w.last_arrival = clock_.MonotonicNow();
+  std::uint64_t total = 0;
+  if (w.span.count() > 0) {
+    std::erase_if(w.hits, [&](const auto& hit) { return hit.first <= at - w.span; });
+  }
+  for (const auto& hit : w.hits) total += hit.second;
+  return total;
+}
+
+Reason Policy::MakeReason(const FaultEvent& event, std::chrono::system_clock::time_point at) const {
+  Reason r;
+  r.rule = event.rule;
+  r.summary = event.summary;
+  r.message = TruncateUtf8(event.message, kMaxReasonMessageBytes);
+  r.event_id = event.id;
+  r.first_seen = r.last_seen = at;
+  if (event.expire) r.expires_at = at + std::min(*event.expire, options_.max_expire);
+  r.condition = ConditionTypeFor(event);
+  r.boot_id = event.boot_id;
+  r.recover = event.recover;
+  r.probation = event.probation;
+  return r;
+}
+
+std::string Policy::ValveRefusal(const std::string& rule) {
+  int by_rule = 0;
+  for (const auto& [name, state] : nodes_) {
+    if (state.managed && state.tainted && state.reasons.count(rule) != 0) ++by_rule;
+  }
+  return valve_.Refuse(managed_nodes(), tainted_nodes(), by_rule, rule, clock_.MonotonicNow());
+}
+
+// Events are rate-limited per node and rule, as documented. The rule's
+// action and severity are part of the key, so an application Xid (event,
+// error) right after a hardware one (taint, critical) of the one nvidia.xid
+// rule still gets its Event. The summary is not: it may interpolate a pod's
+// output, and 50 distinct NCCL WARN lines must not make 50 Events.
+std::string Policy::EventKey(const FaultEvent& event) {
+  return event.rule + '\x1f' + std::string(ActionName(event.action)) + '\x1f' +
+         std::string(SeverityName(event.severity));
+}
+
+bool Policy::EventDue(NodeState& state, const std::string& rule) {
+  const auto now = clock_.MonotonicNow();
+  auto it = state.last_event.find(rule);
+  if (it != state.last_event.end() && now - it->second < options_.event_interval) return false;
+  state.last_event[rule] = now;
+  if (state.last_event.size() > options_.max_event_keys_per_node) {
+    // Bounded: forget lapsed entries, then the oldest.
+    std::erase_if(state.last_event,
+                  [&](const auto& kv) { return now - kv.second >= options_.event_interval; });
+    while (state.last_event.size() > options_.max_event_keys_per_node) {
+      state.last_event.erase(
+          std::min_element(state.last_event.begin(), state.last_event.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; }));
+    }
+  }
+  return true;
+}
+
+Decision Policy::Decide(const FaultEvent& event) { return DecideEvent(event, /*fresh=*/true); }
+
+Decision Policy::Redecide(const FaultEvent& event) { return DecideEvent(event, /*fresh=*/false); }
+
+Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
+  Decision d;
+  d.node = event.node;
+  d.event_id = event.id;
+  d.reason.rule = event.rule;
+  if (fresh && !Remember(event.id)) {
+    d.outcome = DecisionOutcome::kDuplicate;
+    return d;
+  }
+  if (event.action == Action::kIgnore) {
+    d.outcome = DecisionOutcome::kIgnored;
+    return d;
+  }
+  auto node_it = nodes_.find(event.node);
+  if (node_it == nodes_.end() || !node_it->second.managed) {
+    d.outcome = DecisionOutcome::kUnmanaged;
+    return d;
+  }
+  NodeState& state = node_it->second;
+  const auto at = EventTime(event);
+  d.reason = MakeReason(event, at);
+  if (d.reason.boot_id.empty()) d.reason.boot_id = state.boot_id;
+  if (!event.clears.empty()) return DecideClear(event, state, std::move(d));
+
+  if (fresh && event.threshold && event.threshold->count > 1) {
+    const std::uint64_t count = CountInWindow(event, at);
+    if (count < static_cast<std::uint64_t>(event.threshold->count)) {
+      d.outcome = DecisionOutcome::kBelowThreshold;
+      d.detail = std::to_string(count) + "/" + std::to_string(event.threshold->count) + " in " +
+                 FormatDuration(event.threshold->window);
+      return d;
+    }
+  }
+  if (d.reason.expires_at && *d.reason.expires_at <= clock_.Now()) {
+    d.outcome = DecisionOutcome::kStale;
+    return d;
+  }
+  if (event.action == Action::kEvent || state.opted_out) {
+    d.outcome = DecisionOutcome::kRecordEvent;
+    d.opted_out = event.action == Action::kTaint;
+    d.emit_event = EventDue(state, EventKey(event));
+    Plan(d, state);
+    return d;
+  }
+
+  // action: taint. A fault soon after an automatic recovery of its rule
+  // recurs: it goes to a person (tainter/core/recovery.h).
+  if (const Recovery* prev =
+          RecentAutoRecovery(state.history, event.rule, clock_.Now(), options_.recurring_window)) {
+    MarkRecurring(d.reason, *prev);
+  }
+  if (state.tainted) {
+    auto [it, inserted] = state.reasons.try_emplace(event.rule, d.reason);
+    Reason& r = it->second;
+    const bool moved = !inserted && at > r.last_seen;
+    if (!inserted) {
+      r.first_seen = std::min(r.first_seen, at);
+      if (d.reason.recurring && !r.recurring) {
+        r.recurring = true;
+        r.summary = d.reason.summary;
+      }
+      if (at >= r.last_seen) {
+        r.last_seen = at;
+        if (!r.recurring || d.reason.recurring) r.summary = d.reason.summary;
+        r.message = d.reason.message;
+        r.event_id = d.reason.event_id;
+        // The boot it was last seen in: a repeat after a reboot means the
+        // reboot did not cure it.
+        if (!d.reason.boot_id.empty()) r.boot_id = d.reason.boot_id;
+        if (!r.recurring) {
+          r.recover = d.reason.recover;
+          r.probation = d.reason.probation;
+        }
+      }
+      // A repeat extends the quiet period; a version of the rule without
+      // `expire` makes the reason permanent.
+      if (!d.reason.expires_at) {
+        r.expires_at.reset();
+      } else if (r.expires_at) {
+        r.expires_at = std::max(*r.expires_at, *d.reason.expires_at);
+      }
+      if (r.recurring) {
+        r.expires_at.reset();
+        r.recover.clear();
+        r.probation.reset();
+      }
+    }
+    d.reason = r;
+    d.outcome = DecisionOutcome::kUpdateReasons;
+    d.emit_event = inserted && EventDue(state, event.rule);
+    d.write_reasons = inserted || (moved && clock_.MonotonicNow() - state.persisted_at >=
+                                                options_.persist_interval);
+    Plan(d, state);
+    return d;
+  }
+  if (std::string refusal = ValveRefusal(event.rule); !refusal.empty()) {
+    d.outcome = DecisionOutcome::kRefusedByValve;
+    d.detail = std::move(refusal);
+    d.emit_event = EventDue(state, "valve\x1f" + event.rule);
+    Plan(d, state);
+    return d;
+  }
+  state.tainted = true;
+  state.reasons[event.rule] = d.reason;
+  valve_.NoteNewTaint(clock_.MonotonicNow());
+  d.outcome = DecisionOutcome::kTaint;
+  d.emit_event = true;
+  d.write_reasons = true;
+  state.last_event[EventKey(event)] = clock_.MonotonicNow();
+  Plan(d, state);
+  return d;
+}
+
+Decision Policy::DecideClear(const FaultEvent& event, NodeState& state, Decision d) {
+  const auto now = clock_.Now();
+  std::vector<Recovery> lifted;
+  std::vector<std::string> recurring;
+  if (state.tainted) {
+    for (const std::string& rule : event.clears) {
+      auto it = state.reasons.find(rule);
+      if (it == state.reasons.end()) continue;
+      const Reason& r = it->second;
+      if (r.recurring) {
+        recurring.push_back(rule);  // flapping: only a person lifts it
+        continue;
+      }
+      // A fault seen after the recovery line is not cured by it.
+      if (r.last_seen > d.reason.last_seen) continue;
+      lifted.push_back({rule, "clear", event.rule + ": " + TruncateUtf8(event.message, 200), now,
+                        r.first_seen, r.last_seen});
+      state.reasons.erase(it);
+    }
+  }
+  if (lifted.empty()) {
+    d.outcome = DecisionOutcome::kIgnored;
+    d.detail = recurring.empty() ? "clear: nothing to clear"
+                                 : "clear: " + recurring.front() + " is recurring (lift by hand)";
+    return d;
+  }
+  for (const Recovery& l : lifted) AppendRecovery(state.history, l);
+  d.recovered = std::move(lifted);
+  if (state.reasons.empty()) {
+    state.tainted = false;
+    d.outcome = DecisionOutcome::kLift;
+  } else {
+    d.outcome = DecisionOutcome::kUpdateReasons;
+  }
+  d.emit_event = true;
+  d.write_reasons = true;
+  Plan(d, state);
+  return d;
+}
+
+Decision Policy::RefuseTaint(const Decision& taint, const FaultEvent& event, std::string detail) {
+  NodeState& state = nodes_[taint.node];
+  state.tainted = false;  // a kTaint decision found the node untainted
+  state.reasons.clear();
+  valve_.UndoNewTaint();
+  Decision d;
+  d.node = taint.node;
+  d.event_id = taint.event_id;
+  d.reason = taint.reason;
+  d.outcome = DecisionOutcome::kRefusedByValve;
+  d.detail = std::move(detail);
+  state.last_event.erase(EventKey(event));  // the taint's Event was not recorded
+  d.emit_event = EventDue(state, "valve\x1f" + event.rule);
+  Plan(d, state);
+  return d;
+}
+
+bool Policy::IsManaged(const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it != nodes_.end() && it->second.managed;
+}
+
+void Policy::Replay(const FaultEvent& event) {
+  Remember(event.id);
+  if (event.action == Action::kIgnore || !event.threshold || event.threshold->count <= 1) return;
+  CountInWindow(event, EventTime(event));
+}
+
+std::vector<Decision> Policy::Expire(const std::function<bool(const std::string&)>& decides) {
+  std::vector<Decision> out;
+  const auto now = clock_.Now();
+  for (auto& [name, state] : nodes_) {
+    if (decides && !decides(name)) continue;
+    std::vector<Recovery> lifted;
+    for (auto it = state.reasons.begin(); it != state.reasons.end();) {
+      const Reason& r = it->second;
+      Recovery l{r.rule, "", "", now, r.first_seen, r.last_seen};
+      if (r.expires_at && *r.expires_at <= now) {
+        l.how = "expire";
+        l.detail = "quiet since " + FormatRfc3339(r.last_seen);
+      } else if (RebootRecoveryDue(r, state.boot_id, state.boot_seen_at, now, options_.probation)) {
+        l.how = std::string(kRecoverReboot);
+        l.detail = "boot id " + r.boot_id + " -> " + state.boot_id + ", quiet for " +
+                   FormatDuration(r.probation.value_or(options_.probation));
+      }
+      if (l.how.empty()) {
+        ++it;
+        continue;
+      }
+      lifted.push_back(std::move(l));
+      it = state.reasons.erase(it);
+    }
+    if (lifted.empty() || !state.tainted) continue;
+    for (const Recovery& l : lifted) AppendRecovery(state.history, l);
+    Decision d;
+    d.node = name;
+    d.recovered = std::move(lifted);
+    if (state.reasons.empty()) {
+      state.tainted = false;
+      d.outcome = DecisionOutcome::kLift;
+      d.emit_event = true;
+    } else {
+      d.outcome = DecisionOutcome::kUpdateReasons;
+    }
+    d.write_reasons = true;
+    Plan(d, state);
+    out.push_back(std::move(d));
+  }
+  // Forget windows that had no hit for a whole span (by arrival: see Window).
+  const auto mono = clock_.MonotonicNow();
+  std::erase_if(windows_, [&](const auto& kv) {
+    const Window& w = kv.second;
+    bool gone = w.hits.empty();
+    if (!gone && w.span.count() != 0) gone = mono - w.last_arrival >= w.span;
+    if (gone) window_lru_.erase(w.lru);
+    return gone;
+  });
+  while (!dedupe_lru_.empty() && mono - dedupe_lru_.back().second > options_.dedupe_ttl) {
+    dedupe_index_.erase(dedupe_lru_.back().first);
+    dedupe_lru_.pop_back();
+  }
+  return out;
+}
+
+bool Policy::Untaint(const std::string& node) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return false;
+  const bool was = it->second.tainted;
+  it->second.tainted = false;
+  it->second.reasons.clear();
+  return was;
+}
+
+bool Policy::IsTainted(const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it != nodes_.end() && it->second.tainted;
+}
+
+std::vector<Reason> Policy::ActiveReasons(const std::string& node) const {
+  std::vector<Reason> out;
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return out;
+  for (const auto& [rule, r] : it->second.reasons) out.push_back(r);
+  return out;
+}
+
+void Policy::MarkPersisted(const std::string& node) {
+  auto it = nodes_.find(node);
+  if (it != nodes_.end()) it->second.persisted_at = clock_.MonotonicNow();
+}
+
+int Policy::managed_nodes() const {
+  int n = 0;
+  for (const auto& [name, state] : nodes_) n += state.managed ? 1 : 0;
+  return n;
+}
+
+int Policy::tainted_nodes() const {
+  int n = 0;
+  for (const auto& [name, state] : nodes_) n += state.managed && state.tainted ? 1 : 0;
+  return n;
+}
+
+std::vector<std::string> Policy::Nodes() const {
+  std::vector<std::string> out;
+  for (const auto& [name, state] : nodes_) out.push_back(name);
+  return out;
+}
+
+std::vector<std::string> Policy::TaintedNodes() const {
+  std::vector<std::string> out;
+  for (const auto& [name, state] : nodes_) {
+    if (state.tainted) out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace faultline

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tainter/core/recovery.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "base/fault_event.h"
+#include "base/time_format.h"
+#include "tainter/core/annotation_json.h"
+
+namespace faultline {
+namespace {
+
+constexpr std::size_t kMaxDetailBytes = 256;
+
+void KeepNewest(std::vector<Recovery>& history) {
+  if (history.size() > kMaxRecoveryHistory) {
+    history.erase(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(
+                                                         history.size() - kMaxRecoveryHistory));
+  }
+}
+
+}  // namespace
+
+std::string EncodeRecoveries(const std::vector<Recovery>& history) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const Recovery& r : history) {
+    list.push_back({{"rule", r.rule},
+                    {"how", r.how},
+                    {"at", FormatRfc3339(r.at)},
+                    {"detail", TruncateUtf8(r.detail, kMaxDetailBytes)},
+                    {"first_seen", FormatRfc3339(r.first_seen)},
+                    {"last_seen", FormatRfc3339(r.last_seen)}});
+  }
+  // Replace, not throw, on invalid UTF-8 (the detail may quote a log line).
+  return list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::vector<Recovery> DecodeRecoveries(std::string_view text) {
+  std::vector<Recovery> out;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return out;
+  for (const nlohmann::json& item : j) {
+    if (!item.is_object()) continue;
+    Recovery r;
+    r.rule = StringOr(item, "rule");
+    r.how = StringOr(item, "how");
+    r.detail = StringOr(item, "detail");
+    auto at = ParseRfc3339(StringOr(item, "at"));
+    if (r.rule.empty() || !at) continue;
+    r.at = *at;
+    r.first_seen = TimeOr(item, "first_seen");
+    r.last_seen = TimeOr(item, "last_seen");
+    AppendRecovery(out, std::move(r));
+  }
+  return out;
+}
+
+void AppendRecovery(std::vector<Recovery>& history, Recovery r) {
+  r.detail = TruncateUtf8(r.detail, kMaxDetailBytes);
+  history.push_back(std::move(r));
+  KeepNewest(history);
+}
+
+std::vector<Recovery> MergeRecoveries(std::vector<Recovery> a, const std::vector<Recovery>& b) {
+  for (const Recovery& r : b) {
+    const bool known = std::any_of(a.begin(), a.end(), [&](const Recovery& x) {
+      return x.rule == r.rule && x.how == r.how && x.at == r.at;
+    });
+    if (!known) a.push_back(r);
+  }
+  std::stable_sort(a.begin(), a.end(),
+                   [](const Recovery& x, const Recovery& y) { return x.at < y.at; });
+  KeepNewest(a);
+  return a;
+}
+
+bool RebootRecoveryDue(const Reason& reason, std::string_view boot_id,
+                       std::chrono::system_clock::time_point boot_seen_at,
+                       std::chrono::system_clock::time_point now,
+                       std::chrono::seconds default_probation) {
+  if (reason.recover != kRecoverReboot || reason.recurring) return false;
+  // An unknown boot id on either side proves no reboot.
+  if (reason.boot_id.empty() || boot_id.empty() || reason.boot_id == boot_id) return false;
+  const auto quiet_since = std::max(reason.last_seen, boot_seen_at);
+  return now - quiet_since >= reason.probation.value_or(default_probation);
+}
+
+const Recovery* RecentAutoRecovery(const std::vector<Recovery>& history, std::string_view rule,
+                                   std::chrono::system_clock::time_point now,
+                                   std::chrono::seconds window) {
+  for (auto it = history.rbegin(); it != history.rend(); ++it) {
+    if (it->rule != rule || (it->how != "reboot" && it->how != "clear")) continue;
+    return now - it->at <= window ? &*it : nullptr;  // older ones are older still
+  }
+  return nullptr;
+}
+
+void MarkRecurring(Reason& reason, const Recovery& previous) {
+  reason.recurring = true;
+  reason.recover.clear();
+  reason.probation.reset();
+  reason.expires_at.reset();
+  constexpr std::string_view kPrefix = "recurring after ";
+  if (reason.summary.rfind(kPrefix, 0) != 0) {
+    reason.summary = TruncateUtf8(std::string(kPrefix) + previous.how + " recovery at " +
+                                      FormatRfc3339(previous.at) + ": " + reason.summary,
+                                  FaultEvent::kMaxSummaryBytes);
+  }
+}
+
+void DropRecovered(std::vector<Reason>& live, const std::vector<Recovery>& lifted) {
+  std::erase_if(live, [&](const Reason& r) {
+    return std::any_of(lifted.begin(), lifted.end(), [&](const Recovery& l) {
+      return l.rule == r.rule && r.last_seen <= l.last_seen;
+    });
+  });
+}
+
+std::string RecoveredMessage(const Recovery& r) {
+  std::string text = r.rule + " recovered (" + r.how;
+  if (!r.detail.empty()) text += ": " + r.detail;
+  text += ")";
+  return TruncateUtf8(text, 1024);
+}
+
+}  // namespace faultline

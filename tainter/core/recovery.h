@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tainter/core/reasons.h"
+
+namespace faultline {
+
+// Return to service: how a fault's reason leaves a node, and the node's
+// record of it (tainter/README.md "Return to service").
+//
+// A reason ends by one of:
+//   expire  its quiet period (`expire`) passed
+//   hand    a person ran `faultline-tainter untaint`
+//   reboot  `recover: reboot`: the node's status.nodeInfo.bootID differs
+//           from the one the fault was last seen in, and no new fault of the
+//           rule came for `probation` since the later of that last sighting
+//           and the moment the tainter saw the new boot id
+//   clear   a `clear:` rule matched a recovery line naming the rule
+// A reason marked `recurring` (faulted again within recurring_window after a
+// reboot or clear recovery) ends only by hand: flapping hardware goes to a
+// person.
+struct Recovery {
+  std::string rule;
+  std::string how;     // expire | hand | reboot | clear
+  std::string detail;  // "boot id 1a2b… -> 9f8e…, quiet for 10m", the clear rule, the untaint text
+  std::chrono::system_clock::time_point at;          // when it was lifted
+  std::chrono::system_clock::time_point first_seen;  // of the fault
+  std::chrono::system_clock::time_point last_seen;   // of the fault
+
+  friend bool operator==(const Recovery&, const Recovery&) = default;
+};
+
+// The history kept per node, newest last; older entries drop off.
+inline constexpr std::size_t kMaxRecoveryHistory = 8;
+inline constexpr std::string_view kRecoverReboot = "reboot";
+
+// The history annotation (default `faultline.dev/recoveries`), a JSON list:
+//   [{"rule":"nvidia.xid","how":"reboot","at":"…Z","detail":"…",
+//     "first_seen":"…Z","last_seen":"…Z"}]
+std::string EncodeRecoveries(const std::vector<Recovery>& history);
+// Lenient: entries without a rule or a readable "at" are skipped; text that
+// is not a JSON list reads as no history.
+std::vector<Recovery> DecodeRecoveries(std::string_view text);
+// Adds `r`, keeping the newest kMaxRecoveryHistory entries.
+void AppendRecovery(std::vector<Recovery>& history, Recovery r);
+// The union of both (the same rule, how and time once), oldest first, bounded.
+std::vector<Recovery> MergeRecoveries(std::vector<Recovery> a, const std::vector<Recovery>& b);
+
+// Whether `reason` is lifted by a reboot now: it says `recover: reboot`, is
+// not recurring, was seen in a known boot id that differs from the node's
+// `boot_id`, and it stayed quiet for its probation (else
+// `default_probation`) since max(last_seen, boot_seen_at).
+bool RebootRecoveryDue(const Reason& reason, std::string_view boot_id,
+                       std::chrono::system_clock::time_point boot_seen_at,
+                       std::chrono::system_clock::time_point now,
+                       std::chrono::seconds default_probation);
+
+// The most recent automatic recovery (reboot or clear) of `rule`, if it lies
+// within `window` before `now`; else nullptr. A new fault of the rule then
+// recurs.
+const Recovery* RecentAutoRecovery(const std::vector<Recovery>& history, std::string_view rule,
+                                   std::chrono::system_clock::time_point now,
+                                   std::chrono::seconds window);
+
+// Marks `reason` recurring: no `recover`, no expiry, "recurring" in its summary.
+void MarkRecurring(Reason& reason, const Recovery& previous);
+
+// Drops from `live` (a node's annotation as re-read) the reasons that
+// `lifted` took away, unless the live copy was seen after the lift's
+// (another replica's newer sighting keeps it).
+void DropRecovered(std::vector<Reason>& live, const std::vector<Recovery>& lifted);
+
+// "nvidia.xid recovered (reboot: boot id a -> b, quiet for 10m)", bounded.
+std::string RecoveredMessage(const Recovery& r);
+
+}  // namespace faultline

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/config_reader.h"
+#include "base/diagnostics.h"
+#include "base/log.h"
+#include "base/status.h"
+#include "matcher/rule_set.h"
+#include "tainter/apply/applier_config.h"
+#include "tainter/apply/node_applier.h"
+#include "tainter/correlation/correlation_consumer.h"
+#include "tainter/intake/event_consumer.h"
+#include "tainter/intake/rule_check.h"
+#include "tainter/kube/kube_settings.h"
+#include "tainter/remediation/remediation.h"
+
+namespace faultline {
+
+// faultline-tainter's configuration file (YAML). Every key is optional
+// except kafka.brokers for the daemon; tainter/README.md lists each with its
+// default. Unknown keys are errors, so a typo never silently means "default".
+struct TainterConfig {
+  KafkaEventConsumer::Options kafka;
+  // The rule packs every event is checked against (tainter/intake/rule_check.h):
+  // the agents' `rules:` key with the same meaning (built-in packs, then
+  // files and directories), so both read one ConfigMap.
+  RuleSources rules;
+  RuleCheck::OnMismatch on_mismatch = RuleCheck::OnMismatch::kSetAside;
+  KubernetesSettings kubernetes;
+  Tainter::Options tainter;
+  // The port every faultline daemon serves in a cluster (the manifests'
+  // container port, Service and probes); on one host beside an agent, set
+  // one of them apart.
+  CorrelationSettings correlation;  // `correlation:` (tainter/README.md, "Fleet correlation")
+  std::string metrics_address = "0.0.0.0:9400";
+  // `remediation:` (tainter/README.md, "Remediation: cordon and drain"):
+  // the taint only unless the operator names cordon or drain.
+  RemediationOptions remediation;
+  LogLevel log_level = LogLevel::kInfo;
+};
+
+// Parses the YAML text through the shared ConfigReader: every problem goes
+// to `diags` as "FILE:LINE:COL: error: message [Cxxx]" (1-based; the codes
+// of base/config_reader.h), all of them in one run. nullopt on any error.
+// With `require_brokers` (the daemon), an empty kafka.brokers is C004.
+std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
+                                                std::string_view file_name, Diagnostics& diags,
+                                                bool require_brokers = false);
+// The same as a Result: kInvalidArgument with one diagnostic per line.
+Result<TainterConfig> ParseTainterConfig(std::string_view yaml_text, std::string_view file_name);
+// Reads and parses `path`. kNotFound: the file cannot be read.
+Result<TainterConfig> LoadTainterConfig(const std::string& path);
+// Reads and parses `path`, printing every problem to `err` with its source
+// line and a caret, or with `json` as one JSON array of
+// {file,line,column,level,code,message} (Diagnostics::ToJson, as
+// `faultline rules check --format json`). nullopt on any problem.
+std::optional<TainterConfig> LoadTainterConfig(const std::string& path, std::ostream& err,
+                                               bool require_brokers = false, bool json = false);
+
+// The daemon's own section (the shared ones: tainter/kube/kube_settings.h,
+// tainter/apply/applier_config.h):
+//   remediation: {action, by_category, by_rule,
+//                 drain: {grace_period, max_concurrent, retry_interval, max_retry_interval}}
+void ReadRemediationSection(const ConfigMap& parent, RemediationOptions& out);
+
+}  // namespace faultline
