@@ -257,10 +257,22 @@ void CheckSource::Publish(const Slot& slot, const std::vector<CheckFinding>& fin
     const bool remind =
         f.status != CheckStatus::kOk && steady_now - last.at >= options_.repeat_interval;
     if (!changed && !remind) continue;
+    // A pass says what it follows ("start", or the status it ends), so two
+    // passes around a failure differ in their captures: the agent's
+    // suppression would otherwise fold the second into the first's window
+    // and hold back the record that clears the fault.
+    CheckFinding with_was;
+    const CheckFinding* publish = &f;
+    if (f.status == CheckStatus::kOk) {
+      with_was = f;
+      with_was.fields.emplace_back("was",
+                                   first ? "start" : std::string(CheckStatusName(last.status)));
+      publish = &with_was;
+    }
     last.status = f.status;
     last.value = std::move(value);
     last.at = steady_now;
-    LogRecord r = MakeCheckRecord(slot.name, f);
+    LogRecord r = MakeCheckRecord(slot.name, *publish);
     r.time = now;
     r.cursor = cursor_prefix_ + std::to_string(++sequence_);
     SourceCounters::Add(counters_.records);
