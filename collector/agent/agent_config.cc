@@ -161,9 +161,7 @@ void ReadRoot(const ConfigMap& root, AgentMode mode, AgentConfig& c) {
                                   "queue_max_messages", "compression", "linger"})) {
     ReadKafka(*k, c);
   }
-  if (auto checks =
-          root.Sub("checks", {"enabled", "concurrency", "jitter", "repeat", "sysfs_root",
-                              "gpu_inventory", "nvml", "env", "working_dir", "exec", "npd"})) {
+  if (auto checks = root.Sub("checks", ChecksConfigKeys())) {
     ReadChecksConfig(*checks, c.checks);
   }
   if (auto id = root.Sub("identity", {"enabled", "topic", "interval", "sysfs_root"})) {
@@ -324,6 +322,19 @@ checks:                     # active checks: results are records of origin `chec
     interval: 60s
     timeout: 10s
     expected: {}            # e.g. {nvidia: 8}; unset: the most seen since the agent started
+  pcie:                     # link width (accelerators, NICs) and speed (NICs) below their maximum
+    enabled: true
+    interval: 5m
+    timeout: 10s
+  aer:                      # PCIe AER fatal/non-fatal counters growing since the agent started
+    enabled: true
+    interval: 60s
+    timeout: 10s
+  procfs_root: /proc
+  nvidia_driver:            # NVIDIA GPUs on the bus but no driver, or not in /proc/driver/nvidia/gpus
+    enabled: true
+    interval: 60s
+    timeout: 10s
   nvml:                     # NVIDIA through libnvidia-ml, dlopen'ed; absent: logged once, skipped
     enabled: true
     library: libnvidia-ml.so.1

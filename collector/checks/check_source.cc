@@ -54,8 +54,9 @@ Result<std::unique_ptr<CheckSource>> CheckSource::Open(const Options& options,
     return InvalidArgumentError("checks: repeat_interval must be >= 0");
   }
   for (const auto& [group, limit] : options.group_concurrency) {
-    if (limit == 0)
+    if (limit == 0) {
       return InvalidArgumentError("checks: concurrency of '" + group + "' must be >= 1");
+    }
   }
   std::unique_ptr<CheckSource> source(new CheckSource(options, clock));
   std::set<std::string, std::less<>> names;
@@ -79,8 +80,9 @@ Result<std::unique_ptr<CheckSource>> CheckSource::Open(const Options& options,
     slot.group = std::move(e.group);
     source->slots_.push_back(std::move(slot));
   }
-  for (Slot& slot : source->slots_)
+  for (Slot& slot : source->slots_) {
     slot.next_due = source->NextDue(slot, now) - slot.schedule.interval;
+  }
   return source;
 }
 

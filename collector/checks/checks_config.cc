@@ -7,7 +7,9 @@
 #include "collector/checks/exec_check.h"
 #include "collector/checks/gpu_inventory_check.h"
 #include "collector/checks/npd_plugin_config.h"
+#include "collector/checks/nvidia_proc_check.h"
 #include "collector/checks/nvml_check.h"
+#include "collector/checks/pcie_checks.h"
 
 namespace faultline {
 namespace {
@@ -20,6 +22,14 @@ void ReadSchedule(const ConfigMap& m, CheckSchedule& s) {
 }
 
 }  // namespace
+
+const std::vector<std::string_view>& ChecksConfigKeys() {
+  static const std::vector<std::string_view> kKeys = {
+      "enabled",     "concurrency",   "jitter",      "repeat", "sysfs_root",
+      "procfs_root", "gpu_inventory", "pcie",        "aer",    "nvidia_driver",
+      "nvml",        "env",           "working_dir", "exec",   "npd"};
+  return kKeys;
+}
 
 void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
   checks.Bool("enabled", c.enabled);
@@ -43,13 +53,29 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
       char* end = nullptr;
       const long n = std::strtol(count.c_str(), &end, 10);
       if (count.empty() || *end != '\0' || n < 0 || n > 1024) {
-        g->Error(
-            "expected", "C003",
-            "'checks.gpu_inventory.expected." + kind + "' must be a count, not '" + count + "'");
+        std::string message = "'checks.gpu_inventory.expected.";
+        message += kind;
+        message += "' must be a count, not '";
+        message += count;
+        message += "'";
+        g->Error("expected", "C003", std::move(message));
         continue;
       }
       c.gpu_expected[kind] = static_cast<int>(n);
     }
+  }
+  if (auto p = checks.Sub("pcie", {"enabled", "interval", "timeout"})) {
+    p->Bool("enabled", c.pcie_enabled);
+    ReadSchedule(*p, c.pcie);
+  }
+  if (auto a = checks.Sub("aer", {"enabled", "interval", "timeout"})) {
+    a->Bool("enabled", c.aer_enabled);
+    ReadSchedule(*a, c.aer);
+  }
+  checks.String("procfs_root", c.procfs_root);
+  if (auto d = checks.Sub("nvidia_driver", {"enabled", "interval", "timeout"})) {
+    d->Bool("enabled", c.nvidia_driver_enabled);
+    ReadSchedule(*d, c.nvidia_driver);
   }
   if (auto n = checks.Sub(
           "nvml", {"enabled", "library", "interval", "timeout", "expected", "ecc_aggregate_max"})) {
@@ -114,6 +140,22 @@ Result<std::unique_ptr<CheckSource>> OpenCheckSource(const ChecksConfig& config,
     }
     entries.push_back(
         {std::make_unique<GpuInventoryCheck>(o), with_jitter(config.gpu_inventory), ""});
+  }
+  std::vector<AcceleratorKind> kinds;
+  for (const std::string& name : BuiltinAcceleratorKindNames()) {
+    kinds.push_back(*BuiltinAcceleratorKind(name));
+  }
+  if (config.pcie_enabled) {
+    entries.push_back(
+        {std::make_unique<PcieLinkCheck>(config.sysfs_root, kinds), with_jitter(config.pcie), ""});
+  }
+  if (config.aer_enabled) {
+    entries.push_back(
+        {std::make_unique<AerCheck>(config.sysfs_root, kinds), with_jitter(config.aer), ""});
+  }
+  if (config.nvidia_driver_enabled) {
+    entries.push_back({std::make_unique<NvidiaProcCheck>(config.sysfs_root, config.procfs_root),
+                       with_jitter(config.nvidia_driver), ""});
   }
   if (config.nvml_enabled) {
     Result<std::shared_ptr<NvmlLibrary>> nvml = NvmlLibrary::Load(config.nvml_library);

@@ -38,6 +38,15 @@ struct ChecksConfig {
   CheckSchedule gpu_inventory{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
   std::map<std::string, int> gpu_expected;  // kind -> count; empty: baselines
 
+  bool pcie_enabled = true;  // link width/speed of accelerators and NICs
+  CheckSchedule pcie{std::chrono::milliseconds(300'000), std::chrono::milliseconds(10'000)};
+  bool aer_enabled = true;  // PCIe AER fatal/non-fatal counters
+  CheckSchedule aer{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
+
+  bool nvidia_driver_enabled = true;  // /proc/driver/nvidia against the PCI bus
+  std::string procfs_root = "/proc";
+  CheckSchedule nvidia_driver{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
+
   bool nvml_enabled = true;  // without the library: said once, skipped
   std::string nvml_library = "libnvidia-ml.so.1";
   CheckSchedule nvml{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
@@ -51,6 +60,9 @@ struct ChecksConfig {
   std::vector<ExecCheckConfig> exec;
   std::vector<std::string> npd_configs;  // custom-plugin-monitor JSON files, read at start
 };
+
+// The keys of the `checks:` mapping.
+const std::vector<std::string_view>& ChecksConfigKeys();
 
 // Reads `checks:` (the mapping under that key) into `out`; problems go to
 // the reader's diagnostics as C002/C003/C004.

@@ -91,8 +91,14 @@ ExecOutcome RunCommand(const std::string& path, const std::vector<std::string>& 
 
   std::vector<std::string> env_strings;
   env_strings.reserve(env.size());
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  for (const auto& [k, v] : env) {
+    std::string entry = k;
+    entry += '=';
+    entry += v;
+    env_strings.push_back(std::move(entry));
+  }
   std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
   for (std::string& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
   std::string program = path;
@@ -102,6 +108,7 @@ ExecOutcome RunCommand(const std::string& path, const std::vector<std::string>& 
   std::vector<std::string> argv_strings = {program};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<char*> argv;
+  argv.reserve(argv_strings.size() + 1);
   for (std::string& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
 

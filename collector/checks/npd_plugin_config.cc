@@ -32,8 +32,10 @@ std::optional<std::chrono::milliseconds> ParseGoDuration(std::string_view text) 
   double total_ms = 0;
   while (!text.empty()) {
     std::size_t i = 0;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+    while (i < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
       ++i;
+    }
     if (i == 0) return std::nullopt;
     double number = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + i, number);
@@ -84,14 +86,16 @@ Result<NpdPluginConfig> ParseNpdPluginConfig(std::string_view json, std::string_
   if (auto pc = doc.find("pluginConfig"); pc != doc.end() && pc->is_object()) {
     if (std::string s = string_at(*pc, "invoke_interval"); !s.empty()) {
       auto d = ParseGoDuration(s);
-      if (!d || d->count() <= 0)
+      if (!d || d->count() <= 0) {
         return Bad(file, "pluginConfig.invoke_interval '" + s + "' is not a positive duration");
+      }
       config.invoke_interval = *d;
     }
     if (std::string s = string_at(*pc, "timeout"); !s.empty()) {
       auto d = ParseGoDuration(s);
-      if (!d || d->count() <= 0)
+      if (!d || d->count() <= 0) {
         return Bad(file, "pluginConfig.timeout '" + s + "' is not a positive duration");
+      }
       timeout = *d;
     }
     if (auto m = pc->find("max_output_length"); m != pc->end()) {
@@ -135,8 +139,9 @@ Result<NpdPluginConfig> ParseNpdPluginConfig(std::string_view json, std::string_
     std::chrono::milliseconds rule_timeout = timeout;
     if (std::string s = string_at(rule, "timeout"); !s.empty()) {
       auto d = ParseGoDuration(s);
-      if (!d || d->count() <= 0)
+      if (!d || d->count() <= 0) {
         return Bad(file, where + ".timeout '" + s + "' is not a positive duration");
+      }
       rule_timeout = *d;
     }
     o.name = "npd." + NameToken(config.source) + "." + std::to_string(n) +

@@ -9,7 +9,7 @@ namespace faultline {
 std::optional<std::string> ReadSysfsText(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
-  std::string content(64 * 1024, '\0');
+  std::string content(std::size_t{64} * 1024, '\0');
   in.read(content.data(), static_cast<std::streamsize>(content.size()));
   if (in.bad()) return std::nullopt;
   content.resize(static_cast<std::size_t>(in.gcount()));

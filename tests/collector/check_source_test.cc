@@ -283,6 +283,7 @@ TEST_CASE("the source never runs more than `concurrency` checks at the same mome
     std::shared_ptr<Shared> s_;
   };
   std::vector<CheckSource::Entry> entries;
+  entries.reserve(6);
   for (int i = 0; i < 6; ++i) {
     entries.push_back(
         {std::make_unique<Counting>("k" + std::to_string(i), shared), Every(milliseconds(10)), ""});

@@ -39,7 +39,7 @@ START=$SECONDS
 addr() { printf '0000:%02x:00.0' $((0x18 + 0x10 * $1)); }
 add_gpu() {
   local d="$T/sys/bus/pci/devices/$(addr "$1")"
-  mkdir -p "$d"
+  mkdir -p "$d" "$T/proc/driver/nvidia/gpus/$(addr "$1")"
   echo 0x10de >"$d/vendor"
   echo 0x030200 >"$d/class"
 }
@@ -52,6 +52,8 @@ nvml_state() { # N: the fake NVML with GPUs 0..N-1
   mv "$T/nvml.json.tmp" "$T/nvml.json"
 }
 : >"$T/quiet.log"
+mkdir -p "$T/proc/driver/nvidia"
+echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15" >"$T/proc/driver/nvidia/version"
 for i in 0 1 2 3 4 5 6 7; do add_gpu "$i"; done
 # A bridge of the same vendor (an NVSwitch) is not a GPU.
 mkdir -p "$T/sys/bus/pci/devices/0000:05:00.0"
@@ -62,7 +64,10 @@ export FAKE_NVML_STATE="$T/nvml.json"
 export LD_LIBRARY_PATH="$E2E_BUILD/tests/fakes/nvml${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [[ -e "$E2E_BUILD/tests/fakes/nvml/libnvidia-ml.so.1" ]] || e2e_fail "the fake NVML is not built"
 
-remove_gpu() { rm -rf "$T/sys/bus/pci/devices/$(addr 3)"; nvml_state 7; }
+remove_gpu() {
+  rm -rf "$T/sys/bus/pci/devices/$(addr 3)" "$T/proc/driver/nvidia/gpus/$(addr 3)"
+  nvml_state 7
+}
 restore_gpu() { add_gpu 3; nvml_state 8; }
 
 # ---- helpers on the API double ---------------------------------------------------
@@ -93,6 +98,7 @@ sources:
 checks:
   jitter: 0s
   sysfs_root: $T/sys
+  procfs_root: $T/proc
   gpu_inventory: {enabled: $COUNT_CHECKS, interval: 500ms, timeout: 2s, expected: {nvidia: 8}}
   nvml: {enabled: $COUNT_CHECKS, interval: 500ms, timeout: 2s, expected: 8}
 YAML

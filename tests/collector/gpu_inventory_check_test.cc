@@ -21,8 +21,9 @@ std::string Address(int i) {
 // vendor), a ConnectX NIC and a host bridge.
 void EightGpuNode(const std::filesystem::path& root) {
   for (int i = 0; i < 8; ++i) AddPciDevice(root, Address(i), "0x10de", "0x030200");
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 4; ++i) {
     AddPciDevice(root, "0000:0" + std::to_string(i) + ":01.0", "0x10de", "0x068000");
+  }
   AddPciDevice(root, "0000:1a:00.0", "0x15b3", "0x020700");
   AddPciDevice(root, "0000:00:00.0", "0x8086", "0x060000");
 }

@@ -116,6 +116,8 @@ TEST_CASE("nvml: inactive NVLink links, ECC, remapped rows and clock slowdowns a
   s["devices"][1]["clocks_event_reasons"] = 0x48 | 0x1;  // HW slowdown, HW thermal, idle
   fake.Set(s);
   NvmlCheck check(Load(), Expect(2));
+  // One string per finding, each split over lines.
+  // NOLINTBEGIN(bugprone-suspicious-missing-comma)
   CHECK(Failures(check) ==
         std::vector<std::string>{
             "check=nvml status=fail device=0000:28:00.0 counter=nvlink value=16 expected=18 "
@@ -130,6 +132,7 @@ TEST_CASE("nvml: inactive NVLink links, ECC, remapped rows and clock slowdowns a
             "remap is pending: the GPU needs a reset",
             "check=nvml status=fail device=0000:28:00.0 counter=clocks value=0x49 "
             "reasons=hw_slowdown,hw_thermal msg=clocks slowed down: hw_slowdown,hw_thermal"});
+  // NOLINTEND(bugprone-suspicious-missing-comma)
 }
 
 TEST_CASE("nvml: the node summary passes only when every GPU passes") {
