@@ -140,7 +140,11 @@ Result<NpdPluginConfig> ParseNpdPluginConfig(std::string_view json, std::string_
     if (std::string s = string_at(rule, "timeout"); !s.empty()) {
       auto d = ParseGoDuration(s);
       if (!d || d->count() <= 0) {
-        return Bad(file, where + ".timeout '" + s + "' is not a positive duration");
+        std::string what = where;
+        what += ".timeout '";
+        what += s;
+        what += "' is not a positive duration";
+        return Bad(file, what);
       }
       rule_timeout = *d;
     }

@@ -38,7 +38,8 @@ START=$SECONDS
 # ---- the node's GPUs ----------------------------------------------------------
 addr() { printf '0000:%02x:00.0' $((0x18 + 0x10 * $1)); }
 add_gpu() {
-  local d="$T/sys/bus/pci/devices/$(addr "$1")"
+  local d
+  d="$T/sys/bus/pci/devices/$(addr "$1")"
   mkdir -p "$d" "$T/proc/driver/nvidia/gpus/$(addr "$1")"
   echo 0x10de >"$d/vendor"
   echo 0x030200 >"$d/class"

@@ -12,7 +12,7 @@ check_fs_mount_rw() {
   grep -q " $1 [^ ]* rw[ ,]" "$root/proc/mounts" || die "Check check_fs_mount_rw $1 failed: not mounted read-write"
 }
 check_file_test() {
-  [ "$1" "$root$2" ] || die "Check check_file_test $1 $2 failed"
+  test "$1" "$root$2" || die "Check check_file_test $1 $2 failed"
 }
 check_hw_physmem_free() {
   free_kb=$(awk '/^MemAvailable:/ {print $2}' "$root/proc/meminfo")
