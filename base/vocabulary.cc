@@ -13,6 +13,8 @@ std::string_view OriginName(Origin origin) {
       return "pod";
     case Origin::kIbCounters:
       return "ibcounters";
+    case Origin::kCheck:
+      return "check";
     case Origin::kAny:
       return "any";
   }
@@ -50,6 +52,7 @@ std::optional<Origin> ParseOrigin(std::string_view name) {
   if (name == "journal") return Origin::kJournal;
   if (name == "pod") return Origin::kPod;
   if (name == "ibcounters") return Origin::kIbCounters;
+  if (name == "check") return Origin::kCheck;
   if (name == "any") return Origin::kAny;
   return std::nullopt;
 }

@@ -15,6 +15,8 @@ enum class Origin : std::uint8_t {
   kJournal,     // a user-space journal entry (anyone may write these)
   kPod,         // a container's stdout/stderr (anyone in the pod may write these)
   kIbCounters,  // a change the ibcounters source saw in sysfs
+  kCheck,       // a result of the agent's active checks (collector/checks); only the
+                // checks source makes these, so no log line can claim it
   kAny,         // unknown (`faultline scan --source any`): every rule applies
 };
 
@@ -28,8 +30,9 @@ enum class Action : std::uint8_t {
 enum class Severity : std::uint8_t { kInfo, kWarning, kError, kCritical };
 
 // Lower-case names as rule packs and the event JSON spell them, and back.
-std::string_view OriginName(Origin origin);  // "kernel", "journal", "pod", "ibcounters", "any"
-std::string_view ActionName(Action action);  // "ignore", "event", "taint"
+std::string_view OriginName(
+    Origin origin);  // "kernel", "journal", "pod", "ibcounters", "check", "any"
+std::string_view ActionName(Action action);        // "ignore", "event", "taint"
 std::string_view SeverityName(Severity severity);  // "info", "warning", "error", "critical"
 std::optional<Origin> ParseOrigin(std::string_view name);
 std::optional<Action> ParseAction(std::string_view name);

@@ -543,8 +543,44 @@ def fault_templates(rng, px):
             [(P("nrtd[1]: [NRTD:InitTongas] Failed to initialize devices, error:%d" % R(1, 3)), ["neuron.device-init-failed"])],
         ])
 
+
+    def checks():  # the agent's check records (rules/checks.yaml, collector/checks)
+        pci = C(PCI_GPU) + ".0"
+        n = R(1, 8)
+        was = C(["start", "fail", "unknown", "hung"])
+        X = px.ib  # records of a source that writes them whole, as the ibcounters ones
+        return C([
+            [(X("check=gpu-inventory status=fail device=node counter=%s value=%d expected=8 missing=%s msg=%d of 8 accelerators on the PCI bus" % (C(["nvidia", "amd", "habana", "neuron"]), n - 1, pci, n - 1)), ["check.gpu-count"])],
+            [(X("check=gpu-inventory status=ok device=node counter=nvidia value=8 expected=8 was=%s msg=8 of 8 nvidia accelerators on the PCI bus" % was), ["check.gpu-count-ok"])],
+            [(X("check=nvml status=fail device=node counter=gpu_count value=%d expected=8 msg=%d of 8 GPUs visible to NVML" % (n - 1, n - 1)), ["check.nvml-gpu-count"])],
+            [(X("check=nvml status=ok device=node counter=gpu_count value=8 expected=8 was=%s msg=8 of 8 GPUs visible to NVML" % was), ["check.nvml-gpu-count-ok"])],
+            [(X("check=nvml status=fail device=%s counter=gpu value=%s msg=GPU %d: GPU is lost" % (pci, C(["lost", "Invalid_Argument"]), n)), ["check.nvml-gpu-lost"])],
+            [(X("check=nvml status=ok device=node counter=gpu value=8 expected=8 was=%s msg=8 of 8 GPUs pass gpu" % was), ["check.nvml-gpu-ok"])],
+            [(X("check=nvml status=fail device=%s counter=nvlink value=%d expected=18 inactive=%d msg=%d of 18 NVLink links active" % (pci, 17, R(18), 17)), ["check.nvlink-inactive"])],
+            [(X("check=nvml status=ok device=node counter=nvlink value=8 expected=8 was=%s msg=8 of 8 GPUs pass nvlink" % was), ["check.nvlink-ok"])],
+            [(X("check=nvml status=fail device=%s counter=ecc_volatile_uncorrected value=%d msg=uncorrectable ECC errors since the driver loaded" % (pci, n)), ["check.ecc-volatile-uncorrected"])],
+            [(X("check=nvml status=fail device=%s counter=ecc_aggregate_uncorrected value=%d expected=<=0 msg=uncorrectable ECC errors over the GPU's life" % (pci, n)), ["check.ecc-aggregate-uncorrected"])],
+            [(X("check=nvml status=fail device=%s counter=remap_failure value=1 uncorrectable=%d msg=row remapping failed: the GPU needs replacing" % (pci, n)), ["check.remap-failure"])],
+            [(X("check=nvml status=fail device=%s counter=remap_pending value=1 msg=a row remap is pending: the GPU needs a reset" % pci), ["check.remap-pending"])],
+            [(X("check=nvml status=ok device=node counter=remap_pending value=8 expected=8 was=%s msg=8 of 8 GPUs pass remap_pending" % was), ["check.remap-pending-ok"])],
+            [(X("check=nvml status=fail device=%s counter=clocks value=0x48 reasons=hw_slowdown,hw_thermal msg=clocks slowed down: hw_slowdown,hw_thermal" % pci), ["check.clocks-slowdown"])],
+            [(X("check=nvml status=ok device=node counter=clocks value=8 expected=8 was=%s msg=8 of 8 GPUs pass clocks" % was), ["check.clocks-ok"])],
+            [(X("check=pcie-link status=fail device=%s counter=pcie_width value=x8 expected=x16 role=nvidia msg=PCIe link trained at x8 of x16" % pci), ["check.pcie-width-low"])],
+            [(X("check=pcie-link status=fail device=%s counter=pcie_speed value=16.0_GT/s expected=32.0_GT/s role=nic msg=PCIe link trained at 16.0 GT/s PCIe of 32.0 GT/s PCIe" % pci), ["check.pcie-speed-low"])],
+            [(X("check=pcie-link status=ok device=node counter=pcie_width value=16 expected=16 was=%s msg=16 of 16 devices pass pcie_width" % was), ["check.pcie-link-ok"])],
+            [(X("check=pcie-aer status=fail device=%s counter=aer_fatal value=%d expected=0 role=nvidia msg=%d new fatal PCIe errors since the agent started" % (pci, n, n)), ["check.aer-fatal"])],
+            [(X("check=pcie-aer status=fail device=%s counter=aer_nonfatal value=%d expected=0 role=nic msg=%d new non-fatal PCIe errors since the agent started" % (pci, n, n)), ["check.aer-nonfatal"])],
+            [(X("check=nvidia-driver status=fail device=node counter=driver value=missing expected=loaded msg=8 NVIDIA GPUs on the PCI bus but no /proc/driver/nvidia/version"), ["check.nvidia-driver-missing"])],
+            [(X("check=nvidia-driver status=fail device=%s counter=driver_gpu value=absent expected=present msg=on the PCI bus but not in /proc/driver/nvidia/gpus: the driver did not initialise it" % pci), ["check.nvidia-gpu-not-initialised"])],
+            [(X("check=nvidia-driver status=ok device=node counter=driver_gpu value=8 expected=8 was=%s msg=8 of 8 NVIDIA GPUs initialised by the driver" % was), ["check.nvidia-driver-ok"])],
+            [(X("check=npd.gpu-count-custom-plugin-monitor.0.GPUCountMismatch status=fail device=node counter=exit value=1 type=permanent condition=GPUMissing reason=GPUCountMismatch msg=GPU count mismatch: expected 8, found %d" % (n - 1)), ["check.exec-permanent"])],
+            [(X("check=nhc status=fail device=node counter=exit value=1 msg=ERROR:  nhc:  Health check failed:  Check check_fs_mount_rw / failed"), ["check.exec-problem"])],
+            [(X("check=nvml status=hung device=node counter=run value=10s msg=the check did not finish within its timeout"), ["check.not-conclusive"])],
+        ])
+
     # Weighted so every rule shows up many times in a few MiB; Xids are the most common.
-    return [(xid, 6), (nv_gpu, 3), (nccl, 3), (ib, 4), (host, 4), (amd, 3), (habana, 2), (round3, 5)]
+    return [(xid, 6), (nv_gpu, 3), (nccl, 3), (ib, 4), (host, 4), (amd, 3), (habana, 2), (round3, 5),
+            (checks, 3)]
 
 
 def main():

@@ -33,7 +33,7 @@ const Keys kThresholdKeys = {"count", "window", "key"};
 const Keys kTestsKeys = {"match", "no_match"};
 const Keys kTestKeys = {"line", "fields", "action", "severity", "origin", "labels"};
 const Keys kJournalKeys = {"units", "uids"};
-const Keys kSourceNames = {"kernel", "journal", "pod", "ibcounters"};
+const Keys kSourceNames = {"kernel", "journal", "pod", "ibcounters", "check"};
 const Keys kActionNames = {"taint", "event", "ignore"};
 const Keys kSeverityNames = {"info", "warning", "error", "critical"};
 

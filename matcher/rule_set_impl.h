@@ -20,7 +20,7 @@
 
 namespace faultline {
 
-inline constexpr std::size_t kOriginCount = 5;  // kernel, journal, pod, ibcounters, any
+inline constexpr std::size_t kOriginCount = 6;  // kernel, journal, pod, ibcounters, check, any
 inline std::size_t OriginIndex(Origin o) { return static_cast<std::size_t>(o); }
 
 struct CompiledRule {

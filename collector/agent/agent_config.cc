@@ -93,11 +93,12 @@ void ReadSources(const ConfigMap& sources, AgentConfig& c) {
       std::string origin;
       entry.String("origin", origin);
       if (!origin.empty()) {
-        if (auto o = ParseOrigin(origin)) {
+        if (auto o = ParseOrigin(origin); o && *o != Origin::kCheck) {
           f.origin = *o;
         } else {
           entry.Error("origin", "C003",
-                      "'sources.file[].origin' must be kernel, journal, pod, ibcounters or any, "
+                      "'sources.file[].origin' must be kernel, journal, pod, ibcounters or any "
+                      "(only the checks make check records), "
                       "not '" +
                           origin + "'");
         }
@@ -166,6 +167,9 @@ void ReadRoot(const ConfigMap& root, AgentMode mode, AgentConfig& c) {
   if (auto k = root.Sub("kafka", {"brokers", "topic", "properties", "message_timeout",
                                   "queue_max_messages", "compression", "linger"})) {
     ReadKafka(*k, c);
+  }
+  if (auto checks = root.Sub("checks", ChecksConfigKeys())) {
+    ReadChecksConfig(*checks, c.checks);
   }
   if (auto id = root.Sub("identity", {"enabled", "topic", "interval", "sysfs_root"})) {
     id->Bool("enabled", c.identity_enabled);
@@ -237,7 +241,8 @@ std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::str
                                           "rules",
                                           "sources",
                                           "kafka",
-                                          "identity"};
+                                          "identity",
+                                          "checks"};
     keys.insert(keys.end(), more.keys.begin(), more.keys.end());
     ConfigMap map(reader, *root, "", keys);
     if (map.valid()) {
@@ -314,6 +319,42 @@ kafka:
   compression: lz4          # none | gzip | snappy | lz4 | zstd
   linger: 5ms
   properties: {}            # any librdkafka property, e.g. security.protocol: SASL_SSL
+checks:                     # active checks: results are records of origin `check` (README "Active checks")
+  enabled: true
+  concurrency: 2            # checks running at once (a hung one gives its slot back)
+  jitter: 5s                # each run starts up to this much late (at most half its interval)
+  repeat: 5m                # an unchanged failure is sent again this often; keep above suppression_window
+  sysfs_root: /sys
+  gpu_inventory:            # accelerators on the PCI bus by vendor and class; no library needed
+    enabled: true
+    interval: 60s
+    timeout: 10s
+    expected: {}            # e.g. {nvidia: 8}; unset: the most seen since the agent started
+  pcie:                     # link width (accelerators, NICs) and speed (NICs) below their maximum
+    enabled: true
+    interval: 5m
+    timeout: 10s
+  aer:                      # PCIe AER fatal/non-fatal counters growing since the agent started
+    enabled: true
+    interval: 60s
+    timeout: 10s
+  procfs_root: /proc
+  nvidia_driver:            # NVIDIA GPUs on the bus but no driver, or not in /proc/driver/nvidia/gpus
+    enabled: true
+    interval: 60s
+    timeout: 10s
+  nvml:                     # NVIDIA through libnvidia-ml, dlopen'ed; absent: logged once, skipped
+    enabled: true
+    library: libnvidia-ml.so.1
+    interval: 60s
+    timeout: 10s
+    # expected: 8           # GPUs NVML must see; unset: the most seen since the agent started
+    ecc_aggregate_max: 0    # lifetime uncorrectable ECC errors above this fail
+  env: {}                   # the whole environment of exec and NPD checks; {} = PATH only
+  working_dir: /            # their working directory; relative plugin paths resolve here
+  exec: []                  # - {name: nhc, path: /usr/sbin/nhc, args: [], interval: 5m, timeout: 30s, max_output_length: 80}
+  npd:
+    configs: []             # node-problem-detector custom-plugin-monitor JSON files, as they are
 identity:                   # this node's addresses and IB GIDs, for the tainter's fleet correlation
   enabled: true
   topic: faultline.identity # compacted, key = node

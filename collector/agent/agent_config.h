@@ -16,6 +16,7 @@
 #include "base/vocabulary.h"
 #include "collector/agent/identity_publisher.h"
 #include "collector/agent/kafka_sink.h"
+#include "collector/checks/checks_config.h"
 #include "collector/sources/file_source.h"
 #include "collector/sources/ibcounters_source.h"
 #include "collector/sources/journal_source.h"
@@ -81,6 +82,7 @@ struct AgentConfig {
   bool ibcounters_enabled = false;
   IbCountersSource::Options ibcounters;
   std::vector<FileSourceConfig> files;
+  ChecksConfig checks;  // `checks:` the active checks (collector/checks)
 
   KafkaSink::Options kafka;  // brokers is required (not in standalone mode)
   // `identity:` the node identity published for fleet correlation (Kafka

@@ -35,6 +35,11 @@ Result<std::vector<std::unique_ptr<Source>>> OpenSources(const AgentConfig& conf
     FL_RETURN_IF_ERROR(
         Add(IbCountersSource::Open(config.ibcounters, clock), "ibcounters", sources));
   }
+  {
+    Result<std::unique_ptr<CheckSource>> checks = OpenCheckSource(config.checks, clock);
+    if (!checks.ok()) return Status(checks.error().code(), "checks: " + checks.error().message());
+    if (*checks) sources.push_back(std::move(*checks));
+  }
   for (const FileSourceConfig& file : config.files) {
     FileSource::Options options;
     options.path = file.path;

@@ -12,7 +12,7 @@
 namespace faultline {
 
 // Opens every source the config enables, in a fixed order (kmsg, journal,
-// podlog, ibcounters, files). Fails on the first that cannot open, with its
+// podlog, ibcounters, checks, files). Fails on the first that cannot open, with its
 // name in the message: an agent that silently misses a source would report
 // a healthy node it cannot see. kFailedPrecondition: the source is not
 // available in this build.

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <random>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "collector/checks/check.h"
+#include "collector/sources/source.h"
+#include "collector/sources/source_counters.h"
+
+namespace faultline {
+
+// When and for how long one check runs.
+struct CheckSchedule {
+  std::chrono::milliseconds interval{60'000};  // from the start of one run to the next
+  std::chrono::milliseconds timeout{10'000};   // a run still going after this is hung
+  // Each run starts up to this much later than its interval says (uniform),
+  // so a fleet's nodes do not all run a check in the same second. The first
+  // run is also delayed by up to `jitter` after start.
+  std::chrono::milliseconds jitter{0};
+};
+
+// The active checks as a Source: runs each Check on its schedule and turns
+// its findings into records (CheckFinding -> MakeCheckRecord) that go through
+// the rules, suppression and the sink like log lines. Origin `check`.
+//
+// Threads. Read() (the pipeline's thread for this source) only schedules
+// and collects; every run happens on a std::thread of its own, so a check
+// that blocks (a hung NVML call, a child process) never blocks Read(),
+// other checks, or any other source. At most `concurrency` runs that are not
+// hung go at once; a due check waits for a free slot.
+//
+// Timeouts. A run still going after its timeout is reported at once as a
+// record `check=<name> status=hung device=node counter=run value=<timeout>`,
+// its stop token is requested (an exec check kills its process group), and
+// it no longer holds a concurrency slot. The check is not started again
+// until that run returns (what it returns then is dropped, being stale);
+// while it stays hung, a hung record is repeated every interval. The next
+// run that finishes in time is preceded by `status=ok counter=run`.
+//
+// What is published. Per (check, device, counter): the first result since
+// start, whatever it is (after a restart, a reboot included, the first
+// passing round is always reported, which is what lets a `clear:` rule lift
+// the fault); then a change of status, or of value while not ok (7 GPUs,
+// then 6); and while a finding stays not ok, a reminder every
+// `repeat_interval`, which keeps an `expire:` reason alive and lets
+// thresholds count. Keep repeat_interval above the agent's
+// suppression_window: a repeat folded there would come out as a follow-up
+// at the window's end, possibly after the passing record, and the tainter
+// would take it for a fault recurring after its recovery.
+//
+// Cursors are "<start time in ns>:<sequence>", unique per process, so two
+// runs' records never share an event id; there is nothing to resume, so
+// Commit() and SaveCheckpoint() do nothing.
+class CheckSource final : public Source {
+ public:
+  struct Entry {
+    std::unique_ptr<Check> check;
+    CheckSchedule schedule;
+    // Checks of one group share the group's limit in Options (an NPD
+    // config's `concurrency`), besides the source's own.
+    std::string group;
+  };
+  struct Options {
+    std::size_t concurrency = 2;  // runs at once that are not hung (>= 1)
+    // The destructor waits this long for running checks to return after
+    // their stop; the rest are left running (detached), since a thread
+    // blocked in a library call cannot be cancelled.
+    std::chrono::milliseconds shutdown_wait{2000};
+    std::map<std::string, std::size_t> group_concurrency;  // group -> runs at once (>= 1)
+    std::chrono::milliseconds repeat_interval{300'000};    // reminder of an unchanged failure
+  };
+
+  // kInvalidArgument: concurrency 0, an interval or timeout <= 0, two checks
+  // with one name, a check without one, or a group limit of 0. `clock` gives records their wall
+  // time and must outlive the source.
+  static Result<std::unique_ptr<CheckSource>> Open(const Options& options,
+                                                   std::vector<Entry> checks,
+                                                   const Clock& clock = RealClock());
+  ~CheckSource() override;
+  CheckSource(const CheckSource&) = delete;
+  CheckSource& operator=(const CheckSource&) = delete;
+
+  // Source
+  std::string_view name() const override { return "checks"; }
+  Status Read(std::vector<LogRecord>& out, std::size_t max_records, std::stop_token stop) override;
+  void Commit(std::string_view /*cursor*/) override {}
+  Status SaveCheckpoint() override { return OkStatus(); }
+  SourceStats stats() const override { return counters_.Snapshot(); }
+
+  // Runs started, and runs that exceeded their timeout (any thread).
+  std::uint64_t runs() const { return runs_.load(std::memory_order_relaxed); }
+  std::uint64_t hung_runs() const { return hung_runs_.load(std::memory_order_relaxed); }
+
+  struct Inbox;  // finished runs, shared with the worker threads
+
+ private:
+  using SteadyTime = std::chrono::steady_clock::time_point;
+  struct Slot {
+    std::shared_ptr<Check> check;
+    std::string name;
+    CheckSchedule schedule;
+    std::string group;
+    SteadyTime next_due;
+    bool running = false;
+    bool hung = false;       // the current run exceeded its timeout
+    bool last_hung = false;  // the previous run was reported hung
+    std::uint64_t run = 0;   // number of the current run
+    SteadyTime deadline;
+    std::stop_source stop;
+    std::thread thread;
+  };
+
+  CheckSource(const Options& options, const Clock& clock);
+  void Collect();
+  void ExpireAndLaunch(SteadyTime now);
+  void Launch(std::size_t index, SteadyTime now);
+  SteadyTime NextDue(const Slot& slot, SteadyTime from);
+  SteadyTime NextWake(SteadyTime now) const;
+  void Publish(const Slot& slot, const std::vector<CheckFinding>& findings);
+
+  const Options options_;
+  const Clock& clock_;
+  std::shared_ptr<Inbox> inbox_;
+  std::vector<Slot> slots_;
+  std::deque<LogRecord> ready_;
+  struct Published {
+    CheckStatus status = CheckStatus::kOk;
+    std::string value;
+    SteadyTime at;
+  };
+  std::map<std::string, Published> last_;  // (check, device, counter) -> last published
+  std::mt19937_64 random_;
+  std::string cursor_prefix_;
+  std::uint64_t sequence_ = 0;
+  SourceCounters counters_;
+  std::atomic<std::uint64_t> runs_{0};
+  std::atomic<std::uint64_t> hung_runs_{0};
+};
+
+}  // namespace faultline

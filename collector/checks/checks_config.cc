@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "collector/checks/checks_config.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "collector/checks/exec_check.h"
+#include "collector/checks/gpu_inventory_check.h"
+#include "collector/checks/npd_plugin_config.h"
+#include "collector/checks/nvidia_proc_check.h"
+#include "collector/checks/nvml_check.h"
+#include "collector/checks/pcie_checks.h"
+
+namespace faultline {
+namespace {
+
+constexpr std::string_view kComponent = "checks";
+
+void ReadSchedule(const ConfigMap& m, CheckSchedule& s) {
+  m.Duration("interval", s.interval, false);
+  m.Duration("timeout", s.timeout, false);
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& ChecksConfigKeys() {
+  static const std::vector<std::string_view> kKeys = {
+      "enabled",     "concurrency",   "jitter",      "repeat", "sysfs_root",
+      "procfs_root", "gpu_inventory", "pcie",        "aer",    "nvidia_driver",
+      "nvml",        "env",           "working_dir", "exec",   "npd"};
+  return kKeys;
+}
+
+void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
+  checks.Bool("enabled", c.enabled);
+  checks.Number("concurrency", c.concurrency, std::size_t{1});
+  checks.Duration("jitter", c.jitter, true);
+  checks.Duration("repeat", c.repeat, true);
+  checks.String("sysfs_root", c.sysfs_root);
+  if (auto g = checks.Sub("gpu_inventory", {"enabled", "interval", "timeout", "expected"})) {
+    g->Bool("enabled", c.gpu_inventory_enabled);
+    ReadSchedule(*g, c.gpu_inventory);
+    std::map<std::string, std::string> expected;
+    g->StringMap("expected", expected);
+    for (const auto& [kind, count] : expected) {
+      const std::vector<std::string> known = BuiltinAcceleratorKindNames();
+      if (std::find(known.begin(), known.end(), kind) == known.end()) {
+        g->Error("expected", "C003",
+                 "'checks.gpu_inventory.expected' has unknown kind '" + kind +
+                     "' (nvidia, amd, habana or neuron)");
+        continue;
+      }
+      char* end = nullptr;
+      const long n = std::strtol(count.c_str(), &end, 10);
+      if (count.empty() || *end != '\0' || n < 0 || n > 1024) {
+        std::string message = "'checks.gpu_inventory.expected.";
+        message += kind;
+        message += "' must be a count, not '";
+        message += count;
+        message += "'";
+        g->Error("expected", "C003", std::move(message));
+        continue;
+      }
+      c.gpu_expected[kind] = static_cast<int>(n);
+    }
+  }
+  if (auto p = checks.Sub("pcie", {"enabled", "interval", "timeout"})) {
+    p->Bool("enabled", c.pcie_enabled);
+    ReadSchedule(*p, c.pcie);
+  }
+  if (auto a = checks.Sub("aer", {"enabled", "interval", "timeout"})) {
+    a->Bool("enabled", c.aer_enabled);
+    ReadSchedule(*a, c.aer);
+  }
+  checks.String("procfs_root", c.procfs_root);
+  if (auto d = checks.Sub("nvidia_driver", {"enabled", "interval", "timeout"})) {
+    d->Bool("enabled", c.nvidia_driver_enabled);
+    ReadSchedule(*d, c.nvidia_driver);
+  }
+  if (auto n = checks.Sub(
+          "nvml", {"enabled", "library", "interval", "timeout", "expected", "ecc_aggregate_max"})) {
+    n->Bool("enabled", c.nvml_enabled);
+    n->String("library", c.nvml_library);
+    ReadSchedule(*n, c.nvml);
+    if (n->Get("expected").IsDefined()) {
+      long long v = 0;
+      n->Integer("expected", v, 0);
+      c.nvml_expected = static_cast<int>(v);
+    }
+    n->Number("ecc_aggregate_max", c.nvml_ecc_aggregate_max, 0ULL);
+  }
+  checks.StringMap("env", c.exec_env);
+  checks.String("working_dir", c.exec_working_dir);
+  if (YAML::Node list = checks.Get("exec"); list.IsDefined()) {
+    if (!list.IsSequence()) {
+      checks.Error("exec", "C003", "'checks.exec' must be a list of {name, path, args, ...}");
+    } else {
+      for (const YAML::Node& item : list) {
+        ConfigMap e(checks.reader(), item, "checks.exec[]",
+                    {"name", "path", "args", "interval", "timeout", "max_output_length"});
+        if (!e.valid()) continue;
+        ExecCheckConfig x;
+        e.String("name", x.name);
+        e.String("path", x.path);
+        e.StringList("args", x.args);
+        e.Duration("interval", x.interval, false);
+        e.Duration("timeout", x.timeout, false);
+        e.Number("max_output_length", x.max_output_length, std::size_t{1});
+        if (x.name.empty() || x.path.empty()) {
+          checks.reader().Error(item, "C004", "a checks.exec entry needs a name and a path");
+        }
+        c.exec.push_back(std::move(x));
+      }
+    }
+  }
+  if (auto npd = checks.Sub("npd", {"configs"})) npd->StringList("configs", c.npd_configs);
+}
+
+Result<std::unique_ptr<CheckSource>> OpenCheckSource(const ChecksConfig& config,
+                                                     const Clock& clock) {
+  if (!config.enabled) return std::unique_ptr<CheckSource>();
+  CheckSource::Options options;
+  options.concurrency = config.concurrency;
+  options.repeat_interval = config.repeat;
+  std::vector<CheckSource::Entry> entries;
+  auto with_jitter = [&](CheckSchedule s) {
+    s.jitter = std::min(config.jitter, s.interval / 2);
+    return s;
+  };
+
+  if (config.gpu_inventory_enabled) {
+    GpuInventoryCheck::Options o;
+    o.sysfs_root = config.sysfs_root;
+    for (const std::string& name : BuiltinAcceleratorKindNames()) {
+      AcceleratorKind kind = *BuiltinAcceleratorKind(name);
+      if (auto it = config.gpu_expected.find(name); it != config.gpu_expected.end()) {
+        kind.expected = it->second;
+      }
+      o.kinds.push_back(std::move(kind));
+    }
+    entries.push_back(
+        {std::make_unique<GpuInventoryCheck>(o), with_jitter(config.gpu_inventory), ""});
+  }
+  std::vector<AcceleratorKind> kinds;
+  for (const std::string& name : BuiltinAcceleratorKindNames()) {
+    kinds.push_back(*BuiltinAcceleratorKind(name));
+  }
+  if (config.pcie_enabled) {
+    entries.push_back(
+        {std::make_unique<PcieLinkCheck>(config.sysfs_root, kinds), with_jitter(config.pcie), ""});
+  }
+  if (config.aer_enabled) {
+    entries.push_back(
+        {std::make_unique<AerCheck>(config.sysfs_root, kinds), with_jitter(config.aer), ""});
+  }
+  if (config.nvidia_driver_enabled) {
+    entries.push_back({std::make_unique<NvidiaProcCheck>(config.sysfs_root, config.procfs_root),
+                       with_jitter(config.nvidia_driver), ""});
+  }
+  if (config.nvml_enabled) {
+    Result<std::shared_ptr<NvmlLibrary>> nvml = NvmlLibrary::Load(config.nvml_library);
+    if (nvml.ok()) {
+      NvmlCheck::Options o;
+      o.expected_count = config.nvml_expected;
+      o.ecc_aggregate_max = config.nvml_ecc_aggregate_max;
+      entries.push_back({std::make_unique<NvmlCheck>(*nvml, o), with_jitter(config.nvml), ""});
+      LogInfo(kComponent, "NVML loaded", {{"library", config.nvml_library}});
+    } else {
+      LogInfo(kComponent, "NVML checks skipped", {{"reason", nvml.error().message()}});
+    }
+  }
+  const std::map<std::string, std::string> env =
+      config.exec_env.empty() ? DefaultCheckEnvironment() : config.exec_env;
+  for (const ExecCheckConfig& x : config.exec) {
+    ExecCheck::Options o;
+    o.name = x.name;
+    o.path = x.path;
+    o.args = x.args;
+    o.env = env;
+    o.working_dir = config.exec_working_dir;
+    o.max_output_length = x.max_output_length;
+    CheckSchedule s{x.interval, x.timeout};
+    entries.push_back({std::make_unique<ExecCheck>(o), with_jitter(s), ""});
+  }
+  for (const std::string& file : config.npd_configs) {
+    std::string text;
+    FL_RETURN_IF_ERROR(ReadConfigText(file, text));
+    Result<NpdPluginConfig> npd = ParseNpdPluginConfig(text, file, env, config.exec_working_dir);
+    if (!npd.ok()) return npd.error();
+    const std::string group = "npd:" + file;
+    options.group_concurrency[group] = npd->concurrency;
+    for (std::size_t i = 0; i < npd->rules.size(); ++i) {
+      CheckSchedule s{npd->invoke_interval, npd->timeouts[i]};
+      entries.push_back({std::make_unique<ExecCheck>(npd->rules[i]), with_jitter(s), group});
+    }
+  }
+  if (entries.empty()) return std::unique_ptr<CheckSource>();
+  return CheckSource::Open(options, std::move(entries), clock);
+}
+
+}  // namespace faultline

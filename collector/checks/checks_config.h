@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/config_reader.h"
+#include "base/status.h"
+#include "collector/checks/check_source.h"
+
+namespace faultline {
+
+// One `checks.exec[]` entry: a command speaking NPD's custom-plugin protocol.
+struct ExecCheckConfig {
+  std::string name;
+  std::string path;
+  std::vector<std::string> args;
+  std::chrono::milliseconds interval{60'000};
+  std::chrono::milliseconds timeout{10'000};
+  std::size_t max_output_length = 80;
+};
+
+// The agent's `checks:` section (collector/README.md, "checks").
+struct ChecksConfig {
+  bool enabled = true;
+  std::size_t concurrency = 2;
+  std::chrono::milliseconds jitter{5000};
+  std::chrono::milliseconds repeat{300'000};  // CheckSource::Options::repeat_interval
+  std::string sysfs_root = "/sys";
+
+  bool gpu_inventory_enabled = true;
+  CheckSchedule gpu_inventory{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
+  std::map<std::string, int> gpu_expected;  // kind -> count; empty: baselines
+
+  bool pcie_enabled = true;  // link width/speed of accelerators and NICs
+  CheckSchedule pcie{std::chrono::milliseconds(300'000), std::chrono::milliseconds(10'000)};
+  bool aer_enabled = true;  // PCIe AER fatal/non-fatal counters
+  CheckSchedule aer{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
+
+  bool nvidia_driver_enabled = true;  // /proc/driver/nvidia against the PCI bus
+  std::string procfs_root = "/proc";
+  CheckSchedule nvidia_driver{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
+
+  bool nvml_enabled = true;  // without the library: said once, skipped
+  std::string nvml_library = "libnvidia-ml.so.1";
+  CheckSchedule nvml{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
+  std::optional<int> nvml_expected;
+  unsigned long long nvml_ecc_aggregate_max = 0;
+
+  // Commands: the environment and working directory of every one of them
+  // (exec[] and the NPD configs' rules).
+  std::map<std::string, std::string> exec_env;  // empty: PATH only (DefaultCheckEnvironment)
+  std::string exec_working_dir = "/";
+  std::vector<ExecCheckConfig> exec;
+  std::vector<std::string> npd_configs;  // custom-plugin-monitor JSON files, read at start
+};
+
+// The keys of the `checks:` mapping.
+const std::vector<std::string_view>& ChecksConfigKeys();
+
+// Reads `checks:` (the mapping under that key) into `out`; problems go to
+// the reader's diagnostics as C002/C003/C004.
+void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& out);
+
+// Builds the check source the config asks for. nullptr (OK) when checks
+// are off or none is configured. NVML that cannot be loaded is logged once
+// and skipped (a node without NVIDIA GPUs, or a pod without their devices).
+// kInvalidArgument / kNotFound: an NPD config that cannot be read or parsed
+// (its file and the reason in the message).
+Result<std::unique_ptr<CheckSource>> OpenCheckSource(const ChecksConfig& config,
+                                                     const Clock& clock);
+
+}  // namespace faultline
