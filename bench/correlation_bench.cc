@@ -23,8 +23,8 @@
 
 #include "base/clock.h"
 #include "base/fault_event.h"
-#include "tainter/correlation/correlator.h"
 #include "tainter/core/policy.h"
+#include "tainter/correlation/correlator.h"
 
 namespace faultline {
 namespace {

@@ -24,9 +24,9 @@
 #include "collector/standalone/standalone_config.h"
 #include "collector/standalone/standalone_sink.h"
 #include "tainter/apply/dry_run_node_api.h"
+#include "tainter/apply/node_applier.h"
 #include "tainter/kube/kube_config.h"
 #include "tainter/kube/kube_node_api.h"
-#include "tainter/apply/node_applier.h"
 
 namespace faultline {
 namespace {

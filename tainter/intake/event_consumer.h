@@ -15,9 +15,9 @@
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "base/status.h"
-#include "tainter/intake/rule_check.h"
 #include "tainter/apply/node_applier.h"
 #include "tainter/apply/tainter_metrics.h"
+#include "tainter/intake/rule_check.h"
 
 namespace RdKafka {
 class KafkaConsumer;

@@ -14,10 +14,10 @@
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "base/status.h"
-#include "tainter/remediation/drain.h"
+#include "tainter/core/reasons.h"
 #include "tainter/kube/eviction.h"
 #include "tainter/kube/node_api.h"
-#include "tainter/core/reasons.h"
+#include "tainter/remediation/drain.h"
 #include "tainter/remediation/remediation_metrics.h"
 
 namespace faultline {

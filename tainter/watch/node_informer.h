@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tainter/watch/informer.h"
 #include "tainter/kube/node_api.h"
+#include "tainter/watch/informer.h"
 
 namespace faultline {
 

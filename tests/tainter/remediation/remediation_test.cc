@@ -13,9 +13,9 @@
 
 #include <doctest/doctest.h>
 
+#include "tainter/daemon/tainter_config.h"
 #include "tainter/kube/eviction.h"
 #include "tainter/kube/node_pods.h"
-#include "tainter/daemon/tainter_config.h"
 #include "tests/tainter/kube/kube_test_util.h"
 
 namespace faultline {
