@@ -7,7 +7,8 @@ them, checked on every project #include:
   kafka                -> base     (librdkafka configuration, one place)
   matcher              -> base
   collector/sources    -> base
-  collector/agent      -> base, endpoint, kafka, matcher, collector/sources
+  collector/checks     -> base, collector/sources   (the active checks: one more Source)
+  collector/agent      -> base, endpoint, kafka, matcher, collector/sources, collector/checks
   collector/standalone -> base, endpoint, kafka, matcher, collector/*, tainter/*
   tainter/kube         -> base
   tainter              -> base, endpoint, kafka, matcher, tainter/kube   (the rule packs
@@ -28,12 +29,14 @@ ALLOWED = {
     "kafka": {"base", "kafka"},
     "matcher": {"base", "matcher"},
     "collector/sources": {"base", "collector/sources"},
+    "collector/checks": {"base", "collector/sources", "collector/checks"},
     "collector/agent": {"base", "endpoint", "kafka", "matcher", "collector/sources",
-                        "collector/agent"},
+                        "collector/checks", "collector/agent"},
     "collector/standalone": {"base", "endpoint", "kafka", "matcher", "collector/sources",
-                             "collector/agent", "collector/standalone", "tainter", "tainter/kube"},
-    "collector": {"base", "endpoint", "kafka", "matcher", "collector/sources", "collector/agent",
-                  "collector/standalone"},
+                             "collector/checks", "collector/agent", "collector/standalone",
+                             "tainter", "tainter/kube"},
+    "collector": {"base", "endpoint", "kafka", "matcher", "collector/sources", "collector/checks",
+                  "collector/agent", "collector/standalone"},
     "tainter/kube": {"base", "tainter/kube"},
     "tainter": {"base", "endpoint", "kafka", "matcher", "tainter", "tainter/kube"},
 }
