@@ -39,7 +39,7 @@ CheckFinding RunOnce(const ExecCheck::Options& o) {
   return f[0];
 }
 
-TEST_CASE("exit 0 is ok, 1 is a problem, anything else unknown; stdout is the message") {
+TEST_CASE("exit 0 is ok, 1 is a problem, anything else unknown, and stdout is the message") {
   CheckFinding ok = RunOnce(Shell("echo all good; exit 0"));
   CHECK(ok.status == CheckStatus::kOk);
   CHECK(ok.message == "all good");

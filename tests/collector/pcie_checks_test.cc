@@ -36,7 +36,7 @@ std::vector<std::string> Failures(Check& check) {
   return out;
 }
 
-TEST_CASE("pcie-link: a GPU trained at x8 of x16 fails; an idle GPU's low speed does not") {
+TEST_CASE("pcie-link: a GPU trained at x8 of x16 fails, an idle GPU's low speed does not") {
   TempDir dir;
   AddPciDevice(dir.path(), "0000:18:00.0", "0x10de", "0x030200");
   AddPciDevice(dir.path(), "0000:28:00.0", "0x10de", "0x030200");

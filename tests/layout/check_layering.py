@@ -7,9 +7,10 @@ them, checked on every project #include:
   kafka                -> base     (librdkafka configuration, one place)
   matcher              -> base
   collector/sources    -> base
-  collector/agent      -> base, endpoint, kafka, matcher, collector/sources
+  collector/checks     -> base, collector/sources   (the active checks: one more Source)
+  collector/agent      -> base, endpoint, kafka, matcher, collector/sources, collector/checks
   collector/standalone -> base, endpoint, kafka, matcher, collector/*, tainter/*
-  collector/standalone -> ..., tainter/*  (the tainter's policy in-process)
+                          (the tainter's policy in-process)
   tainter/core         -> base     (the pure decisions: no client, no I/O)
   tainter/kube         -> base, tainter/core (its value types, core/node_model.h)
   tainter/watch        -> base, tainter/core, tainter/kube
@@ -40,12 +41,14 @@ ALLOWED = {
     "kafka": {"base", "kafka"},
     "matcher": {"base", "matcher"},
     "collector/sources": {"base", "collector/sources"},
+    "collector/checks": {"base", "collector/sources", "collector/checks"},
     "collector/agent": {"base", "endpoint", "kafka", "matcher", "collector/sources",
-                        "collector/agent"},
+                        "collector/checks", "collector/agent"},
     "collector/standalone": {"base", "endpoint", "kafka", "matcher", "collector/sources",
-                             "collector/agent", "collector/standalone", "tainter", *TAINTER},
-    "collector": {"base", "endpoint", "kafka", "matcher", "collector/sources", "collector/agent",
-                  "collector/standalone"},
+                             "collector/checks", "collector/agent", "collector/standalone",
+                             "tainter", *TAINTER},
+    "collector": {"base", "endpoint", "kafka", "matcher", "collector/sources", "collector/checks",
+                  "collector/agent", "collector/standalone"},
     "tainter/core": {"base", "tainter/core"},
     "tainter/kube": {"base", "tainter/core", "tainter/kube"},
     "tainter/watch": {"base", "tainter/core", "tainter/kube", "tainter/watch"},
