@@ -37,11 +37,26 @@ std::string_view DecisionOutcomeName(DecisionOutcome outcome) {
 
 std::string EventMessage(const Reason& reason, std::string_view prefix) {
   constexpr std::size_t kMaxEventMessageBytes = 1024;
+  constexpr std::string_view kBefore = "\nlines before it:";
   std::string text(prefix);
   text += reason.rule;
   if (!reason.summary.empty()) text += ": " + reason.summary;
   if (!reason.message.empty()) text += ": " + reason.message;
-  return TruncateUtf8(text, kMaxEventMessageBytes);
+  text = TruncateUtf8(text, kMaxEventMessageBytes);
+  // The evidence, newest lines first until the bound, shown oldest first: the
+  // line just before the fault is the one a person needs most.
+  std::size_t room = text.size() + kBefore.size() < kMaxEventMessageBytes
+                         ? kMaxEventMessageBytes - text.size() - kBefore.size()
+                         : 0;
+  std::size_t from = reason.evidence.size();
+  while (from > 0 && reason.evidence[from - 1].size() + 1 <= room) {
+    room -= reason.evidence[from - 1].size() + 1;
+    --from;
+  }
+  if (from == reason.evidence.size()) return text;
+  text += kBefore;
+  for (std::size_t i = from; i < reason.evidence.size(); ++i) text += "\n" + reason.evidence[i];
+  return text;
 }
 
 void Policy::Plan(Decision& d, NodeState& state) {
@@ -223,6 +238,7 @@ Reason Policy::MakeReason(const FaultEvent& event, std::chrono::system_clock::ti
   r.rule = event.rule;
   r.summary = event.summary;
   r.message = TruncateUtf8(event.message, kMaxReasonMessageBytes);
+  r.evidence = event.evidence;  // already bounded by the event's reader
   r.event_id = event.id;
   r.first_seen = r.last_seen = at;
   if (event.expire) r.expires_at = at + std::min(*event.expire, options_.max_expire);
@@ -338,6 +354,7 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
         r.last_seen = at;
         if (!r.recurring || d.reason.recurring) r.summary = d.reason.summary;
         r.message = d.reason.message;
+        if (!d.reason.evidence.empty()) r.evidence = d.reason.evidence;
         r.event_id = d.reason.event_id;
         // The boot it was last seen in: a repeat after a reboot means the
         // reboot did not cure it.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,7 @@ nlohmann::json ReasonToJson(const Reason& r) {
   if (!r.recover.empty()) j["recover"] = r.recover;
   if (r.probation) j["probation"] = FormatDuration(*r.probation);
   if (r.recurring) j["recurring"] = true;
+  if (!r.evidence.empty()) j["evidence"] = BoundEvidence(r.evidence);
   return j;
 }
 
@@ -48,10 +50,14 @@ std::string EncodeReasons(const std::vector<Reason>& reasons, std::size_t max_by
   nlohmann::json list = nlohmann::json::array();
   for (const Reason& r : reasons) list.push_back(ReasonToJson(r));
   std::string text = Dump(list);
-  for (const char* field : {"message", "summary"}) {
+  for (const char* field : {"evidence", "message", "summary"}) {
     for (std::size_t i : order) {
       if (text.size() <= max_bytes) return text;
-      list[i][field] = "";
+      if (std::string_view(field) == "evidence") {
+        if (list[i].erase(field) == 0) continue;  // nothing to drop, nothing to re-measure
+      } else {
+        list[i][field] = "";
+      }
       text = Dump(list);
     }
   }
@@ -101,6 +107,12 @@ Result<std::vector<Reason>> DecodeReasons(std::string_view text) {
     }
     if (auto it = item.find("recurring"); it != item.end() && it->is_boolean()) {
       r.recurring = it->get<bool>();
+    }
+    if (auto it = item.find("evidence"); it != item.end() && it->is_array()) {
+      for (const nlohmann::json& line : *it) {
+        if (line.is_string()) r.evidence.push_back(line.get<std::string>());
+      }
+      r.evidence = BoundEvidence(std::move(r.evidence));
     }
     out.push_back(std::move(r));
   }

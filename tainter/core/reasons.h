@@ -39,6 +39,10 @@ struct Reason {
   std::string recover;                            // "reboot": lifted after a reboot and `probation`
   std::optional<std::chrono::seconds> probation;  // nullopt: the tainter's default
   bool recurring = false;  // faulted again soon after a recovery: lifted by hand only
+  // The lines its source read just before the fault (FaultEvent::evidence,
+  // same bounds), for `explain`. Annotation key "evidence", absent when
+  // empty; the first thing dropped when the annotation does not fit.
+  std::vector<std::string> evidence;
 
   friend bool operator==(const Reason&, const Reason&) = default;
 };
@@ -47,10 +51,10 @@ inline constexpr std::size_t kMaxReasonMessageBytes = 512;
 inline constexpr std::size_t kDefaultMaxAnnotationBytes = std::size_t{16} * 1024;
 
 // The annotation's JSON text, at most `max_bytes` long. To fit, it first
-// empties the messages of the oldest reasons (by last_seen), then their
-// summaries, and only then drops whole reasons: expiring ones first, then
-// permanent ones (no expires_at), oldest first within each; `dropped`, if
-// given, receives how many reasons had to go.
+// drops the evidence of the oldest reasons (by last_seen), then empties
+// their messages, then their summaries, and only then drops whole reasons: expiring ones first,
+// then permanent ones (no expires_at), oldest first within each; `dropped`, if given, receives how
+// many reasons had to go.
 std::string EncodeReasons(const std::vector<Reason>& reasons,
                           std::size_t max_bytes = kDefaultMaxAnnotationBytes,
                           std::size_t* dropped = nullptr);

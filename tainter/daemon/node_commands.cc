@@ -227,6 +227,10 @@ int RunExplain(std::string_view program, Tainter& tainter, NodeApi& api, const s
     out << "\nReason " << ++n << ": " << r.rule << '\n';
     if (!r.summary.empty()) out << "  summary:    " << r.summary << '\n';
     if (!r.message.empty()) out << "  log line:   " << r.message << '\n';
+    if (!r.evidence.empty()) {
+      out << "  lines before it (same source, oldest first):\n";
+      for (const std::string& line : r.evidence) out << "    " << line << '\n';
+    }
     out << "  first seen: " << Time(r.first_seen) << '\n';
     out << "  last seen:  " << Time(r.last_seen) << '\n';
     if (r.expires_at) {

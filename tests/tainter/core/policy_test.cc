@@ -398,6 +398,58 @@ TEST_CASE("the annotation is bounded: the oldest messages go first, then whole r
   CHECK(few->back().rule == "rule-39");  // the newest survive
 }
 
+// Issue 28, item 5: the lines before a tainting fault travel from the event
+// to the reason (annotation, for `explain`) and to the Warning Event.
+TEST_CASE("a taint's evidence is kept in its reason and shown in its Event, newest lines first") {
+  Fixture f;
+  FaultEvent e = Ev("gpu-1");
+  e.evidence = {"pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received",
+                "nvidia 0000:3b:00.0: AER: can't recover (no error_detected callback)"};
+  Decision d = f.policy.Decide(f.At(e));
+  REQUIRE(d.outcome == DecisionOutcome::kTaint);
+  CHECK(d.reason.evidence == e.evidence);
+  REQUIRE(d.plan.events.size() == 1);
+  const std::string& msg = d.plan.events[0].message;
+  CHECK(msg.find("\nlines before it:\n" + e.evidence[0] + "\n" + e.evidence[1]) !=
+        std::string::npos);
+
+  // A message near the Event's bound keeps the newest evidence lines only.
+  Reason r = d.reason;
+  r.message = std::string(700, 'm');
+  r.evidence = {std::string(200, 'a'), std::string(200, 'b'), "just before"};
+  const std::string cut = EventMessage(r);
+  CHECK(cut.size() <= 1024);
+  CHECK(cut.find("just before") != std::string::npos);
+  CHECK(cut.find(std::string(200, 'b')) != std::string::npos);
+  CHECK(cut.find(std::string(200, 'a')) == std::string::npos);
+
+  Result<std::vector<Reason>> back = DecodeReasons(EncodeReasons({d.reason}));
+  REQUIRE(back.ok());
+  CHECK(back->at(0).evidence == e.evidence);
+}
+
+TEST_CASE("an annotation that does not fit drops the oldest evidence before any message") {
+  std::vector<Reason> rs;
+  for (int i = 0; i < 10; ++i) {
+    Reason r;
+    r.rule = "rule-" + std::to_string(i);
+    r.message = std::string(300, 'm');
+    r.evidence = std::vector<std::string>(4, std::string(400, 'e'));
+    r.last_seen = std::chrono::system_clock::time_point(seconds(1000 + i));
+    rs.push_back(r);
+  }
+  std::size_t dropped = 0;
+  const std::string text = EncodeReasons(rs, 16UL * 1024, &dropped);
+  CHECK(text.size() <= 16 * 1024);
+  CHECK(dropped == 0);
+  Result<std::vector<Reason>> back = DecodeReasons(text);
+  REQUIRE(back.ok());
+  REQUIRE(back->size() == 10);
+  CHECK(back->front().evidence.empty());                         // the oldest lost its evidence
+  CHECK(back->back().evidence.size() == 4);                      // the newest kept it
+  for (const Reason& r : *back) CHECK(r.message.size() == 300);  // no message was touched
+}
+
 // Issue 11.6: the Event key was rule + summary, and nccl.warn's summary
 // quotes the log line, so every distinct line made its own Event.
 TEST_CASE("Events are rate-limited per node and rule: distinct summaries of one rule make one") {

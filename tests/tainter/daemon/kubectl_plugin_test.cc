@@ -84,6 +84,8 @@ struct Cluster {
     xid.summary = "Xid 79 on 0000:3b:00: GPU has fallen off the bus; reset or RMA";
     xid.message = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1912, name=python3, GPU has fallen off";
     xid.event_id = "0123456789abcdef0123456789abcdef";
+    xid.evidence = {"pcieport 0000:3a:00.0: AER: Uncorrected (Fatal) error received",
+                    "nvidia 0000:3b:00.0: AER: can't recover (no error_detected callback)"};
     xid.first_seen = now - hours(3);
     xid.last_seen = now - hours(1);
     flap.rule = "ib.port-flap";
@@ -132,6 +134,8 @@ TEST_CASE("explain NODE gives each reason and says a hardware fault is lifted on
     CHECK(Has(r.out, "first seen: " + FormatRfc3339(reason.first_seen) + "\n"));
     CHECK(Has(r.out, "last seen:  " + FormatRfc3339(reason.last_seen) + "\n"));
   }
+  CHECK(Has(r.out, "lines before it (same source, oldest first):\n    " + c.xid.evidence[0] +
+                       "\n    " + c.xid.evidence[1] + "\n"));
   CHECK(Has(r.out, "expires:    never"));
   CHECK(Has(r.out, "expires:    " + FormatRfc3339(*c.flap.expires_at) + " (in "));
   CHECK(Has(r.out, "event id:   " + c.xid.event_id));
