@@ -60,24 +60,50 @@ std::string WireMessage(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
+// AppendJsonString(out, WireMessage(text, max_bytes)), without the copy
+// when the text is ASCII (most log lines).
+void AppendWireMessage(std::string& out, std::string_view text, std::size_t max_bytes) {
+  if (std::all_of(text.begin(), text.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    AppendJsonString(out, text.substr(0, max_bytes));
+  } else {
+    AppendJsonString(out, WireMessage(text, max_bytes));
+  }
+}
+
 }  // namespace
+
+void AssignEventId(std::string& out, std::string_view node, std::string_view source,
+                   std::string_view cursor, std::string_view rule) {
+  const std::uint64_t a = Fnv1a(0xcbf29ce484222325ULL, {node, source, cursor, rule});
+  const std::uint64_t b = Fnv1a(0x84222325cbf29ce4ULL, {rule, cursor, source, node});
+  // What "%016llx%016llx" gave, without snprintf (~1,500 instructions).
+  static constexpr char kHex[] = "0123456789abcdef";
+  char buf[32];
+  for (int i = 0; i < 16; ++i) {
+    buf[15 - i] = kHex[(a >> (4 * i)) & 0xF];
+    buf[31 - i] = kHex[(b >> (4 * i)) & 0xF];
+  }
+  out.assign(buf, sizeof(buf));
+}
 
 std::string MakeEventId(std::string_view node, std::string_view source, std::string_view cursor,
                         std::string_view rule) {
-  const std::uint64_t a = Fnv1a(0xcbf29ce484222325ULL, {node, source, cursor, rule});
-  const std::uint64_t b = Fnv1a(0x84222325cbf29ce4ULL, {rule, cursor, source, node});
-  char buf[33];
-  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(a),
-                static_cast<unsigned long long>(b));
-  return buf;
+  std::string id;
+  AssignEventId(id, node, source, cursor, rule);
+  return id;
 }
 
-std::string TruncateUtf8(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return std::string(text);
+std::string_view TruncateUtf8View(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
   std::size_t cut = max_bytes;
   // Step back over continuation bytes (10xxxxxx) to the start of a sequence.
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(text.substr(0, cut));
+  return text.substr(0, cut);
+}
+
+std::string TruncateUtf8(std::string_view text, std::size_t max_bytes) {
+  return std::string(TruncateUtf8View(text, max_bytes));
 }
 
 std::vector<std::string> BoundEvidence(std::vector<std::string> lines) {
@@ -192,12 +218,12 @@ constexpr Member kSchemaOrder[] = {
     Member::kProbation, Member::kRecover,
 };
 
-void AppendKey(std::string& out, std::string_view key, bool& first) {
+// `quoted_key` is the key with its quotes and colon, `"action":`: one
+// append per member (the schema's keys need no escaping).
+void AppendKey(std::string& out, std::string_view quoted_key, bool& first) {
   if (!first) out.push_back(',');
   first = false;
-  out.push_back('"');
-  out.append(key);  // the schema's keys need no escaping
-  out.append("\":");
+  out.append(quoted_key);
 }
 
 void AppendStringMap(std::string& out, const std::map<std::string, std::string>& map) {
@@ -222,92 +248,111 @@ void AppendStringList(std::string& out, const std::vector<std::string>& list) {
   out.push_back(']');
 }
 
+// A duration's and a time's text are digits and letters: quoted, nothing to
+// escape.
+void AppendQuotedDuration(std::string& out, std::chrono::milliseconds d) {
+  out.push_back('"');
+  AppendDuration(out, d);
+  out.push_back('"');
+}
+
+void AppendQuotedTime(std::string& out, std::chrono::system_clock::time_point t) {
+  out.push_back('"');
+  AppendRfc3339(out, t);
+  out.push_back('"');
+}
+
 // Writes the member `m` (key and value) if the event has it.
 void WriteMember(std::string& out, const FaultEvent& e, Member m, bool& first) {
-  const auto string_member = [&](std::string_view key, std::string_view value) {
-    AppendKey(out, key, first);
+  const auto string_member = [&](std::string_view quoted_key, std::string_view value) {
+    AppendKey(out, quoted_key, first);
     AppendJsonString(out, value);
   };
   switch (m) {
     case Member::kAction:
-      return string_member("action", ActionName(e.action));
+      return string_member("\"action\":", ActionName(e.action));
     case Member::kBootId:
-      return string_member("boot_id", e.boot_id);
+      return string_member("\"boot_id\":", e.boot_id);
     case Member::kCategory:
-      return string_member("category", e.category);
+      return string_member("\"category\":", e.category);
     case Member::kClears:
       if (e.clears.empty()) return;
-      AppendKey(out, "clears", first);
+      AppendKey(out, "\"clears\":", first);
       return AppendStringList(out, e.clears);
     case Member::kCondition:
-      if (!e.condition.empty()) string_member("condition", e.condition);
+      if (!e.condition.empty()) string_member("\"condition\":", e.condition);
       return;
     case Member::kDetectedTime:
-      return string_member("detected_time", FormatRfc3339(e.detected_time));
+      AppendKey(out, "\"detected_time\":", first);
+      return AppendQuotedTime(out, e.detected_time);
     case Member::kEvidence: {
       if (e.evidence.empty()) return;
-      AppendKey(out, "evidence", first);
+      AppendKey(out, "\"evidence\":", first);
       out.push_back('[');
       for (std::size_t i = 0; i < e.evidence.size(); ++i) {
         if (i > 0) out.push_back(',');
-        AppendJsonString(out, WireMessage(e.evidence[i], FaultEvent::kMaxEvidenceLineBytes));
+        AppendWireMessage(out, e.evidence[i], FaultEvent::kMaxEvidenceLineBytes);
       }
       out.push_back(']');
       return;
     }
     case Member::kExpire:
-      if (e.expire) string_member("expire", FormatDuration(*e.expire));
-      return;
+      if (!e.expire) return;
+      AppendKey(out, "\"expire\":", first);
+      return AppendQuotedDuration(out, *e.expire);
     case Member::kFields:
-      AppendKey(out, "fields", first);
+      AppendKey(out, "\"fields\":", first);
       return AppendStringMap(out, e.fields);
     case Member::kId:
-      return string_member("id", e.id);
+      return string_member("\"id\":", e.id);
     case Member::kLabels:
-      AppendKey(out, "labels", first);
+      AppendKey(out, "\"labels\":", first);
       return AppendStringMap(out, e.labels);
     case Member::kLogTime:
-      return string_member("log_time", FormatRfc3339(e.log_time));
+      AppendKey(out, "\"log_time\":", first);
+      return AppendQuotedTime(out, e.log_time);
     case Member::kMessage:
-      return string_member("message", WireMessage(e.message, FaultEvent::kMaxMessageBytes));
+      AppendKey(out, "\"message\":", first);
+      return AppendWireMessage(out, e.message, FaultEvent::kMaxMessageBytes);
     case Member::kNode:
-      return string_member("node", e.node);
+      return string_member("\"node\":", e.node);
     case Member::kOrigin:
-      return string_member("origin", OriginName(e.origin));
+      return string_member("\"origin\":", OriginName(e.origin));
     case Member::kPack:
-      return string_member("pack", e.pack);
+      return string_member("\"pack\":", e.pack);
     case Member::kPeer:
-      if (!e.peer.empty()) string_member("peer", e.peer);
+      if (!e.peer.empty()) string_member("\"peer\":", e.peer);
       return;
     case Member::kProbation:
-      if (e.probation) string_member("probation", FormatDuration(*e.probation));
-      return;
+      if (!e.probation) return;
+      AppendKey(out, "\"probation\":", first);
+      return AppendQuotedDuration(out, *e.probation);
     case Member::kRecover:
-      if (!e.recover.empty()) string_member("recover", e.recover);
+      if (!e.recover.empty()) string_member("\"recover\":", e.recover);
       return;
     case Member::kRule:
-      return string_member("rule", e.rule);
+      return string_member("\"rule\":", e.rule);
     case Member::kSchema:
-      AppendKey(out, "schema", first);
+      AppendKey(out, "\"schema\":", first);
       return AppendJsonNumber(out, std::int64_t{FaultEvent::kSchemaVersion});
     case Member::kSeverity:
-      return string_member("severity", SeverityName(e.severity));
+      return string_member("\"severity\":", SeverityName(e.severity));
     case Member::kSource:
-      return string_member("source", e.source);
+      return string_member("\"source\":", e.source);
     case Member::kSummary:
-      return string_member("summary", e.summary);
+      return string_member("\"summary\":", e.summary);
     case Member::kSuppressed:
-      AppendKey(out, "suppressed", first);
+      AppendKey(out, "\"suppressed\":", first);
       return AppendJsonNumber(out, e.suppressed);
     case Member::kThreshold: {
       if (!e.threshold) return;
-      AppendKey(out, "threshold", first);
+      AppendKey(out, "\"threshold\":", first);
       out.append("{\"count\":");
       AppendJsonNumber(out, std::int64_t{e.threshold->count});
       out.append(",\"key\":");
       AppendStringList(out, e.threshold->key);
       out.append(",\"window\":");
-      AppendJsonString(out, FormatDuration(e.threshold->window));
+      AppendQuotedDuration(out, e.threshold->window);
       out.push_back('}');
       return;
     }

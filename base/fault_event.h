@@ -119,9 +119,16 @@ std::vector<std::string> BoundEvidence(std::vector<std::string> lines);
 // derived from node, source, cursor and rule only.
 std::string MakeEventId(std::string_view node, std::string_view source, std::string_view cursor,
                         std::string_view rule);
+// The same id assigned to `out` (its buffer reused: one event per line
+// matched by `faultline scan`).
+void AssignEventId(std::string& out, std::string_view node, std::string_view source,
+                   std::string_view cursor, std::string_view rule);
 
 // Cuts `text` to at most `max_bytes` without splitting a UTF-8 sequence.
 std::string TruncateUtf8(std::string_view text, std::size_t max_bytes);
+// The same cut as a view of `text`, for a caller that copies it into a
+// buffer of its own.
+std::string_view TruncateUtf8View(std::string_view text, std::size_t max_bytes);
 
 nlohmann::json ToJson(const FaultEvent& event);
 // The JSON text; never throws (invalid UTF-8 in a log line is replaced).

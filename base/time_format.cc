@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/time_format.h"
 
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 
@@ -31,7 +32,7 @@ std::int64_t DaysFromCivil(int y, int m, int d) {
 
 }  // namespace
 
-std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
+void AppendRfc3339(std::string& out, std::chrono::system_clock::time_point t) {
   using namespace std::chrono;  // NOLINT(google-build-using-namespace): local, for brevity
   const auto us = duration_cast<microseconds>(t.time_since_epoch()).count();
   std::int64_t secs = us / 1'000'000;
@@ -60,7 +61,8 @@ std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
     put(14, 2, in_day / 60 % 60);
     put(17, 2, in_day % 60);
     put(20, 6, frac);
-    return std::string(buf, sizeof(buf) - 1);
+    out.append(buf, sizeof(buf) - 1);
+    return;
   }
   std::time_t tt = static_cast<std::time_t>(secs);
   std::tm tm{};
@@ -69,7 +71,13 @@ std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
   std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
                 static_cast<long long>(frac));
-  return buf;
+  out.append(buf);
+}
+
+std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
+  std::string out;
+  AppendRfc3339(out, t);
+  return out;
 }
 
 std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_view text) {
@@ -191,20 +199,30 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   return *d;
 }
 
-std::string FormatDuration(std::chrono::milliseconds d) {
+void AppendDuration(std::string& out, std::chrono::milliseconds d) {
   std::int64_t ms = d.count();
-  if (ms == 0) return "0s";
-  std::string out;
+  if (ms == 0) {
+    out.append("0s");
+    return;
+  }
   const struct {
     std::int64_t size;
     const char* unit;
   } units[] = {{86'400'000, "d"}, {3'600'000, "h"}, {60'000, "m"}, {1000, "s"}, {1, "ms"}};
   for (const auto& u : units) {
     if (ms >= u.size) {
-      out += std::to_string(ms / u.size) + u.unit;
+      char digits[24];
+      const auto end = std::to_chars(digits, digits + sizeof(digits), ms / u.size).ptr;
+      out.append(digits, end);
+      out.append(u.unit);
       ms %= u.size;
     }
   }
+}
+
+std::string FormatDuration(std::chrono::milliseconds d) {
+  std::string out;
+  AppendDuration(out, d);
   return out;
 }
 

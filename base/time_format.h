@@ -12,6 +12,9 @@ namespace faultline {
 
 // "2026-11-22T07:02:53.179123Z": UTC, microseconds, always 6 digits.
 std::string FormatRfc3339(std::chrono::system_clock::time_point t);
+// The same text appended to `out`, without a std::string of its own: the
+// event writer formats two times per event.
+void AppendRfc3339(std::string& out, std::chrono::system_clock::time_point t);
 
 // Parses RFC 3339 as Go's time.RFC3339Nano writes it and kubelet reads it:
 // "2026-11-22T07:02:53Z", "2026-11-22T07:02:53.17905Z" (trailing zeros
@@ -37,5 +40,7 @@ Result<std::chrono::milliseconds> ParseDurationOrError(std::string_view text);
 
 // The shortest form ParseDuration reads back: "1h30m", "250ms", "0s".
 std::string FormatDuration(std::chrono::milliseconds d);
+// The same text appended to `out`.
+void AppendDuration(std::string& out, std::chrono::milliseconds d);
 
 }  // namespace faultline

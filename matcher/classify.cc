@@ -2,6 +2,8 @@
 #include "matcher/classify.h"
 
 #include <charconv>
+#include <string>
+#include <utility>
 
 #include "base/trim.h"
 
@@ -108,7 +110,10 @@ void ResolveOutcome(const Rule& rule, RuleMatch& m) {
     if (o->classify) Apply(*ClassifyFields(*o->classify, m.fields), m);
   }
   if (m.summary.empty()) m.summary = rule.description.empty() ? rule.id : rule.description;
-  m.summary = TruncateUtf8(InterpolateSummary(m.summary, m.fields), FaultEvent::kMaxSummaryBytes);
+  // Cut in place: TruncateUtf8 would copy the summary once more per match.
+  std::string summary = InterpolateSummary(m.summary, m.fields);
+  summary.resize(TruncateUtf8View(summary, FaultEvent::kMaxSummaryBytes).size());
+  m.summary = std::move(summary);
 }
 
 std::string InterpolateSummary(std::string_view summary,

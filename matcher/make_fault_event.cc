@@ -7,19 +7,33 @@ FaultEvent MakeFaultEvent(const RuleMatch& match, const LogRecord& record, std::
                           std::string_view boot_id,
                           std::chrono::system_clock::time_point detected_time) {
   FaultEvent e;
-  e.node = std::string(node);
-  e.boot_id = std::string(boot_id);
+  FillFaultEvent(match, record, node, boot_id, detected_time, e);
+  return e;
+}
+
+void FillFaultEvent(const RuleMatch& match, const LogRecord& record, std::string_view node,
+                    std::string_view boot_id, std::chrono::system_clock::time_point detected_time,
+                    FaultEvent& e) {
+  // Assigned, not constructed: a reused event keeps its strings' buffers
+  // and its maps' nodes. Every member is set here or in ApplyMatchOutcome.
+  e.node.assign(node);
+  e.boot_id.assign(boot_id);
   e.source = record.source;
   e.origin = record.origin;
-  e.rule = match.rule ? match.rule->id : std::string();
-  e.id = MakeEventId(node, record.source, record.cursor, e.rule);
+  if (match.rule) {
+    e.rule = match.rule->id;
+  } else {
+    e.rule.clear();
+  }
+  AssignEventId(e.id, node, record.source, record.cursor, e.rule);
   e.fields = match.fields;
-  e.message = TruncateUtf8(record.text, FaultEvent::kMaxMessageBytes);
+  e.message.assign(TruncateUtf8View(record.text, FaultEvent::kMaxMessageBytes));
   e.log_time = record.time;
   e.detected_time = detected_time;
   e.labels = record.labels;
+  e.suppressed = 0;
+  e.evidence.clear();
   ApplyMatchOutcome(match, e);
-  return e;
 }
 
 std::string PeerOf(const RuleMatch& match) {

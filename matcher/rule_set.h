@@ -173,6 +173,12 @@ class RuleSetHolder {
 FaultEvent MakeFaultEvent(const RuleMatch& match, const LogRecord& record, std::string_view node,
                           std::string_view boot_id,
                           std::chrono::system_clock::time_point detected_time);
+// MakeFaultEvent into an existing event: every member is set (nothing of
+// what `event` held before is left), its buffers reused, for a caller
+// that writes one event after another.
+void FillFaultEvent(const RuleMatch& match, const LogRecord& record, std::string_view node,
+                    std::string_view boot_id, std::chrono::system_clock::time_point detected_time,
+                    FaultEvent& event);
 
 // Writes what the rule decided for `match` into `event`: pack, category,
 // severity, action, summary, threshold, expire, condition and the peer its

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -106,6 +107,22 @@ TEST_CASE("AppendJsonString writes the bytes nlohmann::json dumps, invalid UTF-8
   }
 }
 
+// AppendJsonString copies plain text 8 bytes at a time: a byte to escape or
+// to check as UTF-8 must be found at every offset within such a block, and
+// at the tail after the last one.
+TEST_CASE("AppendJsonString finds a byte to escape at every offset of a plain run") {
+  for (const std::string& special : std::vector<std::string>{
+           "\"", "\\", std::string(1, '\0'), "\x1f", "\n", "\x7f", "\xC3\xA9", "\xFF", " "}) {
+    for (std::size_t before = 0; before < 20; ++before) {
+      for (const std::size_t after : {0U, 1U, 7U, 8U, 9U}) {
+        const std::string text = std::string(before, 'a') + special + std::string(after, 'z');
+        CAPTURE(text);
+        CHECK(Direct(text) == NlohmannString(text));
+      }
+    }
+  }
+}
+
 TEST_CASE("SerializeFaultEvent writes the bytes ToJson(...).dump() did") {
   FaultEvent e;
   e.id = MakeEventId("gpu-17", "kmsg", "boot-1:42", "nvidia.xid");
@@ -141,6 +158,10 @@ TEST_CASE("SerializeFaultEvent writes the bytes ToJson(...).dump() did") {
   e.fields.clear();
   e.labels.clear();
   e.message = std::string(3000, 'x');  // cut to kMaxMessageBytes
+  CHECK(SerializeFaultEvent(e) == dumped(e));
+  // Not ASCII, cut: never within a character.
+  e.message = std::string(2047, 'x') + "\xC3\xA9 tail";
+  e.evidence = {"ok", std::string(600, 'y'), "caf\xC3\xA9 \xFF"};
   CHECK(SerializeFaultEvent(e) == dumped(e));
 }
 

@@ -2,6 +2,14 @@
 // The `faultline scan` input parsers: pure functions, one per format.
 #include "matcher/input_line.h"
 
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <doctest/doctest.h>
 
 #include "base/time_format.h"
@@ -24,6 +32,57 @@ TEST_CASE("dmesg lines: seconds since boot, and dmesg -T wall times") {
   CHECK(t->text == "mlx5_core 0000:5e:00.0: Link down");
   CHECK_FALSE(ParseDmesgLine("[INFO] something"));
   CHECK_FALSE(ParseDmesgLine("[12.x] no"));
+}
+
+// What ParseDmesgLine did for every dmesg -T stamp before its fast path.
+std::optional<std::chrono::system_clock::time_point> StrptimeTime(const std::string& stamp) {
+  struct tm tm {};
+  const char* end = strptime(stamp.c_str(), "%a %b %d %H:%M:%S %Y", &tm);
+  if (!end || *end != '\0') return std::nullopt;
+  const std::time_t t = timegm(&tm);
+  // What system_clock holds (ParseDmesgLine's bound): about 1677 to 2262.
+  constexpr std::time_t kMax =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::duration::max())
+          .count() -
+      1;
+  if (t == -1 || t >= kMax || t <= -kMax) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(t);
+}
+
+TEST_CASE("dmesg -T stamps read by hand give strptime's and timegm's time") {
+  std::vector<std::string> stamps = {
+      "Sun Nov 22 07:02:53 2026", "Mon Feb 29 23:59:59 2028",  // leap day
+      "Tue Feb 29 00:00:00 2026",                              // rolls over to Mar 1
+      "Wed Feb 31 12:00:00 2025", "Thu Dec 31 23:59:60 2026",  // leap second: next minute
+      "Fri Jan 01 00:00:00 1970", "Sat Jan 01 00:00:00 1969", "Sun Mar 15 10:20:30 2262",
+      "Mon Jun 09 01:02:03 9999", "Tue Apr 30 13:14:15 2000", "Wed Jul 04 08:00:00 0000",
+      // not the exact layout: strptime reads them (or refuses them) as before
+      "sun nov 22 07:02:53 2026", "Sunday November 22 07:02:53 2026", "Sun Nov  2 07:02:53 2026",
+      "Sun Nov 22 7:02:53 2026", "Sun Nov 22 07:02:61 2026", "Sun Nov 00 07:02:53 2026",
+      "Sun Nov 32 07:02:53 2026", "Sun Nov 22 24:00:00 2026", "Sun Xyz 22 07:02:53 2026",
+      "Xyz Nov 22 07:02:53 2026", "Sun Nov 22 07:02:53 12026", "Sun Nov 22 07:02:53 26"};
+  for (int month = 0; month < 12; ++month) {
+    static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                              "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    for (int day = 1; day <= 31; day += 3) {
+      char stamp[32];
+      std::snprintf(stamp, sizeof(stamp), "Sun %s %02d %02d:%02d:%02d %04d", kMonths[month], day,
+                    (day * 7) % 24, (day * 13) % 60, (month * 11) % 60, 1999 + month * 3);
+      stamps.emplace_back(stamp);
+    }
+  }
+  for (const std::string& stamp : stamps) {
+    CAPTURE(stamp);
+    const auto expected = StrptimeTime(stamp);
+    const auto got = ParseDmesgLine("[" + stamp + "] text");
+    if (!got) {
+      // strptime refused it too (a line that is not dmesg -T)
+      CHECK_FALSE(StrptimeTime(stamp).has_value());
+      continue;
+    }
+    CHECK(got->format == LineFormat::kDmesgTime);
+    CHECK(got->time == expected);
+  }
 }
 
 TEST_CASE("journalctl -o short: the kernel keeps its message, others become IDENT: MESSAGE") {

@@ -366,6 +366,60 @@ rules:
   CHECK(ToJson(MakeFaultEvent(out[1], record, "gpu-1", "b", {})).count("peer") == 0);
 }
 
+// `faultline scan` fills one FaultEvent again and again (FillFaultEvent):
+// nothing of an earlier event may leak into the next, whatever optional
+// members the earlier one had and the next one lacks.
+TEST_CASE("FillFaultEvent into a used event gives MakeFaultEvent's event, byte for byte") {
+  Loaded l = LoadPack(R"(pack: n
+version: 1
+rules:
+  - id: nccl.ib
+    sources: [pod]
+    pattern: 'Got completion from peer (?P<peer>[^<\s]+)'
+    peer: peer
+    condition: NetworkFault
+    recover: reboot
+    probation: 10m
+    expire: 1h
+    threshold: {count: 3, window: 1h, key: [peer]}
+    action: taint
+  - id: plain.line
+    sources: [pod]
+    pattern: 'completion'
+)");
+  REQUIRE(l.set);
+  LogRecord record;
+  record.source = "podlog";
+  record.origin = Origin::kPod;
+  record.text = "NET/IB : Got completion from peer 10.0.4.12<33941> with status=12";
+  record.cursor = "c:1";
+  record.labels = {{"file", "a.log"}, {"line", "1"}, {"extra", "x"}};
+  std::vector<RuleMatch> out;
+  l.set->Match(record, out);
+  REQUIRE(out.size() == 2);
+  const auto now = std::chrono::system_clock::now();
+  FaultEvent reused;
+  FillFaultEvent(out[0], record, "gpu-1", "boot-a", now, reused);
+  reused.suppressed = 7;  // as the agent's suppression window sets them
+  reused.evidence = {"an earlier line"};
+  CHECK(SerializeFaultEvent(reused) !=
+        SerializeFaultEvent(MakeFaultEvent(out[0], record, "gpu-1", "boot-a", now)));
+  LogRecord next = record;
+  next.text = "completion";
+  next.cursor = "c:2";
+  next.labels = {{"line", "2"}};
+  FillFaultEvent(out[1], next, "gpu-2", "", now + std::chrono::seconds(1), reused);
+  const FaultEvent fresh = MakeFaultEvent(out[1], next, "gpu-2", "", now + std::chrono::seconds(1));
+  CHECK(SerializeFaultEvent(reused) == SerializeFaultEvent(fresh));
+  CHECK(reused.peer.empty());
+  CHECK(!reused.threshold);
+  CHECK(!reused.probation);
+  CHECK(reused.evidence.empty());
+  CHECK(reused.suppressed == 0);
+  CHECK(reused.labels.size() == 1);
+  CHECK(reused.id == MakeEventId("gpu-2", "podlog", "c:2", "plain.line"));
+}
+
 // Issue 11.4: NCCL WARN's `(?P<message>.+)` of a 250 KiB line made 250 KiB
 // captures, a 250 KiB summary, and a 500 KiB event held by the agent.
 TEST_CASE(
