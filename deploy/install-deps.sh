@@ -36,7 +36,7 @@ if ((test_deps)); then
     doctest-dev kcat systemd-journal-remote systemd ripgrep grep python3 openssl curl
     libbenchmark-dev clang clang-format clang-tidy libclang-rt-14-dev procps
     python3-yaml jq time prometheus strace
-    python3-jsonschema git
+    python3-jsonschema git valgrind
   )
 fi
 
