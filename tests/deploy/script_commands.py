@@ -11,7 +11,8 @@ subprocess.run([...]) lists), finds the commands it runs, and asks dpkg which
 package owns each one. A package counts as provided when it is in the
 install-deps list, is part of minbase (Essential, or Priority required, or
 apt), or is a dependency (Depends/Pre-Depends, first alternative) of one of
-those, as installed on this machine.
+those, as installed on this machine. An executable of the same name in
+tests/fakes/ (a stand-in the tests put first on PATH) counts as provided.
 
     script_commands.py [--repo DIR] [--scripts PATH...] [--packages FILE]
                        [--extra-package NAME...] [--list]
@@ -403,10 +404,20 @@ def is_shell(path):
 
 
 def repo_scripts(repo):
-    out = subprocess.run(["git", "-C", repo, "ls-files"], capture_output=True, text=True,
+    """Tracked .sh and .py files, .ci/run, and executables with a shell #! line
+    (tests/fakes/nvidia-smi)."""
+    out = subprocess.run(["git", "-C", repo, "ls-files", "-s"], capture_output=True, text=True,
                          check=True).stdout.split("\n")
-    return [os.path.join(repo, p) for p in out if p and os.path.isfile(os.path.join(repo, p))
-            and (p.endswith((".sh", ".py")) or p == ".ci/run")]
+    files = []
+    for row in out:
+        mode, _, rest = row.partition(" ")
+        p = rest.partition("\t")[2]
+        full = os.path.join(repo, p)
+        if not p or not os.path.isfile(full):
+            continue
+        if p.endswith((".sh", ".py")) or p == ".ci/run" or (mode == "100755" and is_shell(full)):
+            files.append(full)
+    return files
 
 
 def dpkg_database():
@@ -522,6 +533,12 @@ def main():
             uses.setdefault(name, []).append(f"{rel}:{line}")
     for f in functions:
         uses.pop(f, None)
+    # Stand-ins the tests put first on PATH (tests/fakes/nvidia-smi for the
+    # node-problem-detector plugin under test): provided by the tree itself.
+    fakes = os.path.join(repo, "tests", "fakes")
+    for name in list(uses):
+        if os.access(os.path.join(fakes, name), os.X_OK):
+            uses.pop(name)
 
     packages, providers = dpkg_database()
     provided = provided_packages(listed, packages, providers)
