@@ -150,16 +150,28 @@ class Scanner:
             elif c == '"':
                 self.i += 1
                 break
-            elif c == "$" and self.peek(1) == "(":
-                parts.append("$")
-                self.substitution()
-            elif c == "`":
-                parts.append("$")
-                self.backquote()
-            else:
+            elif not self.expansion(parts):
                 parts.append(c)
                 self.i += 1
         return "".join(parts)
+
+    def expansion(self, parts):
+        """At `$(`, `${` or a backquote: scans it and leaves `$` in `parts`.
+        False (nothing read) anywhere else."""
+        c = self.s[self.i]
+        if c == "$" and self.peek(1) == "(":
+            parts.append("$")
+            self.substitution()
+        elif c == "$" and self.peek(1) == "{":
+            parts.append("$")
+            self.i += 1
+            self.skip_balanced("{", "}")
+        elif c == "`":
+            parts.append("$")
+            self.backquote()
+        else:
+            return False
+        return True
 
     def substitution(self):
         """At `$(`: a command substitution, or `$((` arithmetic."""
@@ -193,17 +205,7 @@ class Scanner:
                 parts.append(self.read_single_quoted())
             elif c == '"':
                 parts.append(self.read_double_quoted())
-            elif c == "$" and self.peek(1) == "(":
-                parts.append("$")
-                self.substitution()
-            elif c == "$" and self.peek(1) == "{":
-                parts.append("$")
-                self.i += 1
-                self.skip_balanced("{", "}")
-            elif c == "`":
-                parts.append("$")
-                self.backquote()
-            else:
+            elif not self.expansion(parts):
                 parts.append(c)
                 self.i += 1
         return "".join(parts)
