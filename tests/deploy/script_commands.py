@@ -150,19 +150,21 @@ class Scanner:
             elif c == '"':
                 self.i += 1
                 break
-            elif not self.expansion(parts):
+            elif not self.expansion(parts, braces=False):
                 parts.append(c)
                 self.i += 1
         return "".join(parts)
 
-    def expansion(self, parts):
-        """At `$(`, `${` or a backquote: scans it and leaves `$` in `parts`.
-        False (nothing read) anywhere else."""
+    def expansion(self, parts, braces=True):
+        """At `$(`, a backquote or (with `braces`) `${`: scans it and leaves
+        `$` in `parts`. False (nothing read) anywhere else. Inside double
+        quotes `${...}` is left as text: its own quotes (`${x:-"a"}`) would
+        throw the brace count off."""
         c = self.s[self.i]
         if c == "$" and self.peek(1) == "(":
             parts.append("$")
             self.substitution()
-        elif c == "$" and self.peek(1) == "{":
+        elif braces and c == "$" and self.peek(1) == "{":
             parts.append("$")
             self.i += 1
             self.skip_balanced("{", "}")
