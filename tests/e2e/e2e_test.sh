@@ -137,8 +137,13 @@ if $KMSG; then
   e2e_wait 20 has_event FaultlineTainted "e2e79-$RUN" || e2e_fail "no FaultlineTainted Event"
   ev=$(events_with FaultlineTainted "e2e79-$RUN" | jq -c '.[0]')
   [[ $(jq -r .type <<<"$ev") == Warning ]] || e2e_fail "taint Event type: $ev"
-  [[ $(jq -r .message <<<"$ev") == "nvidia.xid: Xid 79 on $PCI: GPU has fallen off the bus"*": $X79" ]] ||
+  # "rule: summary: line", then the evidence: the lines kmsg read just before
+  # the Xid 79 (issue 28), the test's own Xid 13 among them.
+  msg=$(jq -r .message <<<"$ev")
+  [[ ${msg%%$'\n'*} == "nvidia.xid: Xid 79 on $PCI: GPU has fallen off the bus"*": $X79" ]] ||
     e2e_fail "taint Event message (rule: summary: line): $ev"
+  [[ $msg == *$'\nlines before it:\n'*"e2e13a-$RUN"* ]] ||
+    e2e_fail "taint Event message has no evidence with the Xid 13 before it: $ev"
   echo "ok: Xid 79 -> taint, annotation, Event, foreign taint kept ($((SECONDS - START)) s)"
 
   e2e_kmsg_write "$X13B"
