@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string_view>
 
@@ -38,6 +39,14 @@ inline void LogError(std::string_view component, std::string_view message,
 
 void SetLogLevel(LogLevel level);
 bool LogEnabled(LogLevel level);
+
+// Whether the n-th occurrence (from 1) of a repeated problem is logged: the
+// 1st, 10th, 100th, ..., enough to see a problem and its scale without one
+// line per event.
+inline bool LogThisOccurrence(std::uint64_t n) {
+  while (n >= 10 && n % 10 == 0) n /= 10;
+  return n == 1;
+}
 
 // "debug" | "info" | "warn" | "error" -> level; false if the name is unknown.
 bool ParseLogLevel(std::string_view name, LogLevel* level);

@@ -38,8 +38,8 @@ CompileOptions AgentCompileOptions();
 // The one agent: rules, metrics, sources → pipeline → EventSink, the rules
 // watcher and the /metrics endpoint, wired the same way whatever the sink.
 // `faultline-agent` hands it a KafkaSink, `--standalone` a StandaloneSink
-// over the tainter (as tainter_main's MakeTainterStack does for the
-// tainter's subcommands); nothing else differs.
+// over the tainter (TainterStack, tainter/daemon/tainter_stack.h, is the
+// tainter's twin); nothing else differs.
 //
 // Built in two steps, because a sink needs the stack's metrics:
 //   auto stack = AgentStack::Create(config, std::cerr);     // rules, metrics

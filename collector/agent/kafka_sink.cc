@@ -43,11 +43,6 @@ Status DeliveryStatus(const RdKafka::Message& message) {
   }
 }
 
-bool PowerOfTen(std::uint64_t n) {
-  while (n >= 10 && n % 10 == 0) n /= 10;
-  return n == 1;
-}
-
 }  // namespace
 
 struct KafkaSink::Callbacks : public RdKafka::DeliveryReportCb, public KafkaEvents {
@@ -179,7 +174,7 @@ void KafkaSink::OnError(RdKafka::Event& event) {
     default:
       // Transport errors repeat every reconnect attempt: log with a count.
       ++transport_errors_;
-      if (PowerOfTen(transport_errors_)) {
+      if (LogThisOccurrence(transport_errors_)) {
         LogWarning("kafka", "producer error",
                    {{"error", event.str()},
                     {"code", RdKafka::err2str(event.err())},

@@ -28,13 +28,6 @@ std::int64_t ToNs(SteadyTime t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
-// Log the 1st, 10th, 100th, ... occurrence: enough to see a problem and its
-// scale without one line per event.
-bool PowerOfTen(std::uint64_t n) {
-  while (n >= 10 && n % 10 == 0) n /= 10;
-  return n == 1;
-}
-
 // What a batch's records hold, roughly, for the queue's byte bound.
 std::size_t BatchBytes(const std::vector<LogRecord>& records) {
   std::size_t bytes = 0;
@@ -228,7 +221,7 @@ void Pipeline::ApplyCommits(Reader& reader) {
     reader.last_save = now;
     if (Status s = reader.source->SaveCheckpoint(); !s.ok()) {
       reader.save_failures->Inc();
-      if (PowerOfTen(++reader.save_failure_streak)) {
+      if (LogThisOccurrence(++reader.save_failure_streak)) {
         LogWarning("pipeline", "checkpoint not saved; will retry",
                    {{"source", reader.name},
                     {"error", s.ToString()},
@@ -310,7 +303,7 @@ void Pipeline::ReadLoop(Reader& reader, std::stop_token stop) {
         break;
       case StatusCode::kUnavailable: {
         reader.read_errors->Inc();
-        if (PowerOfTen(reader.read_errors->value())) {
+        if (LogThisOccurrence(reader.read_errors->value())) {
           LogWarning("pipeline", "source read failed; retrying",
                      {{"source", reader.name},
                       {"error", status.ToString()},
@@ -510,7 +503,7 @@ void Pipeline::OnDelivered(const std::vector<Suppressor::Hold>& holds, const Sta
   }
   if (result.code() == StatusCode::kInvalidArgument) {
     metrics_.events_rejected.Inc();
-    if (PowerOfTen(metrics_.events_rejected.value())) {
+    if (LogThisOccurrence(metrics_.events_rejected.value())) {
       LogWarning("pipeline", "event rejected by Kafka for good; counted and skipped",
                  {{"rule", rule},
                   {"error", result.ToString()},
@@ -521,7 +514,7 @@ void Pipeline::OnDelivered(const std::vector<Suppressor::Hold>& holds, const Sta
   }
   ++undelivered_;
   metrics_.events_undelivered.Inc();
-  if (PowerOfTen(metrics_.events_undelivered.value())) {
+  if (LogThisOccurrence(metrics_.events_undelivered.value())) {
     LogError("pipeline", "event not delivered; its source's checkpoint stays before it",
              {{"rule", rule},
               {"error", result.ToString()},

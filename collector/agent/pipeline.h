@@ -24,7 +24,7 @@
 
 namespace faultline {
 
-// The agent's engine (see STYLE.md §2.7):
+// The agent's engine (every thread has one owner; shutdown runs in order):
 //
 //   reader thread per Source ─► BoundedQueue<batch> ─► match thread:
 //     RuleSet snapshot per batch → Match → Suppressor → MakeFaultEvent →

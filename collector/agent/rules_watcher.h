@@ -18,7 +18,7 @@ namespace faultline {
 
 // Recompiles the rules on demand (SIGHUP) and when a rules path changes, and
 // swaps them into the RuleSetHolder only when they compile without errors
-// (STYLE.md §2.5: a reload never makes things worse). A failed reload logs
+// (a reload never makes things worse). A failed reload logs
 // every diagnostic, counts a failure and keeps the running set.
 //
 // Watching: inotify on each rules directory (for a file path, its parent),

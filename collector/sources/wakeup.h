@@ -18,8 +18,7 @@ namespace faultline {
 
 // An eventfd that a std::stop_callback writes, so that a thread blocked in
 // poll(2) on its data fd wakes up as soon as another thread requests a stop.
-// This is how every Source honours the `stop` of Source::Read() (STYLE.md
-// §2.7).
+// This is how every Source honours the `stop` of Source::Read().
 //
 // Usage, in a Source that owns one StopWakeup:
 //

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "base/fault_event.h"
+#include "base/log.h"
 #include "base/metrics.h"
 #include "base/status.h"
 #include "base/time_format.h"
@@ -201,6 +202,17 @@ TEST_CASE("evidence survives a round trip and is held to its line, byte and coun
   auto wrong = ParseFaultEvent(j.dump());
   REQUIRE_FALSE(wrong.has_value());
   CHECK(wrong.error().message().find("evidence") != std::string::npos);
+}
+
+// The agent's repeated errors (a failed checkpoint save, a read error, a
+// rejected event) are logged at these occurrences only.
+TEST_CASE("a repeated problem is logged at its 1st, 10th, 100th, ... occurrence") {
+  std::vector<std::uint64_t> logged;
+  for (std::uint64_t n = 0; n <= 1000; ++n) {
+    if (LogThisOccurrence(n)) logged.push_back(n);
+  }
+  CHECK(logged == std::vector<std::uint64_t>{1, 10, 100, 1000});
+  CHECK(LogThisOccurrence(10'000'000'000'000'000'000ULL));
 }
 
 TEST_CASE("metrics render in the Prometheus text format") {
