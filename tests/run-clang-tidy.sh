@@ -72,12 +72,17 @@ analyzer=(-extra-arg=-Xclang -extra-arg=-analyzer-config -extra-arg=-Xclang
   -extra-arg=max-nodes=75000)
 run-clang-tidy -p "$build_dir/db" -j "$jobs" -quiet "${analyzer[@]}" "${files[@]}" >"$log" 2>&1 || status=$?
 # A header's finding is reported once per file that includes it: count it once.
-findings=$(sed $'s/\x1b\[[0-9;]*m//g' "$log" | grep -E '^/.*:[0-9]+:[0-9]+: (warning|error): .*\[[a-z0-9.,-]+\]$' | sort -u || true)
+# Every "file:line:col: warning:" line counts, whether or not its check's name
+# ends the line: the analyzer's names have capitals (DeadStores) and some of
+# its messages run over several lines (optin.performance.Padding), and both
+# went uncounted when only lines ending in a lower-case [check] were.
+findings=$(sed $'s/\x1b\[[0-9;]*m//g' "$log" | grep -E '^/.*:[0-9]+:[0-9]+: (warning|error): ' | sort -u || true)
 echo "clang-tidy: $(grep -cE '^(/[^ ]*/)?clang-tidy(-14)? ' "$log" || true) files in $((SECONDS - start)) s"
 if [[ -n "$findings" ]]; then
   echo "$findings" | sed "s|^$repo/||"
   echo "clang-tidy: $(echo "$findings" | wc -l) findings, per check:"
-  echo "$findings" | sed -E 's/.*\[([a-z0-9.,-]+)\]$/\1/' | sort | uniq -c | sort -rn
+  echo "$findings" | sed -E 's/.*\[([A-Za-z0-9.,-]+)\]$/\1/; t; s/.*/(check named on a later line)/' |
+    sort | uniq -c | sort -rn
   exit 1
 fi
 if ((status != 0)); then

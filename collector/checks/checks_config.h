@@ -28,26 +28,21 @@ struct ExecCheckConfig {
 
 // The agent's `checks:` section (collector/README.md, "checks").
 struct ChecksConfig {
-  bool enabled = true;
   std::size_t concurrency = 2;
   std::chrono::milliseconds jitter{5000};
   std::chrono::milliseconds repeat{300'000};  // CheckSource::Options::repeat_interval
   std::string sysfs_root = "/sys";
+  std::string procfs_root = "/proc";
 
-  bool gpu_inventory_enabled = true;
   CheckSchedule gpu_inventory{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
   std::map<std::string, int> gpu_expected;  // kind -> count; empty: baselines
-
-  bool pcie_enabled = true;  // link width/speed of accelerators and NICs
+  // Link width/speed of accelerators and NICs.
   CheckSchedule pcie{std::chrono::milliseconds(300'000), std::chrono::milliseconds(10'000)};
-  bool aer_enabled = true;  // PCIe AER fatal/non-fatal counters
+  // PCIe AER fatal/non-fatal counters.
   CheckSchedule aer{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
-
-  bool nvidia_driver_enabled = true;  // /proc/driver/nvidia against the PCI bus
-  std::string procfs_root = "/proc";
+  // /proc/driver/nvidia against the PCI bus.
   CheckSchedule nvidia_driver{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
 
-  bool nvml_enabled = true;  // without the library: said once, skipped
   std::string nvml_library = "libnvidia-ml.so.1";
   CheckSchedule nvml{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
   std::optional<int> nvml_expected;
@@ -59,6 +54,15 @@ struct ChecksConfig {
   std::string exec_working_dir = "/";
   std::vector<ExecCheckConfig> exec;
   std::vector<std::string> npd_configs;  // custom-plugin-monitor JSON files, read at start
+
+  // Which checks run; the flags sit together at the end, where they pad the
+  // struct least.
+  bool enabled = true;
+  bool gpu_inventory_enabled = true;
+  bool pcie_enabled = true;
+  bool aer_enabled = true;
+  bool nvidia_driver_enabled = true;
+  bool nvml_enabled = true;  // without the library: said once, skipped
 };
 
 // The keys of the `checks:` mapping.

@@ -131,8 +131,7 @@ ExecOutcome RunCommand(const std::string& path, const std::vector<std::string>& 
   for (;;) {
     if (stop.stop_requested()) {
       out.stopped = true;
-      KillGroup(pid, &wait_status);
-      reaped = true;
+      KillGroup(pid, &wait_status);  // reaps the leader
       break;
     }
     if (!eof) {
