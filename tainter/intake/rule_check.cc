@@ -62,7 +62,7 @@ std::string FirstDifference(const FaultEvent& event, const RuleMatch& m) {
   if (event.clears != m.rule->clears) {
     auto join = [](const std::vector<std::string>& ids) {
       std::string out;
-      for (const std::string& id : ids) out += (out.empty() ? "" : ",") + id;
+      for (const std::string& cleared : ids) out += (out.empty() ? "" : ",") + cleared;
       return out;
     };
     return differs("clear", join(event.clears), join(m.rule->clears));
