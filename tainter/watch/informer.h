@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "base/metrics.h"
 #include "base/status.h"
 #include "tainter/core/node_model.h"
+#include "tainter/kube/backoff.h"
 #include "tainter/kube/node_api.h"
 
 namespace faultline {
@@ -43,6 +45,13 @@ namespace faultline {
 //   static std::vector<Object>& Objects(Listing&);
 //   static const Object& ObjectOf(const Event&);
 //
+// While the API server is away, the informer backs off like every other
+// call (Options: exponential with full jitter, reset by a call that works)
+// and logs the failure streak twice: a warning at its first failure and a
+// line when a call works again, with how many failed and for how long. The
+// failures in between are counted (restarts_total{why="error"}) and logged
+// at debug.
+//
 // Metrics: faultline_tainter_<name>_watch_restarts_total{why=timeout|error|gone}.
 //
 // Thread-safety: Take(), synced(), failing(), unsupported() and Stop() from
@@ -55,7 +64,12 @@ class Informer {
     std::string selector =
         ObjectKind::kDefaultSelector;  // a label or field selector, as ObjectKind lists
     std::chrono::seconds watch_timeout{std::chrono::minutes(5)};
-    std::chrono::milliseconds retry_delay{std::chrono::seconds(1)};  // after a failed call
+    // After a failed list or watch: exponential backoff with full jitter
+    // (tainter/kube/backoff.h) from retry_delay up to max_retry_delay,
+    // back to retry_delay after a call succeeds.
+    std::chrono::milliseconds retry_delay{std::chrono::seconds(1)};
+    std::chrono::milliseconds max_retry_delay{std::chrono::seconds(30)};
+    std::uint64_t jitter_seed = 0;  // 0: random; tests pass a fixed one
   };
   // What changed since the last Take(), in order.
   using Change = WatchChange<Object>;
@@ -69,7 +83,9 @@ class Informer {
         restarts_gone_(Restarts(metrics, "gone")),
         restarts_error_(Restarts(metrics, "error")),
         restarts_timeout_(Restarts(metrics, "timeout")),
-        clock_(clock) {}
+        clock_(clock),
+        backoff_(options_.retry_delay, std::max(options_.retry_delay, options_.max_retry_delay),
+                 options_.jitter_seed) {}
   ~Informer() { Stop(); }
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
@@ -107,11 +123,43 @@ class Informer {
     changes_.push_back(std::move(change));
   }
 
-  void Pause() {  // retry_delay, or less when stopping
-    const auto until = clock_.MonotonicNow() + options_.retry_delay;
+  // A list or watch call failed: the first failure of a streak is a
+  // warning, the rest debug lines; then the backoff's wait (less when
+  // stopping).
+  void Failed(std::string_view what, const Status& error, std::string_view version) {
+    failing_ = true;
+    if (streak_ == 0) streak_started_ = clock_.MonotonicNow();
+    ++streak_;
+    nlohmann::json fields = {{"error", error.ToString()}};
+    if (!version.empty()) fields["resource_version"] = std::string(version);
+    const auto delay = backoff_.Delay(streak_ - 1);
+    fields["retry_in_ms"] = delay.count();
+    if (streak_ == 1) {
+      LogWarning("tainter",
+                 std::string(ObjectKind::kName) + " " + std::string(what) +
+                     " failed; retrying with backoff (logged again when it works)",
+                 fields);
+    } else {
+      fields["failures"] = streak_;
+      LogDebug("tainter",
+               std::string(ObjectKind::kName) + " " + std::string(what) + " failed again", fields);
+    }
+    const auto until = clock_.MonotonicNow() + delay;
     while (!stop_ && clock_.MonotonicNow() < until) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+  }
+
+  // A list or watch call worked: the streak, if any, ends (one line) and
+  // the backoff starts over.
+  void Worked() {
+    failing_ = false;
+    if (streak_ == 0) return;
+    const auto lasted = std::chrono::duration_cast<std::chrono::milliseconds>(
+        clock_.MonotonicNow() - streak_started_);
+    LogInfo("tainter", std::string(ObjectKind::kName) + " watch works again",
+            {{"failures", streak_}, {"failing_for_ms", lasted.count()}});
+    streak_ = 0;
   }
 
   // faultline_tainter_<kind>_watch_restarts_total{why}, one series per why,
@@ -132,13 +180,10 @@ class Informer {
         return;
       }
       if (!listing) {
-        failing_ = true;
-        LogWarning("tainter", "cannot list " + name + "s; will retry",
-                   {{"error", listing.error().ToString()}});
-        Pause();
+        Failed("list", listing.error(), {});
         continue;
       }
-      failing_ = false;
+      Worked();
       std::string version = listing->resource_version;
       Push({ChangeKind::kList, std::move(ObjectKind::Objects(*listing))});
       synced_ = true;
@@ -148,6 +193,7 @@ class Informer {
         Status s = ObjectKind::Watch(
             api_, options_.selector, version, options_.watch_timeout,
             [&](const Event& e) {
+              Worked();  // the stream delivers: the server is back
               const Object& object = ObjectKind::ObjectOf(e);
               if (!object.resource_version.empty()) version = object.resource_version;
               switch (e.type) {
@@ -175,14 +221,11 @@ class Informer {
           return;
         }
         if (!s.ok()) {
-          failing_ = true;
           restarts_error_.Inc();
-          LogWarning("tainter", name + " watch failed; resuming",
-                     {{"error", s.ToString()}, {"resource_version", version}});
-          Pause();
+          Failed("watch", s, version);
           continue;
         }
-        failing_ = false;
+        Worked();
         restarts_timeout_.Inc();
       }
     }
@@ -194,6 +237,9 @@ class Informer {
   Counter& restarts_error_;    // the watch failed
   Counter& restarts_timeout_;  // the watch ran its time (the normal end)
   const Clock& clock_;
+  Backoff backoff_;  // the wait after a failed call
+  int streak_ = 0;   // calls failed in a row (the thread's own)
+  std::chrono::steady_clock::time_point streak_started_{};
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
