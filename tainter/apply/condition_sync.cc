@@ -2,8 +2,10 @@
 // The applier's node conditions: faultline's NodeConditions on nodes/status
 // kept in line with the active reasons (what they say:
 // tainter/core/conditions.h).
+#include <algorithm>
 #include <set>
 
+#include "base/fault_event.h"
 #include "base/log.h"
 #include "tainter/apply/node_applier.h"
 #include "tainter/core/conditions.h"
@@ -25,8 +27,7 @@ Status Tainter::SyncConditions(const std::string& node, const NodeInfo* seen) {
     fetched = std::move(*live);
     seen = &fetched;
   }
-  std::vector<NodeCondition> updates =
-      ConditionUpdates(seen->conditions, active, owned, clock_.Now());
+  std::vector<NodeCondition> updates = ConditionsToWrite(node, seen->conditions, active, owned);
   if (updates.empty()) return OkStatus();  // already so: no heartbeat-only write
   Status s = api_.PatchNodeConditions(node, updates);
   if (s.code() == StatusCode::kFailedPrecondition) {
@@ -51,7 +52,7 @@ void Tainter::ReconcileConditions(const NodeInfo& node) {
   std::set<std::string>& owned = condition_types_[node.name];
   for (std::string_view t : kFaultConditionTypes) owned.emplace(t);
   std::vector<NodeCondition> updates =
-      ConditionUpdates(node.conditions, policy_.ActiveReasons(node.name), owned, clock_.Now());
+      ConditionsToWrite(node.name, node.conditions, policy_.ActiveReasons(node.name), owned);
   if (updates.empty()) return;
   // A GET, not `node`: a watch may deliver the node as of our patch of it,
   // before our write to its status (whose own event follows), and writing
@@ -59,6 +60,50 @@ void Tainter::ReconcileConditions(const NodeInfo& node) {
   if (Status s = SyncConditions(node.name); !s.ok()) {
     LogWarning("tainter", "could not set node conditions",
                {{"node", node.name}, {"error", s.message()}});
+  }
+}
+
+std::vector<NodeCondition> Tainter::ConditionsToWrite(const std::string& node,
+                                                      const std::vector<NodeCondition>& live,
+                                                      const std::vector<Reason>& active,
+                                                      const std::set<std::string>& owned) {
+  const auto now = clock_.Now();
+  auto note = needs_person_.find(node);
+  if (note != needs_person_.end() && active.empty()) {  // lifted: the note goes with the fault
+    needs_person_.erase(note);
+    note = needs_person_.end();
+  }
+  if (note == needs_person_.end()) return ConditionUpdates(live, active, owned, now);
+  // The True conditions as ConditionUpdates would write them from scratch,
+  // saying that the node needs a person; each compared with the live one
+  // as ConditionUpdates does (no write when it already says so).
+  std::vector<NodeCondition> out;
+  for (NodeCondition c : ConditionUpdates({}, active, owned, now)) {
+    c.reason = std::string(kNeedsPersonReason);
+    c.message = TruncateUtf8(note->second + ". " + c.message, 1024);
+    auto cur = std::find_if(live.begin(), live.end(),
+                            [&](const NodeCondition& l) { return l.type == c.type; });
+    if (cur != live.end() && cur->status == c.status && cur->reason == c.reason &&
+        cur->message == c.message) {
+      continue;
+    }
+    if (cur != live.end() && cur->status == c.status && !cur->last_transition_time.empty()) {
+      c.last_transition_time = cur->last_transition_time;
+    }
+    out.push_back(std::move(c));
+  }
+  for (NodeCondition& c : ConditionUpdates(live, active, owned, now)) {
+    if (c.status != "True") out.push_back(std::move(c));  // lifted types, as ever
+  }
+  return out;
+}
+
+void Tainter::MarkNeedsPerson(const std::string& node, std::string why) {
+  if (policy_.ActiveReasons(node).empty()) return;  // nothing held: nothing to say it on
+  needs_person_[node] = std::move(why);
+  if (Status s = SyncConditions(node); !s.ok()) {
+    LogWarning("tainter", "could not set node conditions",
+               {{"node", node}, {"error", s.message()}});
   }
 }
 

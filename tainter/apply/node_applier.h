@@ -158,6 +158,15 @@ class Tainter {
   // queued, through the dry-run API when dry_run is set.
   Status RecordEvent(const NodeEvent& event);
 
+  // The node needs a person (remediation: its drain ran past
+  // drain.deadline). While faultline holds active reasons for it, its True
+  // conditions carry the reason kNeedsPersonReason and a message that
+  // starts with `why`; the conditions are written now (one attempt; the
+  // watch's reconcile repeats a failed one). Forgotten once no active
+  // reason is left (the fault lifted).
+  static constexpr std::string_view kNeedsPersonReason = "FaultlineDrainTimedOut";
+  void MarkNeedsPerson(const std::string& node, std::string why);
+
   // Drops the queued work of these nodes (their partition went to another
   // replica); their `done` callbacks are not called.
   void DropPendingFor(const std::function<bool(const std::string& node)>& pred);
@@ -244,6 +253,12 @@ class Tainter {
   Status SyncConditions(const std::string& node, const NodeInfo* seen = nullptr);
   // SyncConditions when `node` as observed disagrees with the active reasons.
   void ReconcileConditions(const NodeInfo& node);
+  // ConditionUpdates for `node`, with MarkNeedsPerson's reason and message
+  // on its True conditions while it holds.
+  std::vector<NodeCondition> ConditionsToWrite(const std::string& node,
+                                               const std::vector<NodeCondition>& live,
+                                               const std::vector<Reason>& active,
+                                               const std::set<std::string>& owned);
   void Count(const Decision& d);
   void MarkAdopted();
   void UpdateGauges();
@@ -276,7 +291,8 @@ class Tainter {
   // kFaultConditionTypes): a custom `condition:` type is set back to False
   // on lift although no active reason names it any more.
   std::map<std::string, std::set<std::string>> condition_types_;
-  bool conditions_supported_ = true;  // false once the NodeApi says it cannot
+  bool conditions_supported_ = true;                 // false once the NodeApi says it cannot
+  std::map<std::string, std::string> needs_person_;  // node -> why (MarkNeedsPerson)
   std::chrono::steady_clock::time_point next_resync_{};
 };
 

@@ -27,8 +27,8 @@ void ReadRemediationSection(const ConfigMap& parent, RemediationOptions& out) {
       action(key, r->PathOf(key) + "." + name, value, to[name]);
     }
   }
-  if (auto d = r->Sub("drain",
-                      {"grace_period", "max_concurrent", "retry_interval", "max_retry_interval"})) {
+  if (auto d = r->Sub("drain", {"grace_period", "max_concurrent", "retry_interval",
+                                "max_retry_interval", "deadline"})) {
     if (d->Get("grace_period").IsDefined()) {
       std::chrono::seconds grace{0};
       d->Duration("grace_period", grace, true);
@@ -37,6 +37,7 @@ void ReadRemediationSection(const ConfigMap& parent, RemediationOptions& out) {
     d->Number("max_concurrent", out.max_concurrent_drains, 1);
     d->Duration("retry_interval", out.retry_interval, false);
     d->Duration("max_retry_interval", out.max_retry_interval, false);
+    d->Duration("deadline", out.drain_deadline, false);
   }
 }
 

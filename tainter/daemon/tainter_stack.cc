@@ -192,6 +192,10 @@ bool TainterStack::AssembleRemediation(std::ostream& err) {
   view.category = [this](const std::string& rule) { return CategoryOf(rule); };
   remediator_ = std::make_unique<Remediator>(std::move(ro), std::move(view), *eviction_api_, *api_,
                                              metrics_, clock_);
+  // A drain past its deadline: the node's conditions say it needs a person.
+  remediator_->OnNeedsPerson([applier](const std::string& node, const std::string& why) {
+    applier->MarkNeedsPerson(node, why);
+  });
   LogWarning("tainter", "remediation beyond the taint is on",
              {{"action", std::string(RemediationActionName(config_.remediation.action))},
               {"drain_possible", DrainPossible(config_.remediation)}});

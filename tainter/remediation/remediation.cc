@@ -12,6 +12,8 @@ namespace {
 constexpr char kComponent[] = "remediation";
 constexpr char kRunning[] = "running";
 constexpr char kDone[] = "done";
+constexpr char kTimedOut[] = "timed-out";
+constexpr std::size_t kPodsNamed = 5;  // in the report of a drain that timed out
 
 }  // namespace
 
@@ -83,11 +85,11 @@ int Remediator::active_drains() const {
 }
 
 void Remediator::NodeEventNow(const std::string& node, const std::string& reason,
-                              const std::string& msg) {
+                              const std::string& msg, const std::string& type) {
   if (options_.dry_run) return;
   NodeEvent e;
   e.node = node;
-  e.type = "Normal";
+  e.type = type;
   e.reason = reason;
   e.message = msg;
   if (Status s = nodes_api_.CreateEvent(e); !s.ok()) {
@@ -156,6 +158,9 @@ Status Remediator::Cordon(const std::string& node, NodeState& s) {
   if (auto d = live->annotations.find(options_.drain_annotation); d != live->annotations.end()) {
     s.draining = d->second == kRunning;  // a drain this node already holds a slot for
     s.drained = d->second == kDone;
+    s.timed_out = d->second == kTimedOut;  // given up before (a restart): still a person's
+    // The deadline counts from when this process found the drain running.
+    if (s.draining) s.drain_started = clock_.MonotonicNow();
   }
   s.cordon_checked = true;
   return OkStatus();
@@ -190,6 +195,7 @@ Status Remediator::StartDrain(const std::string& node, NodeState& s, bool* start
     marked_.insert(node);
   }
   s.draining = true;
+  s.drain_started = now;
   *started = true;
   metrics_.drains_started.Inc();
   LogInfo(kComponent, options_.dry_run ? "dry-run: would drain node" : "draining node",
@@ -218,6 +224,7 @@ Status Remediator::DrainStep(const std::string& node, NodeState& s) {
   if (!pods) return pods.error();
   const auto now = clock_.MonotonicNow();
   int left = 0;
+  s.waiting_for.clear();
   for (const PodInfo& pod : *pods) {
     const PodDrainClass c = ClassifyForDrain(pod);
     if (c == PodDrainClass::kSkipDaemonSet || c == PodDrainClass::kSkipMirror ||
@@ -230,6 +237,12 @@ Status Remediator::DrainStep(const std::string& node, NodeState& s) {
       continue;
     }
     ++left;
+    if (static_cast<std::size_t>(left) <= kPodsNamed) {
+      s.waiting_for += (s.waiting_for.empty() ? "" : ", ") + key +
+                       (c == PodDrainClass::kLeaving ? " (terminating)" : "");
+    } else if (static_cast<std::size_t>(left) == kPodsNamed + 1) {
+      s.waiting_for += ", ...";
+    }
     if (c == PodDrainClass::kLeaving || !s.pods.Due(key, now)) continue;
     Result<EvictionOutcome> out =
         evictions_.Evict(pod.namespace_name, pod.name, options_.grace_period);
@@ -262,6 +275,25 @@ Status Remediator::DrainStep(const std::string& node, NodeState& s) {
           {{"node", node}});
   NodeEventNow(node, "FaultlineDrained",
                "faultline evicted the node's pods (DaemonSet, mirror and finished pods stay)");
+  return OkStatus();
+}
+
+Status Remediator::TimeOut(const std::string& node, NodeState& s) {
+  if (!options_.dry_run) FL_RETURN_IF_ERROR(SetDrainMark(node, kTimedOut));
+  s.draining = false;
+  s.timed_out = true;
+  metrics_.drains_timed_out.Inc();
+  const std::string why = "drain did not finish within " + FormatDuration(options_.drain_deadline) +
+                          "; still waiting for " +
+                          (s.waiting_for.empty() ? std::string("its pods") : s.waiting_for) +
+                          ". The node stays cordoned and tainted and needs a person";
+  LogWarning(kComponent,
+             options_.dry_run ? "dry-run: drain would have timed out; the node needs a person"
+                              : "drain timed out; the node needs a person (its slot is free)",
+             {{"node", node}, {"waiting_for", s.waiting_for}});
+  NodeEventNow(node, "FaultlineDrainTimedOut", "faultline gave up draining the node: " + why,
+               "Warning");
+  if (needs_person_) needs_person_(node, why);
   return OkStatus();
 }
 
@@ -339,13 +371,17 @@ void Remediator::Tick() {
     Status st = OkStatus();
     if (!s.cordon_checked) st = Cordon(node, s);
     if (st.ok() && s.draining && s.want != RemediationAction::kDrain) st = StopDrain(node, s);
-    if (st.ok() && s.cordon_checked && s.want == RemediationAction::kDrain && !s.drained) {
+    if (st.ok() && s.cordon_checked && s.want == RemediationAction::kDrain && !s.drained &&
+        !s.timed_out) {
       if (!s.draining) {
         bool started = false;
         if (draining < options_.max_concurrent_drains) st = StartDrain(node, s, &started);
         if (started) ++draining;
       }
       if (st.ok() && s.draining) st = DrainStep(node, s);
+      if (st.ok() && s.draining && now >= s.drain_started + options_.drain_deadline) {
+        st = TimeOut(node, s);
+      }
     }
     if (was_draining && !s.draining) --draining;  // done: its slot is free for the next
     if (st.ok()) {

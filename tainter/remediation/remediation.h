@@ -48,6 +48,11 @@ struct RemediationOptions {
   std::chrono::milliseconds max_retry_interval{std::chrono::minutes(5)};
   std::chrono::milliseconds api_backoff{1000};                    // after a failed call
   std::chrono::seconds relist_interval{std::chrono::minutes(5)};  // re-read the cordon record
+  // A drain still running this long after it started (a pod that never
+  // leaves: no kubelet confirms its end, a finalizer nobody removes, a
+  // budget that stays shut) is given up: the node needs a person, and its
+  // slot goes to the next drain.
+  std::chrono::seconds drain_deadline{std::chrono::minutes(30)};
   bool dry_run = false;
 
   // The action for one rule: by_rule, else by_category, else action.
@@ -73,6 +78,12 @@ struct RemediationOptions {
 //    DaemonSet, mirror and finished pods. A 429 from a budget waits
 //    retry_interval, doubling up to max_retry_interval, per pod. When no pod
 //    is left to evict (those evicted are gone), the mark becomes `done`.
+//    A drain still running drain_deadline after it started (a pod that
+//    never leaves) is given up: the mark becomes `timed-out`, which frees
+//    its slot, and the node is reported as needing a person (a warning, a
+//    Warning Event FaultlineDrainTimedOut, drains_total{state="timed_out"},
+//    and OnNeedsPerson, which the stack passes to the node's condition).
+//    It stays cordoned and is not drained again while its fault holds.
 //  - a node faultline no longer taints (expiry, `untaint`, by hand) that
 //    carries the cordoned annotation is uncordoned; the drain mark is
 //    removed either way. A node cordoned by someone else stays cordoned.
@@ -98,6 +109,12 @@ class Remediator {
 
   void Tick();
 
+  // Called (on the Tick() thread) when a node's drain ran past
+  // drain_deadline, with a sentence saying what it waited for; the stack
+  // passes it to the applier so that the node's condition says so.
+  using NeedsPersonFn = std::function<void(const std::string& node, const std::string& why)>;
+  void OnNeedsPerson(NeedsPersonFn fn) { needs_person_ = std::move(fn); }
+
   // The action the node's active reasons ask for (the strongest).
   RemediationAction Wanted(const std::string& node) const;
   // For tests and `explain`: what the Remediator believes of a node.
@@ -112,6 +129,9 @@ class Remediator {
     bool ours = false;            // faultline's cordon (the annotation is on the node)
     bool draining = false;        // holds a drain slot (annotation `running`)
     bool drained = false;
+    bool timed_out = false;  // ran past drain_deadline: left to a person (mark `timed-out`)
+    std::chrono::steady_clock::time_point drain_started{};  // when this process saw it start
+    std::string waiting_for;  // the pods the last step still waited for, for the report
     int failures = 0;
     std::chrono::steady_clock::time_point next_try{};
     DrainProgress pods;
@@ -129,9 +149,14 @@ class Remediator {
   // carrying the resourceVersion just read, so a concurrent write is a 409.
   Status SetDrainMark(const std::string& node, std::optional<std::string> mark);
   Status DrainStep(const std::string& node, NodeState& s);
+  // The drain ran past drain_deadline: its mark becomes `timed-out` (the
+  // slot is free, every replica sees it), and the node is reported as
+  // needing a person: a warning, a Warning Event, a metric, needs_person_.
+  Status TimeOut(const std::string& node, NodeState& s);
   Status Lift(const std::string& node);
   void Failed(const std::string& node, NodeState& s, const Status& why);
-  void NodeEventNow(const std::string& node, const std::string& reason, const std::string& msg);
+  void NodeEventNow(const std::string& node, const std::string& reason, const std::string& msg,
+                    const std::string& type = "Normal");
 
   RemediationOptions options_;
   View view_;
@@ -151,6 +176,7 @@ class Remediator {
   // the costly call here), and counted up as this replica starts drains.
   std::optional<int> running_elsewhere_;
   std::chrono::steady_clock::time_point running_read_at_{};
+  NeedsPersonFn needs_person_;
 };
 
 }  // namespace faultline

@@ -21,6 +21,7 @@ RemediationMetrics::RemediationMetrics(MetricsRegistry& r)
       uncordoned(Cordons(r, "uncordon")),
       drains_started(Drains(r, "started")),
       drains_completed(Drains(r, "completed")),
+      drains_timed_out(Drains(r, "timed_out")),
       drains_waiting(
           r.GetCounter("faultline_tainter_drains_waiting_total",
                        "Ticks a drain waited for a slot (remediation.drain.max_concurrent)")),

@@ -24,9 +24,10 @@ class RemediationMetrics {
   Counter& uncordoned;      // {op="uncordon"}
   Counter& drains_started;
   Counter& drains_completed;
-  Counter& drains_waiting;  // ticks a drain waited for a slot
-  Gauge& drains_running;    // nodes of the cluster draining, last read
-  Gauge& drains_active;     // drains this replica is running
+  Counter& drains_timed_out;  // {state="timed_out"}: past drain_deadline, left to a person
+  Counter& drains_waiting;    // ticks a drain waited for a slot
+  Gauge& drains_running;      // nodes of the cluster draining, last read
+  Gauge& drains_active;       // drains this replica is running
 
  private:
   MetricsRegistry& registry_;

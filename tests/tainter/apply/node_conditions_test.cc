@@ -249,6 +249,38 @@ TEST_CASE("a taint lifted with kubectl, seen by the watch, sets the condition Fa
   CHECK(t.StatusWrites() == 2);
 }
 
+// Issue 28, item 7: a drain past its deadline (remediation) is reported on
+// the node's condition too, where a health check or `kubectl describe node`
+// sees it.
+TEST_CASE("a node that needs a person says so in its condition's reason until the fault lifts") {
+  TainterFixture t;
+  FaultEvent e = t.Xid79("boot:1");
+  e.expire.reset();
+  t.tainter->Handle(e);
+  REQUIRE(t.tainter->pending() == 0);
+  const std::string transition = t.Condition("GPUFault")["lastTransitionTime"];
+  t.f.clock.Advance(minutes(31));
+  t.tainter->MarkNeedsPerson("gpu-1", "drain did not finish within 30m");
+  json c = t.Condition("GPUFault");
+  CHECK(c["status"] == "True");
+  CHECK(c["reason"] == "FaultlineDrainTimedOut");
+  CHECK(c["message"].get<std::string>().starts_with("drain did not finish within 30m. nvidia.xid"));
+  CHECK(c["lastTransitionTime"] == transition);  // still the fault's "True since"
+  CHECK(t.StatusWrites() == 2);
+  // Seen again through the watch: it already says so, no write.
+  Result<NodeInfo> seen = NodeInfoFromJson(t.Node());
+  REQUIRE(seen.ok());
+  t.tainter->ObserveNode(*seen);
+  CHECK(t.StatusWrites() == 2);
+  // Lifted: False as for any lift, and the note is gone with the fault.
+  REQUIRE(t.tainter->Untaint("gpu-1", "GPU replaced").ok());
+  CHECK(t.Condition("GPUFault")["status"] == "False");
+  CHECK(t.Condition("GPUFault")["reason"] == std::string(kConditionLiftedReason));
+  t.tainter->Handle(t.Xid79("boot:2"));
+  REQUIRE(t.tainter->pending() == 0);
+  CHECK(t.Condition("GPUFault")["reason"] == "NvidiaXid");
+}
+
 TEST_CASE("the condition has the shape draino, NodeHealthCheck and MachineHealthCheck read") {
   // Each tool's documented configuration (tainter/README.md, "Node
   // conditions") reads a condition by exact `type`, a `status` string

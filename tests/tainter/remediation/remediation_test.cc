@@ -118,7 +118,8 @@ remediation:
   action: taint
   by_category: {hardware: drain}
   by_rule: {nvidia.xid: cordon}
-  drain: {grace_period: 0s, max_concurrent: 2, retry_interval: 2s, max_retry_interval: 1m}
+  drain: {grace_period: 0s, max_concurrent: 2, retry_interval: 2s, max_retry_interval: 1m,
+          deadline: 45m}
 )",
                                                "t.yaml");
   REQUIRE_MESSAGE(c.ok(), c.status().ToString());
@@ -126,6 +127,8 @@ remediation:
   CHECK(c->remediation.by_rule.at("nvidia.xid") == RemediationAction::kCordon);
   CHECK(c->remediation.grace_period == seconds(0));
   CHECK(c->remediation.max_concurrent_drains == 2);
+  CHECK(c->remediation.drain_deadline == std::chrono::minutes(45));
+  CHECK(ParseTainterConfig("{}", "t.yaml")->remediation.drain_deadline == std::chrono::minutes(30));
   CHECK(ParseTainterConfig("{}", "t.yaml")->remediation.grace_period == std::nullopt);
 
   Result<TainterConfig> bad = ParseTainterConfig("remediation: {by_rule: {a: evict}}", "t.yaml");
@@ -433,6 +436,67 @@ TEST_CASE("drain: a drain whose reason goes away gives its slot back, the cordon
   CHECK(h.remediator->active_drains() == 0);
   CHECK(h.Unschedulable("gpu-1"));
   CHECK(h.f.server->GetPodJson("ml", "a"));
+}
+
+// Issue 28, item 7: on a cluster without a kubelet an evicted pod stays
+// Terminating forever, and with max_concurrent 1 the drain that waited for
+// it held the cluster's one slot forever: the other faulted nodes stayed
+// cordoned with their drains waiting, and only a counter said so.
+TEST_CASE("drain: past its deadline a drain is reported as needing a person and frees its slot") {
+  RemediationOptions o = Harness::Defaults();  // max_concurrent_drains 1
+  o.drain_deadline = std::chrono::minutes(10);
+  Harness h(o);
+  std::vector<std::string> told;  // what the tainter heard (its condition says it)
+  h.remediator->OnNeedsPerson(
+      [&](const std::string& node, const std::string& why) { told.push_back(node + ": " + why); });
+  h.f.server->AddNode("gpu-1");
+  h.f.server->AddNode("gpu-2");
+  // gpu-1's pod is leaving and never goes (no kubelet confirms its end).
+  h.AddPod("ml", "stuck", "gpu-1", {{"deletionTimestamp", "2026-11-24T00:00:00Z"}});
+  h.AddPod("ml", "b", "gpu-2");
+  h.reasons["gpu-1"] = {"x.drain"};
+  h.reasons["gpu-2"] = {"x.drain"};
+  h.remediator->Tick();
+  REQUIRE(h.Annotation("gpu-1", "faultline.dev/drain") == "running");
+  CHECK(h.Evictions("ml", "b") == 0);  // gpu-2 waits for the slot
+
+  h.f.clock.Advance(std::chrono::minutes(9));
+  h.remediator->Tick();
+  CHECK(h.Annotation("gpu-1", "faultline.dev/drain") == "running");
+  CHECK(h.Evictions("ml", "b") == 0);
+  CHECK(told.empty());
+
+  // Past the deadline: gpu-1 needs a person, and its slot goes to gpu-2.
+  h.f.clock.Advance(std::chrono::minutes(2));
+  h.remediator->Tick();
+  h.remediator->Tick();
+  CHECK(h.Annotation("gpu-1", "faultline.dev/drain") == "timed-out");
+  CHECK(h.Unschedulable("gpu-1"));  // still cordoned: a person decides
+  CHECK(h.f.metrics.CounterValue("faultline_tainter_drains_total", {{"state", "timed_out"}}) == 1);
+  REQUIRE(told.size() == 1);
+  CHECK(told[0].starts_with("gpu-1: "));
+  CHECK(told[0].find("ml/stuck") != std::string::npos);
+  bool event = false;
+  for (const json& e : h.f.server->Events()) {
+    if (e["reason"] == "FaultlineDrainTimedOut" && e["involvedObject"]["name"] == "gpu-1") {
+      event = true;
+      CHECK(e["type"] == "Warning");
+      CHECK(e["message"].get<std::string>().find("ml/stuck") != std::string::npos);
+    }
+  }
+  CHECK(event);
+  CHECK(h.Evictions("ml", "b") == 1);
+  CHECK(h.Annotation("gpu-2", "faultline.dev/drain") != "");
+  // It is not started again while the fault holds: the slot stays free.
+  h.f.clock.Advance(std::chrono::minutes(20));
+  h.remediator->Tick();
+  CHECK(h.Annotation("gpu-1", "faultline.dev/drain") == "timed-out");
+  CHECK(told.size() == 1);
+  // The fault is lifted: uncordoned and the mark removed, as for any drain.
+  h.reasons.erase("gpu-1");
+  h.remediator->Tick();
+  CHECK_FALSE(h.Unschedulable("gpu-1"));
+  CHECK(h.Annotation("gpu-1", "faultline.dev/drain").empty());
 }
 
 TEST_CASE("remediation: --dry-run reads but never cordons or evicts") {
