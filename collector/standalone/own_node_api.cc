@@ -44,7 +44,7 @@ Status OwnNodeApi::PatchNodeConditions(std::string_view name,
 
 Status OwnNodeApi::CreateEvent(const NodeEvent& event) {
   FL_RETURN_IF_ERROR(Check(event.node, "record an Event about"));
-  return inner_.CreateEvent(event);
+  return events_.CreateEvent(event);
 }
 
 }  // namespace faultline

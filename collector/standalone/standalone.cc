@@ -249,20 +249,23 @@ int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
       return 2;
     }
     kube_api = std::move(*api);
-    own_api = std::make_unique<OwnNodeApi>(node, *kube_api);
+    own_api = std::make_unique<OwnNodeApi>(node, *kube_api, *kube_api);
   }
   std::unique_ptr<DryRunNodeApi> dry_api;
   std::unique_ptr<OwnNodeApi> own_dry_api;
-  NodeApi* api = own_api.get();
+  OwnNodeApi* api = own_api.get();
   if (dry_run || !kube) {
     dry_api = std::make_unique<DryRunNodeApi>(node, std::cout, clock, own_api.get());
-    own_dry_api = std::make_unique<OwnNodeApi>(node, *dry_api);
+    own_dry_api = std::make_unique<OwnNodeApi>(node, *dry_api, *dry_api);
     api = own_dry_api.get();
   }
 
-  // A dry run swaps the NodeApi (DryRunNodeApi) rather than setting
-  // Tainter::Options::dry_run, so the patches are printed.
-  Result<std::unique_ptr<Tainter>> tainter = Tainter::Create(sc.tainter, *api, registry, clock);
+  // A dry run swaps the API (DryRunNodeApi) rather than setting
+  // Tainter::Options::dry_run, so the patches are printed. The agent has
+  // nodes and Events only: no PodApi (no pod Events) and no shared valve
+  // record (the valve counts in memory, for this one node).
+  Result<std::unique_ptr<Tainter>> tainter =
+      Tainter::Create(sc.tainter, ApplierApis{*api, *api}, registry, clock);
   if (!tainter) {
     std::cerr << "faultline-agent: error: standalone: " << tainter.error().message() << '\n';
     return 2;

@@ -13,7 +13,7 @@
 namespace faultline {
 
 Status Tainter::SyncConditions(const std::string& node, const NodeInfo* seen) {
-  if (!options_.node_conditions || !conditions_supported_) return OkStatus();
+  if (!options_.node_conditions) return OkStatus();
   std::vector<Reason> active = policy_.ActiveReasons(node);
   std::set<std::string>& owned = condition_types_[node];
   for (std::string_view t : kFaultConditionTypes) owned.emplace(t);
@@ -22,19 +22,14 @@ Status Tainter::SyncConditions(const std::string& node, const NodeInfo* seen) {
   }
   NodeInfo fetched;
   if (!seen) {
-    Result<NodeInfo> live = api_.GetNode(node);
+    Result<NodeInfo> live = api_.nodes.GetNode(node);
     FL_RETURN_IF_ERROR(live.status());
     fetched = std::move(*live);
     seen = &fetched;
   }
   std::vector<NodeCondition> updates = ConditionsToWrite(node, seen->conditions, active, owned);
   if (updates.empty()) return OkStatus();  // already so: no heartbeat-only write
-  Status s = api_.PatchNodeConditions(node, updates);
-  if (s.code() == StatusCode::kFailedPrecondition) {
-    conditions_supported_ = false;  // a NodeApi without conditions (an in-memory fake)
-    return OkStatus();
-  }
-  FL_RETURN_IF_ERROR(s);
+  FL_RETURN_IF_ERROR(api_.nodes.PatchNodeConditions(node, updates));
   for (const NodeCondition& c : updates) {
     m_.ConditionWrites(c.type, c.status).Inc();
     LogInfo("tainter", options_.dry_run ? "would set node condition" : "set node condition",
@@ -44,7 +39,7 @@ Status Tainter::SyncConditions(const std::string& node, const NodeInfo* seen) {
 }
 
 void Tainter::ReconcileConditions(const NodeInfo& node) {
-  if (!options_.node_conditions || !conditions_supported_ || !policy_.Knows(node.name)) return;
+  if (!options_.node_conditions || !policy_.Knows(node.name)) return;
   if (owns_ && !owns_(node.name)) return;  // the owner of its partition writes it
   // The node as seen, against the reasons now held: a taint lifted with
   // kubectl (not `untaint`) leaves no reason, so the condition goes False;

@@ -55,16 +55,15 @@ nlohmann::json NodeInfoToJson(const NodeInfo& node) {
   return json;
 }
 
-DryRunNodeApi::DryRunNodeApi(Options options, const Clock& clock, NodeApi* reader)
-    : options_(std::move(options)), clock_(clock), reader_(reader) {}
+DryRunNodeApi::DryRunNodeApi(Options options, const Clock& clock, NodeApi* reader, PodApi* pods)
+    : options_(std::move(options)), clock_(clock), reader_(reader), pods_(pods) {}
 
 DryRunNodeApi::DryRunNodeApi(std::string node, std::ostream& out, const Clock& clock,
                              NodeApi* reader, EventOptions events)
     : DryRunNodeApi(Options{.out = &out,
                             .metrics = nullptr,
                             .only_node = std::move(node),
-                            .events = std::move(events),
-                            .conditions = false},
+                            .events = std::move(events)},
                     clock, reader) {}
 
 Result<NodeInfo*> DryRunNodeApi::Load(std::string_view name) {
@@ -183,7 +182,6 @@ Status DryRunNodeApi::UpdateNode(std::string_view name, const NodeChange& change
 
 Status DryRunNodeApi::PatchNodeConditions(std::string_view name,
                                           const std::vector<NodeCondition>& conditions) {
-  if (!options_.conditions) return NodeApi::PatchNodeConditions(name, conditions);
   Result<NodeInfo*> loaded = Load(name);
   if (!loaded) return loaded.error();
   NodeInfo& node = **loaded;

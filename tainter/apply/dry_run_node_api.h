@@ -18,7 +18,8 @@
 
 namespace faultline {
 
-// The one dry-run NodeApi, for both daemons: nothing is written; each write
+// The one dry-run API, for both daemons (nodes, Events, and the pods read
+// through `pods`): nothing is written; each write
 // is reported as the request the real client would send and applied to an
 // in-memory copy of the node, so later patches (and re-reads) show the
 // cumulative state.
@@ -28,10 +29,9 @@ namespace faultline {
 //                copy); a change already in effect reports nothing, as the
 //                real client sends nothing.
 //   PatchNodeConditions
-//                with Options::conditions: reports "PATCH
-//                /api/v1/nodes/NAME/status" and the strategic merge patch
-//                (BuildConditionsPatch), and merges the conditions into the
-//                copy by type.
+//                reports "PATCH /api/v1/nodes/NAME/status" and the
+//                strategic merge patch (BuildConditionsPatch), and merges
+//                the conditions into the copy by type.
 //   CreateEvent  reports "POST /api/v1/namespaces/NS/events", the Event's
 //                type, reason and message, and its JSON (BuildEventJson).
 //   GetNode      the copy. It starts as the node read through `reader`
@@ -49,22 +49,20 @@ namespace faultline {
 // faultline_tainter_dry_run_writes_total{op: update, conditions, event}
 // (faultline-tainter --dry-run).
 //
+//   ListPodsAt   a read: through `pods` (the pods a pod Event would be
+//                about); offer it as a PodApi only when `pods` is set.
+//
 // Thread-safety: one thread at a time; patches()/events() may be read from
-// any thread. `out`, `metrics`, `clock` and `reader` must outlive it.
-class DryRunNodeApi final : public NodeApi {
+// any thread. `out`, `metrics`, `clock`, `reader` and `pods` must outlive it.
+class DryRunNodeApi final : public NodeApi, public PodApi, public EventApi {
  public:
   struct Options {
     std::ostream* out = nullptr;
     TainterMetrics* metrics = nullptr;
     std::string only_node;  // empty: any node the reader knows
     EventOptions events;
-    // Report PatchNodeConditions (faultline-tainter --dry-run). false: it
-    // answers kFailedPrecondition, as a NodeApi without conditions, and the
-    // applier goes on without them (the standalone agent's printout, which
-    // shows the node patch and the Events only).
-    bool conditions = false;
   };
-  DryRunNodeApi(Options options, const Clock& clock, NodeApi* reader);
+  DryRunNodeApi(Options options, const Clock& clock, NodeApi* reader, PodApi* pods = nullptr);
   // The standalone agent's form: one node, printed on `out`.
   DryRunNodeApi(std::string node, std::ostream& out, const Clock& clock, NodeApi* reader = nullptr,
                 EventOptions events = {});
@@ -75,10 +73,15 @@ class DryRunNodeApi final : public NodeApi {
   Status CreateEvent(const NodeEvent& event) override;
   Status PatchNodeConditions(std::string_view name,
                              const std::vector<NodeCondition>& conditions) override;
-  // A read: through the reader (the pods a pod Event would be about).
+  // Reads, through `pods` (only offered as a PodApi when it is set).
   Result<PodListing> ListPodsAt(std::string_view field_selector) override {
-    if (reader_ == nullptr) return NodeApi::ListPodsAt(field_selector);
-    return reader_->ListPodsAt(field_selector);
+    return pods_->ListPodsAt(field_selector);
+  }
+  Status WatchPods(std::string_view field_selector, std::string_view resource_version,
+                   std::chrono::seconds timeout,
+                   const std::function<bool(const PodWatchEvent&)>& on_event,
+                   const std::atomic<bool>* stop) override {
+    return pods_->WatchPods(field_selector, resource_version, timeout, on_event, stop);
   }
 
   int patches() const { return patches_.load(); }
@@ -93,6 +96,7 @@ class DryRunNodeApi final : public NodeApi {
   std::map<std::string, NodeInfo, std::less<>> nodes_;  // the copies
   const Clock& clock_;
   NodeApi* reader_;
+  PodApi* pods_;
   std::atomic<int> patches_{0};
   std::atomic<int> events_{0};
   std::atomic<int> condition_patches_{0};

@@ -17,28 +17,28 @@ void MeteredNodeApi::Meter(std::string_view op, const Status& s,
 
 Result<NodeInfo> MeteredNodeApi::GetNode(std::string_view name) {
   const auto start = clock_.MonotonicNow();
-  Result<NodeInfo> node = inner_.GetNode(name);
+  Result<NodeInfo> node = inner_.nodes.GetNode(name);
   Meter("get", node.status(), start);
   return node;
 }
 
 Result<std::vector<NodeInfo>> MeteredNodeApi::ListNodes(std::string_view label_selector) {
   const auto start = clock_.MonotonicNow();
-  Result<std::vector<NodeInfo>> nodes = inner_.ListNodes(label_selector);
+  Result<std::vector<NodeInfo>> nodes = inner_.nodes.ListNodes(label_selector);
   Meter("list", nodes.status(), start);
   return nodes;
 }
 
 Status MeteredNodeApi::UpdateNode(std::string_view name, const NodeChange& change) {
   const auto start = clock_.MonotonicNow();
-  Status s = inner_.UpdateNode(name, change);
+  Status s = inner_.nodes.UpdateNode(name, change);
   Meter("update", s, start);
   return s;
 }
 
 Status MeteredNodeApi::CreateEvent(const NodeEvent& event) {
   const auto start = clock_.MonotonicNow();
-  Status s = inner_.CreateEvent(event);
+  Status s = inner_.events.CreateEvent(event);
   Meter("event", s, start);
   return s;
 }
@@ -46,33 +46,29 @@ Status MeteredNodeApi::CreateEvent(const NodeEvent& event) {
 Status MeteredNodeApi::PatchNodeConditions(std::string_view name,
                                            const std::vector<NodeCondition>& conditions) {
   const auto start = clock_.MonotonicNow();
-  Status s = inner_.PatchNodeConditions(name, conditions);
-  if (s.code() != StatusCode::kFailedPrecondition) Meter("conditions", s, start);
+  Status s = inner_.nodes.PatchNodeConditions(name, conditions);
+  Meter("conditions", s, start);
   return s;
 }
 
 Result<PodListing> MeteredNodeApi::ListPodsAt(std::string_view field_selector) {
   const auto start = clock_.MonotonicNow();
-  Result<PodListing> pods = inner_.ListPodsAt(field_selector);
-  if (pods || pods.error().code() != StatusCode::kFailedPrecondition) {
-    Meter("list_pods", pods.status(), start);
-  }
+  Result<PodListing> pods = inner_.pods->ListPodsAt(field_selector);
+  Meter("list_pods", pods.status(), start);
   return pods;
 }
 
 Result<SharedRecord> MeteredNodeApi::GetValveRecord() {
   const auto start = clock_.MonotonicNow();
-  Result<SharedRecord> record = inner_.GetValveRecord();
-  if (record || record.error().code() != StatusCode::kFailedPrecondition) {
-    Meter("valve", record.status(), start);
-  }
+  Result<SharedRecord> record = inner_.valve->GetValveRecord();
+  Meter("valve", record.status(), start);
   return record;
 }
 
 Status MeteredNodeApi::PutValveRecord(const std::string& value,
                                       const std::string& expected_version) {
   const auto start = clock_.MonotonicNow();
-  Status s = inner_.PutValveRecord(value, expected_version);
+  Status s = inner_.valve->PutValveRecord(value, expected_version);
   if (s.code() != StatusCode::kAborted && s.code() != StatusCode::kAlreadyExists) {
     Meter("valve", s, start);
   }

@@ -6,30 +6,37 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "tainter/apply/applier_apis.h"
 #include "tainter/apply/tainter_metrics.h"
 #include "tainter/kube/node_api.h"
 
 namespace faultline {
 
-// A NodeApi that meters every call it passes on to `inner`: its latency
-// (faultline_tainter_api_seconds{op}), its errors
-// (faultline_tainter_api_errors_total{op,code}) and whether the API server
-// was reachable at the last call (kUnavailable, kUnauthenticated and
-// kDeadlineExceeded say it was not). The applier makes every call through
-// one, so no call site measures.
+// The applier's API capabilities (ApplierApis), each call metered as it is
+// passed on to the inner ones: its latency (faultline_tainter_api_seconds{op}),
+// its errors (faultline_tainter_api_errors_total{op,code}) and whether the
+// API server was reachable at the last call (kUnavailable, kUnauthenticated
+// and kDeadlineExceeded say it was not). The applier makes every call
+// through one, so no call site measures. It has the capabilities its inner
+// ApplierApis has (apis()).
 //
 // Not metered, because they are answers the caller expects rather than
-// failures: kFailedPrecondition (this NodeApi lacks the capability: no
-// shared valve record, no conditions, no pod list), and kAborted or
-// kAlreadyExists from PutValveRecord (another replica wrote the record
-// first: read it again). The watches pass through unmetered (the informers
-// run their own clients).
+// failures: kAborted or kAlreadyExists from PutValveRecord (another replica
+// wrote the record first: read it again). The watches are not here (the
+// informers run their own clients).
 //
-// Thread-safety: as `inner`. `inner`, `metrics` and `clock` must outlive it.
-class MeteredNodeApi final : public NodeApi {
+// Thread-safety: as the inner ones. `inner`'s objects, `metrics` and
+// `clock` must outlive it.
+class MeteredNodeApi final : public NodeApi, public PodApi, public EventApi, public ValveRecordApi {
  public:
-  MeteredNodeApi(NodeApi& inner, TainterMetrics& metrics, const Clock& clock)
+  MeteredNodeApi(ApplierApis inner, TainterMetrics& metrics, const Clock& clock)
       : inner_(inner), metrics_(metrics), clock_(clock) {}
+
+  // The metered capabilities: those `inner` has, through this object.
+  ApplierApis apis() {
+    return ApplierApis{*this, *this, inner_.pods != nullptr ? this : nullptr,
+                       inner_.valve != nullptr ? this : nullptr};
+  }
 
   Result<NodeInfo> GetNode(std::string_view name) override;
   Result<std::vector<NodeInfo>> ListNodes(std::string_view label_selector) override;
@@ -37,21 +44,14 @@ class MeteredNodeApi final : public NodeApi {
   Status CreateEvent(const NodeEvent& event) override;
   Status PatchNodeConditions(std::string_view name,
                              const std::vector<NodeCondition>& conditions) override;
-  Result<NodeListing> ListNodesAt(std::string_view label_selector) override {
-    return inner_.ListNodesAt(label_selector);
-  }
-  Status WatchNodes(std::string_view label_selector, std::string_view resource_version,
-                    std::chrono::seconds timeout,
-                    const std::function<bool(const NodeWatchEvent&)>& on_event,
-                    const std::atomic<bool>* stop) override {
-    return inner_.WatchNodes(label_selector, resource_version, timeout, on_event, stop);
-  }
+  // PodApi and ValveRecordApi: only through apis(), which offers them when
+  // `inner` has them.
   Result<PodListing> ListPodsAt(std::string_view field_selector) override;
   Status WatchPods(std::string_view field_selector, std::string_view resource_version,
                    std::chrono::seconds timeout,
                    const std::function<bool(const PodWatchEvent&)>& on_event,
                    const std::atomic<bool>* stop) override {
-    return inner_.WatchPods(field_selector, resource_version, timeout, on_event, stop);
+    return inner_.pods->WatchPods(field_selector, resource_version, timeout, on_event, stop);
   }
   Result<SharedRecord> GetValveRecord() override;
   Status PutValveRecord(const std::string& value, const std::string& expected_version) override;
@@ -63,7 +63,7 @@ class MeteredNodeApi final : public NodeApi {
   // Records one call of `op` that began at `start` and ended with `s`.
   void Meter(std::string_view op, const Status& s, std::chrono::steady_clock::time_point start);
 
-  NodeApi& inner_;
+  ApplierApis inner_;
   TainterMetrics& metrics_;
   const Clock& clock_;
   bool reachable_ = true;

@@ -30,7 +30,7 @@ bool Retryable(StatusCode code) {
 
 }  // namespace
 
-Result<std::unique_ptr<Tainter>> Tainter::Create(Options options, NodeApi& api,
+Result<std::unique_ptr<Tainter>> Tainter::Create(Options options, ApplierApis apis,
                                                  MetricsRegistry& metrics, const Clock& clock) {
   Result<LabelSelector> selector = LabelSelector::Parse(options.node_selector);
   if (!selector) return InvalidArgumentError("node_selector: " + selector.error().message());
@@ -44,25 +44,27 @@ Result<std::unique_ptr<Tainter>> Tainter::Create(Options options, NodeApi& api,
   }
   if (options.annotation_key.empty()) return InvalidArgumentError("annotation key is empty");
   return std::unique_ptr<Tainter>(new Tainter(std::move(options), std::move(*selector),
-                                              std::move(*opt_out), api, metrics, clock));
+                                              std::move(*opt_out), apis, metrics, clock));
 }
 
-Tainter::Tainter(Options options, LabelSelector selector, LabelMatch opt_out, NodeApi& api,
+Tainter::Tainter(Options options, LabelSelector selector, LabelMatch opt_out, ApplierApis apis,
                  MetricsRegistry& metrics, const Clock& clock)
     : options_(std::move(options)),
       selector_(std::move(selector)),
       opt_out_(std::move(opt_out)),
       m_(metrics),
       dry_api_(options_.dry_run
-                   ? std::make_unique<DryRunNodeApi>(DryRunNodeApi::Options{.out = nullptr,
-                                                                            .metrics = &m_,
-                                                                            .only_node = {},
-                                                                            .events = {},
-                                                                            .conditions = true},
-                                                     clock, &api)
+                   ? std::make_unique<DryRunNodeApi>(
+                         DryRunNodeApi::Options{
+                             .out = nullptr, .metrics = &m_, .only_node = {}, .events = {}},
+                         clock, &apis.nodes, apis.pods)
                    : nullptr),
-      metered_(dry_api_ ? *dry_api_ : api, m_, clock),
-      api_(metered_),
+      // A dry run writes through the dry-run API and counts the valve in memory.
+      metered_(dry_api_ ? ApplierApis{*dry_api_, *dry_api_,
+                                      apis.pods != nullptr ? dry_api_.get() : nullptr, nullptr}
+                        : apis,
+               m_, clock),
+      api_(metered_.apis()),
       clock_(clock),
       policy_(options_.policy, clock) {
   UpdateGauges();
@@ -116,7 +118,7 @@ void Tainter::AdoptNode(const NodeInfo& node, bool merge_memory) {
 }
 
 Status Tainter::AdoptAll() {
-  Result<std::vector<NodeInfo>> nodes = api_.ListNodes(selector_.text());
+  Result<std::vector<NodeInfo>> nodes = api_.nodes.ListNodes(selector_.text());
   FL_RETURN_IF_ERROR(nodes.status());
   for (const NodeInfo& n : *nodes) {
     if (auto q = queues_.find(n.name); q != queues_.end() && !q->second.work.empty()) continue;
@@ -130,7 +132,7 @@ Status Tainter::AdoptAll() {
 }
 
 Status Tainter::LearnNode(const std::string& node) {
-  Result<NodeInfo> info = api_.GetNode(node);
+  Result<NodeInfo> info = api_.nodes.GetNode(node);
   FL_RETURN_IF_ERROR(info.status());
   AdoptNode(*info, /*merge_memory=*/false);
   return OkStatus();
@@ -342,7 +344,7 @@ NodeChange Tainter::ChangeFor(const NodePlan& plan) const {
 }
 
 Status Tainter::Update(const std::string& node, const NodeChange& change) {
-  return api_.UpdateNode(node, change);
+  return api_.nodes.UpdateNode(node, change);
 }
 
 Status Tainter::Event(const std::string& node, const PlannedEvent& planned) {
@@ -352,7 +354,7 @@ Status Tainter::Event(const std::string& node, const PlannedEvent& planned) {
   e.type = planned.type;
   e.reason = planned.reason;
   e.message = planned.message;
-  Status s = api_.CreateEvent(e);
+  Status s = api_.events.CreateEvent(e);
   // An Event is evidence, not state: one the server refuses for good is
   // logged and dropped rather than holding the node's queue.
   if (!s.ok() && !Retryable(s.code()) && s.code() != StatusCode::kNotFound) {
@@ -367,7 +369,7 @@ Result<bool> Tainter::LiftStillDue(Work& work) {
   const std::vector<Recovery>& lifted = work.decision.recovered;
   // Re-read the node: another replica may have extended a reason since
   // this one last looked. Its live reasons win over our lift.
-  Result<NodeInfo> info = api_.GetNode(node);
+  Result<NodeInfo> info = api_.nodes.GetNode(node);
   FL_RETURN_IF_ERROR(info.status());
   work.read = *info;
   if (!HasOurTaint(*info)) return false;
@@ -466,7 +468,7 @@ Status Tainter::Execute(Work& work) {
   return OkStatus();
 }
 
-Status Tainter::RecordEvent(const NodeEvent& event) { return api_.CreateEvent(event); }
+Status Tainter::RecordEvent(const NodeEvent& event) { return api_.events.CreateEvent(event); }
 
 // The reasons to write: the plan's, plus live ones the plan does not know
 // (another writer's), the later copy of a rule seen on both sides. Expired
@@ -493,7 +495,7 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
   for (int attempt = 1;; ++attempt) {
     // Re-read before writing: the plan was made from memory, and the node
     // may have changed since (a by-hand untaint, another replica's reason).
-    Result<NodeInfo> live = api_.GetNode(node);
+    Result<NodeInfo> live = api_.nodes.GetNode(node);
     FL_RETURN_IF_ERROR(live.status());
     node_uids_[node] = live->uid;
     work.read = *live;
@@ -528,7 +530,8 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
 }
 
 Result<std::string> Tainter::ReserveNewTaint(const std::string& node) {
-  if (!shared_valve_ || options_.dry_run) return std::string();
+  // No shared record (the standalone agent, a dry run): the in-memory valve decided.
+  if (api_.valve == nullptr) return std::string();
   FleetValve::FleetView view;
   view.managed = policy_.managed_nodes();
   for (const std::string& n : policy_.TaintedNodes()) {
@@ -539,16 +542,12 @@ Result<std::string> Tainter::ReserveNewTaint(const std::string& node) {
     return (seen == observed_at_.end() || seen->second < at) && policy_.IsManaged(reserved);
   };
   for (int attempt = 1; attempt <= 5; ++attempt) {
-    Result<SharedRecord> record = api_.GetValveRecord();
-    if (!record && record.error().code() == StatusCode::kFailedPrecondition) {
-      shared_valve_ = false;  // this NodeApi has no shared record: the in-memory valve decided
-      return std::string();
-    }
+    Result<SharedRecord> record = api_.valve->GetValveRecord();
     FL_RETURN_IF_ERROR(record.status());
     FleetValve::FleetAnswer answer =
         policy_.valve().Reserve(record->value, node, view, clock_.Now());
     if (!answer.refusal.empty()) return std::move(answer.refusal);
-    Status put = api_.PutValveRecord(answer.record, record->resource_version);
+    Status put = api_.valve->PutValveRecord(answer.record, record->resource_version);
     if (put.code() == StatusCode::kAborted || put.code() == StatusCode::kAlreadyExists) continue;
     FL_RETURN_IF_ERROR(put);
     return std::string();
@@ -643,7 +642,7 @@ void Tainter::Tick() {
 }
 
 Status Tainter::Untaint(const std::string& node, const std::string& why) {
-  Result<NodeInfo> info = api_.GetNode(node);
+  Result<NodeInfo> info = api_.nodes.GetNode(node);
   FL_RETURN_IF_ERROR(info.status());
   node_uids_[node] = info->uid;
   const bool has_annotation = info->annotations.count(options_.annotation_key) != 0;

@@ -17,6 +17,7 @@
 #include "base/fault_event.h"
 #include "base/metrics.h"
 #include "base/status.h"
+#include "tainter/apply/applier_apis.h"
 #include "tainter/apply/dry_run_node_api.h"
 #include "tainter/apply/metered_node_api.h"
 #include "tainter/apply/tainter_metrics.h"
@@ -54,13 +55,18 @@ namespace faultline {
 // node gone, queue overflow), possibly from a later Tick(). The Kafka
 // consumer commits an offset only after its `done`.
 //
-// Dry run: the NodeApi is wrapped in a DryRunNodeApi (the same one the
-// standalone agent prints through): UpdateNode, PatchNodeConditions and
-// CreateEvent never reach the API server; each write is logged and counted
-// (faultline_tainter_dry_run_writes_total) and treated as applied.
+// Dry run: the nodes, Events and pods are wrapped in a DryRunNodeApi (the
+// same one the standalone agent prints through): UpdateNode,
+// PatchNodeConditions and CreateEvent never reach the API server; each
+// write is logged and counted (faultline_tainter_dry_run_writes_total) and
+// treated as applied. The valve counts in memory.
+//
+// The API: ApplierApis (tainter/apply/applier_apis.h), the capabilities its
+// stack chose; without pods there are no pod Events, without a valve record
+// the valve counts in memory.
 //
 // Thread-safety: none; one thread calls every method (the daemons' main loop).
-// `api`, `metrics` and `clock` must outlive the Tainter.
+// `apis`, `metrics` and `clock` must outlive the Tainter.
 class Tainter {
  public:
   struct Options {
@@ -97,7 +103,7 @@ class Tainter {
   };
 
   // kInvalidArgument: a bad node_selector, opt_out_label or taint.
-  static Result<std::unique_ptr<Tainter>> Create(Options options, NodeApi& api,
+  static Result<std::unique_ptr<Tainter>> Create(Options options, ApplierApis apis,
                                                  MetricsRegistry& metrics, const Clock& clock);
   ~Tainter();
 
@@ -203,7 +209,7 @@ class Tainter {
   };
   enum class Step { kDone, kRetry };
 
-  Tainter(Options options, LabelSelector selector, LabelMatch opt_out, NodeApi& api,
+  Tainter(Options options, LabelSelector selector, LabelMatch opt_out, ApplierApis apis,
           MetricsRegistry& metrics, const Clock& clock);
 
   NodeQueue& Enqueue(const std::string& node, Work&& work);  // the node's queue, `work` last
@@ -269,7 +275,7 @@ class Tainter {
   TainterMetrics m_;
   std::unique_ptr<DryRunNodeApi> dry_api_;  // dry run: metered_ passes calls to it
   MeteredNodeApi metered_;                  // every call's latency, errors, reachability
-  NodeApi& api_;                            // metered_
+  ApplierApis api_;                         // metered_'s: every call goes through it
   const Clock& clock_;
   Policy policy_;
   std::map<std::string, NodeQueue> queues_;
@@ -277,7 +283,6 @@ class Tainter {
   std::size_t pending_ = 0;
   bool adopted_ = false;
   bool watched_ = false;
-  bool shared_valve_ = true;  // until the NodeApi says it has no record
   // When each node's state was last read or watched (wall clock): a valve
   // reservation newer than that is a taint our cache has not seen yet.
   std::map<std::string, std::chrono::system_clock::time_point> observed_at_;
@@ -291,7 +296,6 @@ class Tainter {
   // kFaultConditionTypes): a custom `condition:` type is set back to False
   // on lift although no active reason names it any more.
   std::map<std::string, std::set<std::string>> condition_types_;
-  bool conditions_supported_ = true;                 // false once the NodeApi says it cannot
   std::map<std::string, std::string> needs_person_;  // node -> why (MarkNeedsPerson)
   std::chrono::steady_clock::time_point next_resync_{};
 };

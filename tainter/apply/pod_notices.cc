@@ -9,15 +9,12 @@ namespace faultline {
 
 void Tainter::TellPods(const std::string& node, const Reason& reason) {
   auto count = [&](const char* outcome, std::size_t n = 1) { m_.PodEvents(outcome).Inc(n); };
-  Result<std::vector<PodInfo>> pods = ListPodsOnNode(api_, node);
+  if (api_.pods == nullptr) return;  // no pods in this mode (the standalone agent, by design)
+  Result<std::vector<PodInfo>> pods = ListPodsOnNode(*api_.pods, node);
   if (!pods) {
-    // kFailedPrecondition: this NodeApi cannot list pods (the standalone
-    // agent's, by design); anything else: the list failed.
-    if (pods.error().code() != StatusCode::kFailedPrecondition) {
-      count("list_failed");
-      LogWarning("tainter", "cannot list the node's pods to tell them",
-                 {{"node", node}, {"error", pods.error().ToString()}});
-    }
+    count("list_failed");
+    LogWarning("tainter", "cannot list the node's pods to tell them",
+               {{"node", node}, {"error", pods.error().ToString()}});
     return;
   }
   PodEventPlan plan = BuildPodEvents(node, reason, std::move(*pods), options_.pod_events.max_pods);

@@ -67,7 +67,9 @@ std::unique_ptr<TainterStack> TainterStack::Create(const TainterConfig& config,
     return nullptr;
   }
   stack->api_ = std::move(*api);
-  auto applier = Tainter::Create(config.tainter, *stack->api_, stack->metrics_, stack->clock_);
+  // The daemon has every capability: nodes, Events, pods and the shared valve record.
+  auto applier = Tainter::Create(config.tainter, ApplierApis::All(*stack->api_), stack->metrics_,
+                                 stack->clock_);
   if (!applier) {
     err << program << ": " << applier.error().message() << '\n';
     return nullptr;
@@ -191,7 +193,7 @@ bool TainterStack::AssembleRemediation(std::ostream& err) {
   view.owns = [kafka = consumer_.get()](const std::string& n) { return kafka->Owns(n); };
   view.category = [this](const std::string& rule) { return CategoryOf(rule); };
   remediator_ = std::make_unique<Remediator>(std::move(ro), std::move(view), *eviction_api_, *api_,
-                                             metrics_, clock_);
+                                             *api_, metrics_, clock_);
   // A drain past its deadline: the node's conditions say it needs a person.
   remediator_->OnNeedsPerson([applier](const std::string& node, const std::string& why) {
     applier->MarkNeedsPerson(node, why);

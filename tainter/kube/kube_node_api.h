@@ -51,7 +51,12 @@ Result<std::string> ListPages(KubeHttpClient& http, const std::string& path,
 //   faultline_kube_patches_total     node patches sent
 //
 // Thread-safety: one thread at a time. `clock` and `metrics` must outlive it.
-class KubeNodeApi final : public NodeApi {
+// It has every capability of node_api.h.
+class KubeNodeApi final : public NodeApi,
+                          public NodeWatchApi,
+                          public PodApi,
+                          public EventApi,
+                          public ValveRecordApi {
  public:
   struct Options {
     KubeHttpClient::Options http;
@@ -66,7 +71,7 @@ class KubeNodeApi final : public NodeApi {
   static Result<std::unique_ptr<KubeNodeApi>> Create(KubeConfig config, Options options,
                                                      const Clock& clock, MetricsRegistry& metrics);
 
-  // NodeApi
+  // NodeApi, NodeWatchApi, PodApi, EventApi, ValveRecordApi
   Result<NodeInfo> GetNode(std::string_view name) override;
   Result<std::vector<NodeInfo>> ListNodes(std::string_view label_selector) override;
   Result<NodeListing> ListNodesAt(std::string_view label_selector) override;

@@ -26,7 +26,7 @@ Result<PodListing> ListPods(KubeHttpClient& http, std::string_view field_selecto
   return listing;
 }
 
-Result<std::vector<PodInfo>> ListPodsOnNode(NodeApi& api, std::string_view node) {
+Result<std::vector<PodInfo>> ListPodsOnNode(PodApi& api, std::string_view node) {
   Result<PodListing> listing = api.ListPodsAt(PodsOnNodeSelector(node));
   if (!listing) return listing.error();
   return std::move(listing->pods);

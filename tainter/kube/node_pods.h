@@ -31,9 +31,9 @@ std::string PodsOnNodeSelector(std::string_view node);
 Result<PodListing> ListPods(KubeHttpClient& http, std::string_view field_selector,
                             std::size_t page_size);
 
-// The pods on `node` through a NodeApi (one ListPodsAt with the selector
-// above): the pod Events, which go through the dry-run NodeApi and fakes.
-// Errors: the NodeApi's (kFailedPrecondition: it cannot list pods).
-Result<std::vector<PodInfo>> ListPodsOnNode(NodeApi& api, std::string_view node);
+// The pods on `node` through a PodApi (one ListPodsAt with the selector
+// above): the pod Events, which go through the dry-run API and fakes.
+// Errors: the PodApi's.
+Result<std::vector<PodInfo>> ListPodsOnNode(PodApi& api, std::string_view node);
 
 }  // namespace faultline

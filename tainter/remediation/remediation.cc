@@ -52,11 +52,13 @@ bool RemediationOptions::Active() const {
 }
 
 Remediator::Remediator(RemediationOptions options, View view, EvictionApi& evictions,
-                       NodeApi& nodes, MetricsRegistry& metrics, const Clock& clock)
+                       NodeApi& nodes, EventApi& events, MetricsRegistry& metrics,
+                       const Clock& clock)
     : options_(std::move(options)),
       view_(std::move(view)),
       evictions_(evictions),
       nodes_api_(nodes),
+      events_api_(events),
       metrics_(metrics),
       clock_(clock) {}
 
@@ -92,7 +94,7 @@ void Remediator::NodeEventNow(const std::string& node, const std::string& reason
   e.type = type;
   e.reason = reason;
   e.message = msg;
-  if (Status s = nodes_api_.CreateEvent(e); !s.ok()) {
+  if (Status s = events_api_.CreateEvent(e); !s.ok()) {
     LogWarning(kComponent, "event not recorded", {{"node", node}, {"error", s.message()}});
   }
 }

@@ -105,7 +105,7 @@ class Remediator {
   };
 
   Remediator(RemediationOptions options, View view, EvictionApi& evictions, NodeApi& nodes,
-             MetricsRegistry& metrics, const Clock& clock);
+             EventApi& events, MetricsRegistry& metrics, const Clock& clock);
 
   void Tick();
 
@@ -162,6 +162,7 @@ class Remediator {
   View view_;
   EvictionApi& evictions_;
   NodeApi& nodes_api_;
+  EventApi& events_api_;
   RemediationMetrics metrics_;
   const Clock& clock_;
   std::map<std::string, NodeState> nodes_;

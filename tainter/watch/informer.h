@@ -32,14 +32,15 @@ namespace faultline {
 // next poll.
 //
 // The list and the watch run on the informer's own thread, through their
-// own NodeApi (one client per thread, node_api.h); the owner takes the
+// own client (one client per thread, node_api.h); the owner takes the
 // changes with Take() on its thread and applies them.
 //
 // `ObjectKind` says which objects (NodeKind in node_informer.h, PodKind in
-// pod_informer.h): its Object, Listing and Event types, its name for logs
-// and metrics, the selector it watches by default, and the NodeApi calls:
-//   static Result<Listing> List(NodeApi&, std::string_view selector);
-//   static Status Watch(NodeApi&, std::string_view selector,
+// pod_informer.h): its Object, Listing and Event types, the Api it lists and
+// watches through (NodeWatchApi, PodApi), its name for logs and metrics,
+// the selector it watches by default, and the calls:
+//   static Result<Listing> List(Api&, std::string_view selector);
+//   static Status Watch(Api&, std::string_view selector,
 //                       std::string_view version, std::chrono::seconds timeout,
 //                       const std::function<bool(const Event&)>&, const std::atomic<bool>*);
 //   static std::vector<Object>& Objects(Listing&);
@@ -54,7 +55,7 @@ namespace faultline {
 //
 // Metrics: faultline_tainter_<name>_watch_restarts_total{why=timeout|error|gone}.
 //
-// Thread-safety: Take(), synced(), failing(), unsupported() and Stop() from
+// Thread-safety: Take(), synced(), failing() and Stop() from
 // any one thread.
 template <typename ObjectKind>
 class Informer {
@@ -76,7 +77,7 @@ class Informer {
 
   // `api` is used only on the informer's thread and must outlive it, as
   // must `clock` (it times the pause after a failed call).
-  Informer(NodeApi& api, Options options, MetricsRegistry& metrics,
+  Informer(typename ObjectKind::Api& api, Options options, MetricsRegistry& metrics,
            const Clock& clock = RealClock())
       : api_(api),
         options_(std::move(options)),
@@ -109,9 +110,6 @@ class Informer {
   bool synced() const { return synced_.load(); }
   // The last list or watch call failed (API server unreachable, RBAC).
   bool failing() const { return failing_.load(); }
-  // This NodeApi cannot list or watch these objects: the informer has
-  // stopped for good (its owner goes on without them).
-  bool unsupported() const { return unsupported_.load(); }
 
  private:
   using Event = typename ObjectKind::Event;
@@ -175,10 +173,6 @@ class Informer {
     const std::string name(ObjectKind::kName);
     while (!stop_) {
       auto listing = ObjectKind::List(api_, options_.selector);
-      if (!listing && listing.error().code() == StatusCode::kFailedPrecondition) {
-        unsupported_ = true;
-        return;
-      }
       if (!listing) {
         Failed("list", listing.error(), {});
         continue;
@@ -216,10 +210,6 @@ class Informer {
                   {{"resource_version", version}});
           break;  // re-list
         }
-        if (s.code() == StatusCode::kFailedPrecondition) {  // this API cannot watch
-          unsupported_ = true;
-          return;
-        }
         if (!s.ok()) {
           restarts_error_.Inc();
           Failed("watch", s, version);
@@ -231,7 +221,7 @@ class Informer {
     }
   }
 
-  NodeApi& api_;
+  typename ObjectKind::Api& api_;
   const Options options_;
   Counter& restarts_gone_;     // 410 Gone: the watch's resourceVersion is too old
   Counter& restarts_error_;    // the watch failed
@@ -244,7 +234,6 @@ class Informer {
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
   std::atomic<bool> failing_{false};
-  std::atomic<bool> unsupported_{false};
   std::mutex mu_;
   std::vector<Change> changes_;
 };

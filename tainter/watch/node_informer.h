@@ -18,12 +18,13 @@ struct NodeKind {
   using Object = NodeInfo;
   using Listing = NodeListing;
   using Event = NodeWatchEvent;
+  using Api = NodeWatchApi;
   static constexpr std::string_view kName = "node";
   static constexpr const char* kDefaultSelector = "";
-  static Result<Listing> List(NodeApi& api, std::string_view selector) {
+  static Result<Listing> List(NodeWatchApi& api, std::string_view selector) {
     return api.ListNodesAt(selector);
   }
-  static Status Watch(NodeApi& api, std::string_view selector, std::string_view version,
+  static Status Watch(NodeWatchApi& api, std::string_view selector, std::string_view version,
                       std::chrono::seconds timeout,
                       const std::function<bool(const Event&)>& on_event,
                       const std::atomic<bool>* stop) {

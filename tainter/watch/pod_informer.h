@@ -22,12 +22,13 @@ struct PodKind {
   using Object = PodInfo;
   using Listing = PodListing;
   using Event = PodWatchEvent;
+  using Api = PodApi;
   static constexpr std::string_view kName = "pod";
   static constexpr const char* kDefaultSelector = "status.podIP!=";
-  static Result<Listing> List(NodeApi& api, std::string_view selector) {
+  static Result<Listing> List(PodApi& api, std::string_view selector) {
     return api.ListPodsAt(selector);
   }
-  static Status Watch(NodeApi& api, std::string_view selector, std::string_view version,
+  static Status Watch(PodApi& api, std::string_view selector, std::string_view version,
                       std::chrono::seconds timeout,
                       const std::function<bool(const Event&)>& on_event,
                       const std::atomic<bool>* stop) {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
@@ -15,14 +17,18 @@
 
 namespace faultline {
 
-// An in-memory cluster of Nodes that behaves like the API server as NodeApi
-// sees it:
+// An in-memory cluster of Nodes, their conditions, Events and Pods that
+// behaves like the API server as NodeApi, EventApi and PodApi see it (it has
+// no watch and no valve record: a test that needs those uses the API double,
+// tests/support/fake_api_server.h, or passes none to the applier):
 //  - every write bumps metadata.resourceVersion (a decimal counter shared by
 //    all nodes, as etcd's revision is);
 //  - UpdateNode is idempotent: a change already in effect succeeds without a
 //    write (the resourceVersion stays), taints are identified by key+effect,
 //    and taints/annotations the change does not name are left alone;
 //  - an unknown node is kNotFound;
+//  - PatchNodeConditions merges by type, as the status subresource's
+//    strategic merge does (not counted in writes(): that is node writes);
 //  - ListNodes understands the label selector forms faultline uses:
 //    "k=v", "k==v", "k!=v", "k", "!k", joined by commas;
 //  - the next calls can be told to fail (FailNext), per operation or for any.
@@ -30,9 +36,9 @@ namespace faultline {
 // Tests reach in with Node()/MutateNode() to see or change state, e.g. to add
 // a foreign taint "concurrently". Thread-safe (one mutex), so a test may
 // inspect it while a tainter runs on another thread.
-class FakeNodeApi final : public NodeApi {
+class FakeNodeApi final : public NodeApi, public EventApi, public PodApi {
  public:
-  enum class Op { kAny, kGet, kList, kUpdate, kEvent, kListPods };
+  enum class Op { kAny, kGet, kList, kUpdate, kEvent, kListPods, kConditions };
 
   // Adds or replaces a node; an empty resource_version gets a fresh one.
   void AddNode(NodeInfo node) {
@@ -175,6 +181,25 @@ class FakeNodeApi final : public NodeApi {
     return OkStatus();
   }
 
+  Status PatchNodeConditions(std::string_view name,
+                             const std::vector<NodeCondition>& conditions) override {
+    std::lock_guard lock(mu_);
+    FL_RETURN_IF_ERROR(BeginLocked(Op::kConditions));
+    auto it = nodes_.find(std::string(name));
+    if (it == nodes_.end()) return NotFoundError("nodes \"" + std::string(name) + "\" not found");
+    for (const NodeCondition& c : conditions) {
+      auto have = std::find_if(it->second.conditions.begin(), it->second.conditions.end(),
+                               [&](const NodeCondition& h) { return h.type == c.type; });
+      if (have == it->second.conditions.end()) {
+        it->second.conditions.push_back(c);
+      } else {
+        *have = c;
+      }
+    }
+    it->second.resource_version = NextVersionLocked();
+    return OkStatus();
+  }
+
   Status CreateEvent(const NodeEvent& event) override {
     std::lock_guard lock(mu_);
     FL_RETURN_IF_ERROR(BeginLocked(Op::kEvent));
@@ -182,18 +207,15 @@ class FakeNodeApi final : public NodeApi {
     return OkStatus();
   }
 
-  // Pods, for the pod Events (tainter/kube/node_pods.h). Until a test adds
-  // one, ListPodsAt is kFailedPrecondition like a NodeApi that cannot list
-  // pods. Field selectors: "spec.nodeName=X" and "status.phase!=Y" terms
-  // (`phases` holds each pod's phase), the others are ignored.
+  // Pods, for the pod Events (tainter/kube/node_pods.h). Field selectors:
+  // "spec.nodeName=X" and "status.phase!=Y" terms (`phases` holds each
+  // pod's phase), the others are ignored.
   void AddPod(PodInfo pod, std::string phase = "Running") {
     std::lock_guard lock(mu_);
     pods_.push_back({std::move(pod), std::move(phase)});
   }
   Result<PodListing> ListPodsAt(std::string_view field_selector) override {
     std::lock_guard lock(mu_);
-    // Not counted as a call: a NodeApi that cannot list pods sends nothing.
-    if (pods_.empty()) return FailedPreconditionError("this NodeApi cannot list pods");
     FL_RETURN_IF_ERROR(BeginLocked(Op::kListPods));
     PodListing out;
     for (const auto& [pod, phase] : pods_) {
@@ -215,6 +237,14 @@ class FakeNodeApi final : public NodeApi {
       if (ok) out.pods.push_back(pod);
     }
     return out;
+  }
+
+  // The fake does not watch (the informers are tested against the API double).
+  Status WatchPods(std::string_view /*field_selector*/, std::string_view /*resource_version*/,
+                   std::chrono::seconds /*timeout*/,
+                   const std::function<bool(const PodWatchEvent&)>& /*on_event*/,
+                   const std::atomic<bool>* /*stop*/) override {
+    return InternalError("FakeNodeApi does not watch pods (a bug in the test)");
   }
 
   // Label selector matching, exposed so tests can check the selector itself.

@@ -72,7 +72,11 @@ TEST_CASE(
   REQUIRE_MESSAGE(agent.WaitForOutput("FaultlineTainted"), (agent.out() + agent.err()));
   out = agent.out();
   CHECK(out.find("== detected nvidia.xid (critical, action taint)") != std::string::npos);
-  CHECK(CountOf(out, "PATCH /api/v1/nodes/gpu-1") == 1);
+  // One node PATCH and, since issue 26, the node condition patch it brings
+  // (PATCH .../status: GPUFault=True), which the dry run used to leave out.
+  CHECK(CountOf(out, "PATCH /api/v1/nodes/gpu-1  ") == 1);
+  CHECK(CountOf(out, "PATCH /api/v1/nodes/gpu-1/status  ") == 1);
+  CHECK(out.find("~ condition  GPUFault=True (NvidiaXid)") != std::string::npos);
   CHECK(out.find("+ taint      faultline.dev/faulty=true:NoSchedule") != std::string::npos);
   CHECK(out.find("\"path\": \"/spec/taints\"") != std::string::npos);
   CHECK(out.find("\"effect\": \"NoSchedule\"") != std::string::npos);

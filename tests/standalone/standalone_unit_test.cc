@@ -37,7 +37,7 @@ TEST_CASE("the own-node API refuses every call about another node before it reac
   FakeNodeApi fake;
   fake.AddNode("me");
   fake.AddNode("other");
-  OwnNodeApi api("me", fake);
+  OwnNodeApi api("me", fake, fake);
 
   CHECK(api.GetNode("other").status().code() == StatusCode::kPermissionDenied);
   NodeChange change;
@@ -57,7 +57,7 @@ TEST_CASE("the own-node API answers ListNodes with one GetNode of its node, neve
   FakeNodeApi fake;
   fake.AddNode("me", {{"gpu", "true"}});
   fake.AddNode("other", {{"gpu", "true"}});
-  OwnNodeApi api("me", fake);
+  OwnNodeApi api("me", fake, fake);
 
   Result<std::vector<NodeInfo>> all = api.ListNodes("");
   REQUIRE(all.ok());
@@ -84,12 +84,12 @@ TEST_CASE("a Tainter behind the own-node API adopts, resyncs and taints only its
   FakeNodeApi fake;
   fake.AddNode("me");
   fake.AddNode("other");
-  OwnNodeApi api("me", fake);
+  OwnNodeApi api("me", fake, fake);
   MetricsRegistry metrics;
   FakeClock clock;
   Tainter::Options options;
   options.resync_interval = std::chrono::seconds(1);
-  auto tainter = Tainter::Create(options, api, metrics, clock);
+  auto tainter = Tainter::Create(options, ApplierApis{api, api}, metrics, clock);
   REQUIRE(tainter.ok());
   REQUIRE((*tainter)->AdoptAll().ok());
   (*tainter)->Handle(Ev("me", "e1"));
@@ -113,12 +113,12 @@ TEST_CASE("standalone: after a reboot the restarted agent returns its own node t
   FakeNodeApi fake;
   fake.AddNode("me");
   fake.MutateNode("me", [](NodeInfo& n) { n.boot_id = "boot-a"; });
-  OwnNodeApi api("me", fake);
+  OwnNodeApi api("me", fake, fake);
   MetricsRegistry metrics;
   FakeClock clock;
   Tainter::Options options;
   {
-    auto before = Tainter::Create(options, api, metrics, clock);
+    auto before = Tainter::Create(options, ApplierApis{api, api}, metrics, clock);
     REQUIRE(before.ok());
     REQUIRE((*before)->AdoptAll().ok());
     FaultEvent e = Ev("me", "e1");
@@ -131,7 +131,7 @@ TEST_CASE("standalone: after a reboot the restarted agent returns its own node t
   // The reboot: the old agent is gone, the kubelet reports a new boot id.
   fake.MutateNode("me", [](NodeInfo& n) { n.boot_id = "boot-b"; });
   clock.Advance(std::chrono::minutes(1));
-  auto after = Tainter::Create(options, api, metrics, clock);
+  auto after = Tainter::Create(options, ApplierApis{api, api}, metrics, clock);
   REQUIRE(after.ok());
   REQUIRE((*after)->AdoptAll().ok());
   clock.Advance(std::chrono::minutes(9));
@@ -197,7 +197,7 @@ TEST_CASE("the dry-run API prints the exact JSON Patch and builds each on the pr
 
 struct SinkFixture {
   FakeNodeApi fake;
-  OwnNodeApi api{"me", fake};
+  OwnNodeApi api{"me", fake, fake};
   MetricsRegistry metrics;
   FakeClock clock;
   std::unique_ptr<Tainter> tainter;
@@ -205,7 +205,7 @@ struct SinkFixture {
     fake.AddNode("me");
     Tainter::Options options;
     options.initial_backoff = std::chrono::milliseconds(1);
-    auto t = Tainter::Create(options, api, metrics, clock);
+    auto t = Tainter::Create(options, ApplierApis{api, api}, metrics, clock);
     REQUIRE(t.ok());
     tainter = std::move(*t);
     REQUIRE(tainter->AdoptAll().ok());

@@ -27,9 +27,8 @@ TEST_CASE("dry run prints the node condition patch it would send, and sends noth
   FakeNodeApi real;
   real.AddNode("gpu-1", {});
   std::ostringstream out;
-  DryRunNodeApi dry(
-      {.out = &out, .metrics = nullptr, .only_node = "gpu-1", .events = {}, .conditions = true},
-      clock, &real);
+  DryRunNodeApi dry({.out = &out, .metrics = nullptr, .only_node = "gpu-1", .events = {}}, clock,
+                    &real);
   REQUIRE(dry.PatchNodeConditions("gpu-1", {GpuFault()}).ok());
 
   const std::string text = out.str();
@@ -60,12 +59,15 @@ TEST_CASE("dry run prints the node condition patch it would send, and sends noth
   REQUIRE(copy->conditions.size() == 1);
   CHECK(copy->conditions[0].status == "False");
 
-  // The standalone agent's printout leaves conditions out, as before.
+  // The standalone agent's printout shows them too (issue 26: it used to
+  // leave them out, as a dry-run API that could not write conditions).
   std::ostringstream standalone_out;
   DryRunNodeApi standalone("gpu-1", standalone_out, clock, &real);
-  CHECK(standalone.PatchNodeConditions("gpu-1", {GpuFault()}).code() ==
-        StatusCode::kFailedPrecondition);
-  CHECK(standalone_out.str().empty());
+  REQUIRE(standalone.PatchNodeConditions("gpu-1", {GpuFault()}).ok());
+  CHECK(standalone_out.str().find("would send: PATCH /api/v1/nodes/gpu-1/status") !=
+        std::string::npos);
+  CHECK(standalone_out.str().find("~ condition  GPUFault=True (NvidiaXid)") != std::string::npos);
+  CHECK(real.writes() == 0);
 }
 
 TEST_CASE("the tainter's dry run logs and counts the condition patch of a taint") {
@@ -75,7 +77,8 @@ TEST_CASE("the tainter's dry run logs and counts the condition patch of a taint"
   MetricsRegistry metrics;
   Tainter::Options options;
   options.dry_run = true;
-  Result<std::unique_ptr<Tainter>> tainter = Tainter::Create(options, api, metrics, clock);
+  Result<std::unique_ptr<Tainter>> tainter =
+      Tainter::Create(options, ApplierApis{api, api}, metrics, clock);
   REQUIRE(tainter.ok());
   REQUIRE((*tainter)->AdoptAll().ok());
 

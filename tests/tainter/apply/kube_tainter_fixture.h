@@ -26,7 +26,7 @@ struct KubeTainterFixture {
     if (prepare) prepare(*f.server);
     Tainter::Options o;
     o.node_selector = "gpu=true";
-    auto t = Tainter::Create(o, f.Api(), f.metrics, f.clock);
+    auto t = Tainter::Create(o, ApplierApis::All(f.Api()), f.metrics, f.clock);
     REQUIRE(t.ok());
     tainter = std::move(*t);
     REQUIRE(tainter->AdoptAll().ok());

@@ -329,7 +329,7 @@ TEST_CASE("node_conditions: false in the config: the taint without any status wr
   f.server->AddNode("gpu-1", {{"gpu", "true"}});
   Tainter::Options o = c->tainter;
   o.node_selector = "gpu=true";
-  auto t = Tainter::Create(o, f.Api(), f.metrics, f.clock);
+  auto t = Tainter::Create(o, ApplierApis::All(f.Api()), f.metrics, f.clock);
   REQUIRE(t.ok());
   REQUIRE((*t)->AdoptAll().ok());
   (*t)->Handle(

@@ -104,7 +104,7 @@ struct Fixture {
     api.AddPod(
         Pod("ml", "train-llm-worker-4", "gpu-4", "kubeflow.org/v1", "PyTorchJob", "train-llm"));
     api.AddPod(Pod("ml", "finished", "gpu-3"), "Succeeded");
-    auto t = Tainter::Create(std::move(options), api, metrics, clock);
+    auto t = Tainter::Create(std::move(options), ApplierApis{api, api, &api}, metrics, clock);
     REQUIRE(t.ok());
     tainter = std::move(*t);
     REQUIRE(tainter->AdoptAll().ok());

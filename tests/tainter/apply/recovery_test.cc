@@ -297,7 +297,8 @@ TEST_CASE("the recovery history survives a tainter restart and is bounded") {
   t.TaintThenRecoverByReboot();
   // A new tainter process adopts the node: the history on the node is what
   // tells it that a new Xid 79 recurs.
-  auto restarted = Tainter::Create(t.tainter->options(), t.f.Api(), t.f.metrics, t.f.clock);
+  auto restarted =
+      Tainter::Create(t.tainter->options(), ApplierApis::All(t.f.Api()), t.f.metrics, t.f.clock);
   REQUIRE(restarted.ok());
   t.tainter = std::move(*restarted);
   REQUIRE(t.tainter->AdoptAll().ok());

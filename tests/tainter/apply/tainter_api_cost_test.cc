@@ -48,7 +48,7 @@ struct CostFixture {
   explicit CostFixture(const Tainter::Options& options) {
     SetLogLevel(LogLevel::kWarning);
     for (int i = 0; i < 20; ++i) api_server.AddNode("gpu-" + std::to_string(i), {{"gpu", "true"}});
-    auto created = Tainter::Create(options, f.Api(), f.metrics, f.clock);
+    auto created = Tainter::Create(options, ApplierApis::All(f.Api()), f.metrics, f.clock);
     REQUIRE(created.ok());
     tainter = std::move(*created);
     REQUIRE(tainter->AdoptAll().ok());

@@ -27,7 +27,8 @@ struct Fixture {
     tainter = Make();
   }
   std::unique_ptr<Tainter> Make() {
-    Result<std::unique_ptr<Tainter>> t = Tainter::Create(opts, api, metrics, clock);
+    Result<std::unique_ptr<Tainter>> t =
+        Tainter::Create(opts, ApplierApis{api, api}, metrics, clock);
     REQUIRE(t.ok());
     REQUIRE((*t)->AdoptAll().ok());
     return std::move(*t);

@@ -122,7 +122,7 @@ class MockKafka {
 struct Replica {
   Replica(MockKafka& kafka, FakeNodeApi& api, const Clock& clock, Tainter::Options options = {},
           std::string group = "tainter") {
-    auto t = Tainter::Create(std::move(options), api, metrics, clock);
+    auto t = Tainter::Create(std::move(options), ApplierApis{api, api}, metrics, clock);
     REQUIRE(t.ok());
     tainter = std::move(*t);
     REQUIRE(tainter->AdoptAll().ok());

@@ -61,7 +61,7 @@ TEST_CASE(
   MetricsRegistry& metrics = f.metrics;
   Tainter::Options topts;
   topts.node_selector = "gpu=true";
-  auto tainter = Tainter::Create(topts, f.Api(), metrics, clock);
+  auto tainter = Tainter::Create(topts, ApplierApis::All(f.Api()), metrics, clock);
   REQUIRE(tainter.ok());
   REQUIRE((*tainter)->AdoptAll().ok());
   CHECK((*tainter)->policy().managed_nodes() == 10);

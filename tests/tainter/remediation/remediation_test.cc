@@ -60,7 +60,7 @@ struct Harness {
       return std::string("application");
     };
     remediator = std::make_unique<Remediator>(std::move(o), std::move(view), *evictions, f.Api(),
-                                              f.metrics, f.clock);
+                                              f.Api(), f.metrics, f.clock);
   }
   static RemediationOptions Defaults() {
     RemediationOptions o;
@@ -184,7 +184,8 @@ TEST_CASE("cordon: a restarted tainter still lifts its own cordon (the record is
   view.ready = [] { return true; };
   view.tainted_nodes = [] { return std::vector<std::string>{}; };  // the fault was lifted meanwhile
   view.reasons = [](const std::string&) { return std::vector<Reason>{}; };
-  Remediator restarted(Harness::Defaults(), view, *h.evictions, h.f.Api(), h.f.metrics, h.f.clock);
+  Remediator restarted(Harness::Defaults(), view, *h.evictions, h.f.Api(), h.f.Api(), h.f.metrics,
+                       h.f.clock);
   restarted.Tick();
   CHECK_FALSE(h.Unschedulable("gpu-1"));
   CHECK(h.Annotation("gpu-1", "faultline.dev/cordoned").empty());
