@@ -75,12 +75,14 @@ class DryRunNodeApi final : public NodeApi, public PodApi, public EventApi {
                              const std::vector<NodeCondition>& conditions) override;
   // Reads, through `pods` (only offered as a PodApi when it is set).
   Result<PodListing> ListPodsAt(std::string_view field_selector) override {
+    if (pods_ == nullptr) return InternalError("dry-run API used as a PodApi without one (a bug)");
     return pods_->ListPodsAt(field_selector);
   }
   Status WatchPods(std::string_view field_selector, std::string_view resource_version,
                    std::chrono::seconds timeout,
                    const std::function<bool(const PodWatchEvent&)>& on_event,
                    const std::atomic<bool>* stop) override {
+    if (pods_ == nullptr) return InternalError("dry-run API used as a PodApi without one (a bug)");
     return pods_->WatchPods(field_selector, resource_version, timeout, on_event, stop);
   }
 

@@ -52,6 +52,7 @@ Status MeteredNodeApi::PatchNodeConditions(std::string_view name,
 }
 
 Result<PodListing> MeteredNodeApi::ListPodsAt(std::string_view field_selector) {
+  if (inner_.pods == nullptr) return InternalError("no PodApi behind the metered API (a bug)");
   const auto start = clock_.MonotonicNow();
   Result<PodListing> pods = inner_.pods->ListPodsAt(field_selector);
   Meter("list_pods", pods.status(), start);
@@ -59,6 +60,8 @@ Result<PodListing> MeteredNodeApi::ListPodsAt(std::string_view field_selector) {
 }
 
 Result<SharedRecord> MeteredNodeApi::GetValveRecord() {
+  if (inner_.valve == nullptr)
+    return InternalError("no valve record behind the metered API (a bug)");
   const auto start = clock_.MonotonicNow();
   Result<SharedRecord> record = inner_.valve->GetValveRecord();
   Meter("valve", record.status(), start);
@@ -67,6 +70,8 @@ Result<SharedRecord> MeteredNodeApi::GetValveRecord() {
 
 Status MeteredNodeApi::PutValveRecord(const std::string& value,
                                       const std::string& expected_version) {
+  if (inner_.valve == nullptr)
+    return InternalError("no valve record behind the metered API (a bug)");
   const auto start = clock_.MonotonicNow();
   Status s = inner_.valve->PutValveRecord(value, expected_version);
   if (s.code() != StatusCode::kAborted && s.code() != StatusCode::kAlreadyExists) {

@@ -51,6 +51,7 @@ class MeteredNodeApi final : public NodeApi, public PodApi, public EventApi, pub
                    std::chrono::seconds timeout,
                    const std::function<bool(const PodWatchEvent&)>& on_event,
                    const std::atomic<bool>* stop) override {
+    if (inner_.pods == nullptr) return InternalError("no PodApi behind the metered API (a bug)");
     return inner_.pods->WatchPods(field_selector, resource_version, timeout, on_event, stop);
   }
   Result<SharedRecord> GetValveRecord() override;
