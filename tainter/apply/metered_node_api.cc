@@ -60,8 +60,9 @@ Result<PodListing> MeteredNodeApi::ListPodsAt(std::string_view field_selector) {
 }
 
 Result<SharedRecord> MeteredNodeApi::GetValveRecord() {
-  if (inner_.valve == nullptr)
+  if (inner_.valve == nullptr) {
     return InternalError("no valve record behind the metered API (a bug)");
+  }
   const auto start = clock_.MonotonicNow();
   Result<SharedRecord> record = inner_.valve->GetValveRecord();
   Meter("valve", record.status(), start);
@@ -70,8 +71,9 @@ Result<SharedRecord> MeteredNodeApi::GetValveRecord() {
 
 Status MeteredNodeApi::PutValveRecord(const std::string& value,
                                       const std::string& expected_version) {
-  if (inner_.valve == nullptr)
+  if (inner_.valve == nullptr) {
     return InternalError("no valve record behind the metered API (a bug)");
+  }
   const auto start = clock_.MonotonicNow();
   Status s = inner_.valve->PutValveRecord(value, expected_version);
   if (s.code() != StatusCode::kAborted && s.code() != StatusCode::kAlreadyExists) {
