@@ -96,10 +96,39 @@ NodeInfo SlurmNodeApi::Present(const SlurmNode& node, const std::string& faultli
   return info;
 }
 
+Result<CommandOutput> SlurmNodeApi::Call(const std::vector<std::string>& argv) {
+  constexpr std::chrono::milliseconds kFirstBackoff{1000};
+  constexpr std::chrono::milliseconds kMaxBackoff{30'000};
+  const auto now = std::chrono::steady_clock::now();
+  if (backoff_.count() > 0 && now < retry_at_) {
+    return UnavailableError(
+        "the Slurm controller is unreachable (" + last_failure_ + "); next try in " +
+        std::to_string(
+            std::chrono::duration_cast<std::chrono::milliseconds>(retry_at_ - now).count()) +
+        " ms");
+  }
+  Result<CommandOutput> run = runner_->Run(argv, options_.settings.timeout);
+  // "Unable to contact slurm controller", or killed at the deadline: the
+  // controller (or munge) is not answering. Any other answer resets.
+  const bool unreachable =
+      !run || (run->exit_code != 0 && (run->err.find("Unable to contact") != std::string::npos ||
+                                       run->err.find("Socket timed out") != std::string::npos ||
+                                       run->err.find("munge") != std::string::npos ||
+                                       run->err.find("Munge") != std::string::npos));
+  if (unreachable) {
+    last_failure_ = !run ? run.error().message() : FirstLine(run->err);
+    backoff_ = backoff_.count() == 0 ? kFirstBackoff : std::min(backoff_ * 2, kMaxBackoff);
+    retry_at_ = std::chrono::steady_clock::now() + backoff_;
+  } else {
+    backoff_ = std::chrono::milliseconds{0};
+  }
+  return run;
+}
+
 Result<std::vector<SlurmNode>> SlurmNodeApi::Show(const std::string& slurm_name) {
   std::vector<std::string> argv{options_.settings.scontrol, "show", "node"};
   if (!slurm_name.empty()) argv.push_back(slurm_name);
-  Result<CommandOutput> run = runner_->Run(argv, options_.settings.timeout);
+  Result<CommandOutput> run = Call(argv);
   if (!run) return run.error();
   if (run->exit_code != 0) {
     if (!slurm_name.empty() && run->out.find("not found") != std::string::npos) {
@@ -154,7 +183,7 @@ std::string SlurmNodeApi::ReasonFor(const std::map<std::string, std::string>& an
 Status SlurmNodeApi::Update(const std::string& slurm_name, const std::vector<std::string>& args) {
   std::vector<std::string> argv{options_.settings.scontrol, "update", "NodeName=" + slurm_name};
   argv.insert(argv.end(), args.begin(), args.end());
-  Result<CommandOutput> run = runner_->Run(argv, options_.settings.timeout);
+  Result<CommandOutput> run = Call(argv);
   if (!run) return run.error();
   if (run->exit_code != 0) {
     return UnavailableError("scontrol update " + slurm_name + ": " +

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -77,6 +78,11 @@ class SlurmNodeApi final : public NodeApi {
   Result<SlurmNode> ShowOne(const std::string& slurm_name);
   // `scontrol update NodeName=... ARGS...`; its failure only as the text.
   Status Update(const std::string& slurm_name, const std::vector<std::string>& args);
+  // Runs scontrol unless the controller was found unreachable less than
+  // the current backoff ago (1 s, doubling to 30 s, reset by any answer):
+  // during an outage the tainter's one thread waits on at most one
+  // scontrol per backoff, not one per node and poll (kUnavailable at once).
+  Result<CommandOutput> Call(const std::vector<std::string>& argv);
   bool Ours(const SlurmNode& node) const;
   bool OperatorOwned(const SlurmNode& node) const;
   std::string ReasonFor(const std::map<std::string, std::string>& annotations) const;
@@ -86,6 +92,9 @@ class SlurmNodeApi final : public NodeApi {
   LabelMatch opt_out_;
   std::unique_ptr<CommandRunner> runner_;
   ValveRecordFile valve_;
+  std::chrono::milliseconds backoff_{0};
+  std::chrono::steady_clock::time_point retry_at_{};
+  std::string last_failure_;
 };
 
 }  // namespace faultline

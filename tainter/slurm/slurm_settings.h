@@ -20,7 +20,7 @@ struct SlurmSettings {
   std::string slurm_conf;
   // One scontrol run, killed past it (scontrol itself retries a controller
   // that does not answer for about 9 s before giving up).
-  std::chrono::milliseconds timeout{std::chrono::seconds(20)};
+  std::chrono::milliseconds timeout{std::chrono::seconds(10)};
   // The ownership mark at the start of every Reason faultline writes.
   std::string reason_prefix = "faultline:";
   std::size_t reason_max_bytes = 120;

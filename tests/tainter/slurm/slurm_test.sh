@@ -46,7 +46,7 @@ actuator: slurm
 slurm:
   slurm_conf: $SLURM_CONF
   poll_interval: 1s
-  timeout: 15s
+  timeout: 5s
   valve_record: $T/valve-record
 kafka:
   brokers: "$BS"
