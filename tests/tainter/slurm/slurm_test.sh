@@ -16,6 +16,11 @@
 #                  a drain from before the restart is adopted, not repeated.
 #   shared_valve   two replicas share max_fraction through slurm.valve_record:
 #                  faults on all 10 nodes at once drain one.
+#   nhc            `faultline-agent --check-once` as Slurm's HealthCheckProgram
+#                  would run it: exit 0 and silent on a healthy node; exit 1
+#                  and "faultline: RULE: SUMMARY" when a check fails (7 of 8
+#                  GPUs); the wrapper drains with that line and the tainter
+#                  adopts the drain as its own.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -173,6 +178,53 @@ shared_valve)
   for i in $(seq -w 1 10); do slurm_drained "gpu0$i" && n=$((n + 1)); done
   [[ $n == 1 ]] || e2e_fail "$n nodes drained; the fleet's limit is 1 of 10"
   e2e_stop tainter-b || e2e_fail "tainter-b exited with $?"
+  ;;
+nhc)
+  # A node whose PCI bus shows 7 NVIDIA GPUs (class 0x030200) of the 8 expected.
+  for i in 1 2 3 4 5 6 7; do
+    d=$T/sys/bus/pci/devices/0000:0$i:00.0
+    mkdir -p "$d"
+    echo 0x10de >"$d/vendor"
+    echo 0x030200 >"$d/class"
+  done
+  check_config() {
+    cat >"$T/check.yaml" <<YAML
+node_name: gpu001
+checks:
+  sysfs_root: $T/sys
+  gpu_inventory: {$1}
+  pcie: {enabled: false}
+  aer: {enabled: false}
+  nvidia_driver: {enabled: false}
+  nvml: {enabled: false}
+YAML
+  }
+  # What /etc/slurm/faultline-health-check.sh does (README.md, "Slurm").
+  health_check() {
+    local msg rc=0
+    msg=$("$AGENT" --check-once --config "$T/check.yaml" 2>>"$T/check.log") || rc=$?
+    printf '%s' "$msg" >"$T/check.out"
+    case $rc in
+    0) ;;
+    1) scontrol update NodeName=gpu001 State=DRAIN Reason="$msg" ;;
+    *) e2e_fail "--check-once exited $rc: $(tail -3 "$T/check.log")" ;;
+    esac
+    return $rc
+  }
+  check_config "expected: {nvidia: 7}"
+  health_check || e2e_fail "a healthy node failed its check: $(cat "$T/check.out")"
+  [[ ! -s "$T/check.out" ]] || e2e_fail "a healthy check printed: $(cat "$T/check.out")"
+  slurm_not_drained gpu001 || e2e_fail "gpu001 drained while healthy"
+  check_config "expected: {nvidia: 8}"
+  rc=0
+  health_check || rc=$?
+  [[ $rc == 1 ]] || e2e_fail "7 of 8 GPUs: --check-once exited $rc"
+  [[ $(cat "$T/check.out") == 'faultline: check.gpu-count: 7 of 8 nvidia GPUs on the PCI bus'* ]] ||
+    e2e_fail "unexpected message: $(cat "$T/check.out")"
+  slurm_ours gpu001 || e2e_fail "the health check did not drain gpu001: $(slurm_state gpu001)"
+  # The tainter takes the drain as faultline's: listed, never resumed on its own.
+  tainter tainter
+  e2e_wait 10 eval 'cli nodes | grep -q "^gpu001 "' || e2e_fail "'nodes' does not list gpu001: $(cli nodes)"
   ;;
 *)
   e2e_fail "unknown scenario $SCENARIO"
