@@ -156,8 +156,9 @@ bool TainterStack::Assemble(RuleCheck& rule_check, std::ostream& err) {
       HttpEndpoint::Start({.address = config_.metrics_address}, metrics_, [this, kafka]() {
         Readiness r;
         if (!kafka->ready()) r.detail += "kafka not assigned or unreachable; ";
-        if (!kube_ok_.load())
+        if (!kube_ok_.load()) {
           r.detail += slurm() ? "slurm unreachable; " : "kubernetes unreachable; ";
+        }
         r.ready = r.detail.empty();
         return r;
       });

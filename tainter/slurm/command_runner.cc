@@ -69,9 +69,11 @@ Result<CommandOutput> SpawnRunner::Run(const std::vector<std::string>& argv,
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::vector<char*> envp;
+  envp.reserve(env_.size() + 1);
   for (const std::string& e : env_) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   pid_t pid = -1;
@@ -104,9 +106,22 @@ Result<CommandOutput> SpawnRunner::Run(const std::vector<std::string>& argv,
       err_open = ReadSome(err.fd[0], result.err, max_output_);
     }
   }
-  if (timed_out) kill(-pid, SIGKILL);
+  // Both pipes closed: the program is ending, or closed them and lingers
+  // (it is then killed at the same deadline).
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (!timed_out) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      timed_out = true;
+      break;
+    }
+    usleep(5'000);
+  }
+  if (timed_out) {
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   if (timed_out) {
     return UnavailableError(argv[0] + " ran past its " + std::to_string(timeout.count()) +

@@ -18,8 +18,14 @@ Result<SlurmNames> SlurmNames::Create(std::string pattern, std::map<std::string,
     if (node.empty() || slurm.empty()) return InvalidArgumentError("an empty name in the node map");
     auto [it, fresh] = names.to_faultline_.emplace(slurm, node);
     if (!fresh) {
-      return InvalidArgumentError("the node map sends both '" + it->second + "' and '" + node +
-                                  "' to Slurm node '" + slurm + "'");
+      std::string message = "the node map sends both '";
+      message += it->second;
+      message += "' and '";
+      message += node;
+      message += "' to Slurm node '";
+      message += slurm;
+      message += "'";
+      return InvalidArgumentError(std::move(message));
     }
   }
   names.to_slurm_ = std::move(map);

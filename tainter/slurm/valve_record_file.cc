@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -78,7 +79,15 @@ Status ValveRecordFile::Put(const std::string& value, const std::string& expecte
     return AbortedError("the valve record moved (version " + now->resource_version + ", expected " +
                         (expected_version.empty() ? "none" : expected_version) + ")");
   }
-  const long long next = expected_version.empty() ? 1 : std::stoll(expected_version) + 1;
+  long long current = 0;
+  if (!expected_version.empty()) {
+    const char* end = expected_version.data() + expected_version.size();
+    auto [ptr, ec] = std::from_chars(expected_version.data(), end, current);
+    if (ec != std::errc() || ptr != end) {
+      return UnavailableError("the valve record " + path_ + " has no numeric version");
+    }
+  }
+  const long long next = current + 1;
   // Written beside it and renamed over it: a reader never sees half a record.
   const std::string tmp = path_ + ".tmp";
   {

@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include "tainter/slurm/command_runner.h"
 #include "tainter/slurm/slurm_names.h"
 #include "tainter/slurm/slurm_node_text.h"
 #include "tainter/slurm/slurm_reason.h"
@@ -70,7 +71,7 @@ TEST_CASE("scontrol show node: state, reason with its tag cut off, Extra, partit
 }
 
 TEST_CASE("scontrol show node: DRAIN is a flag, not a substring, and garbage is no node") {
-  auto one = [](std::string state) {
+  auto one = [](const std::string& state) {
     return ParseScontrolNodes("NodeName=n1\n   State=" + state + " ThreadsPerCore=1\n").at(0);
   };
   CHECK(one("IDLE+DRAIN").Drain());
@@ -151,6 +152,26 @@ TEST_CASE("the valve file: created once, replaced only at the version read") {
   REQUIRE(last);
   CHECK(last->value == "two\nlines");
   std::filesystem::remove_all(dir_template);
+}
+
+TEST_CASE("scontrol's runner: argv as given, stdout and stderr apart, the exit code, a deadline") {
+  SpawnRunner runner({"PATH=/usr/bin:/bin", "ONLY=this"});
+  // A reason with spaces and quotes is one argument, never shell text.
+  Result<CommandOutput> r = runner.Run(
+      {"sh", "-c", "printf '%s|%s' \"$1\" \"$ONLY\"; echo oops >&2; exit 3", "sh", "a 'b' $(c)"},
+      std::chrono::seconds(5));
+  REQUIRE(r);
+  CHECK(r->exit_code == 3);
+  CHECK(r->out == "a 'b' $(c)|this");
+  CHECK(r->err == "oops\n");
+  // Past its deadline the program (and its process group) is killed.
+  const auto start = std::chrono::steady_clock::now();
+  Result<CommandOutput> slow =
+      runner.Run({"sh", "-c", "sleep 5 & sleep 5"}, std::chrono::milliseconds(200));
+  CHECK(slow.error().code() == StatusCode::kUnavailable);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+  Result<CommandOutput> missing = runner.Run({"/nonexistent/scontrol"}, std::chrono::seconds(1));
+  CHECK_FALSE(missing);
 }
 
 }  // namespace
