@@ -61,7 +61,7 @@ SlurmNodeApi::SlurmNodeApi(Options options, SlurmNames names, LabelMatch opt_out
       names_(std::move(names)),
       opt_out_(std::move(opt_out)),
       runner_(std::move(runner)),
-      valve_(options_.settings.valve_record) {}
+      valve_(options_.settings.valve_record, options_.settings.timeout * 4) {}
 
 bool SlurmNodeApi::Ours(const SlurmNode& node) const {
   return IsFaultlineReason(node.reason, options_.settings.reason_prefix);
@@ -157,6 +157,14 @@ Result<NodeInfo> SlurmNodeApi::GetNode(std::string_view name) {
 Result<std::vector<NodeInfo>> SlurmNodeApi::ListNodes(std::string_view label_selector) {
   Result<LabelSelector> selector = LabelSelector::Parse(label_selector);
   if (!selector) return InvalidArgumentError("label selector: " + selector.error().message());
+  // The fence (valve_record_file.h): never list while a replica is between
+  // its valve reservation and its drain, or this replica would see the node
+  // undrained after the reservation and stop counting it.
+  valve_.Release();
+  if (!options_.settings.valve_record.empty() && !valve_.WaitUnheld(options_.settings.timeout)) {
+    LogWarning("slurm", "the valve record stayed locked; listing anyway",
+               {{"valve_record", options_.settings.valve_record}});
+  }
   Result<std::vector<SlurmNode>> nodes = Show("");
   if (!nodes) return nodes.error();
   std::vector<NodeInfo> out;
@@ -193,6 +201,11 @@ Status SlurmNodeApi::Update(const std::string& slurm_name, const std::vector<std
 }
 
 Status SlurmNodeApi::UpdateNode(std::string_view name, const NodeChange& change) {
+  // A reservation's fence ends with the write it was taken for.
+  struct ReleaseAtEnd {
+    ValveRecordFile& valve;
+    ~ReleaseAtEnd() { valve.Release(); }
+  } release{valve_};
   const std::string slurm_name = names_.ToSlurm(name);
   Result<SlurmNode> node = ShowOne(slurm_name);
   if (!node) return node.error();
@@ -255,6 +268,7 @@ Status SlurmNodeApi::UpdateNode(std::string_view name, const NodeChange& change)
 }
 
 Status SlurmNodeApi::CreateEvent(const NodeEvent& event) {
+  valve_.Release();  // a refused reservation is followed by its Event: no drain comes
   LogInfo("slurm", "node event",
           {{"node", event.node},
            {"type", event.type},

@@ -14,66 +14,78 @@
 namespace faultline {
 namespace {
 
-// flock(2) on PATH.lock, released (and closed) on destruction.
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) {
-    fd_ = open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ < 0) {
-      error_ = std::strerror(errno);
-      return;
-    }
-    while (flock(fd_, LOCK_EX) != 0) {
-      if (errno != EINTR) {
-        error_ = std::strerror(errno);
-        return;
-      }
-    }
-    locked_ = true;
-  }
-  ~FileLock() {
-    if (fd_ >= 0) close(fd_);  // closing releases the lock
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-  bool locked() const { return locked_; }
-  const std::string& error() const { return error_; }
+constexpr auto kLockPoll = std::chrono::milliseconds(10);
 
- private:
-  int fd_ = -1;
-  bool locked_ = false;
-  std::string error_;
-};
+// flock(fd, op | LOCK_NB) until it succeeds or `wait` passes.
+bool LockWithin(int fd, int op, std::chrono::milliseconds wait) {
+  const auto end = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    if (flock(fd, op | LOCK_NB) == 0) return true;
+    if (errno != EWOULDBLOCK && errno != EINTR) return false;
+    if (std::chrono::steady_clock::now() >= end) return false;
+    usleep(std::chrono::duration_cast<std::chrono::microseconds>(kLockPoll).count());
+  }
+}
+
+}  // namespace
+
+Status ValveRecordFile::Hold() {
+  if (fd_ >= 0) {
+    if (std::chrono::steady_clock::now() - held_since_ <= max_hold_) return OkStatus();
+    Release();  // held too long (a drain that never came): start afresh
+  }
+  const int fd = open((path_ + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return UnavailableError("cannot open " + path_ + ".lock: " + std::strerror(errno));
+  if (!LockWithin(fd, LOCK_EX, max_hold_)) {
+    const std::string why = errno == EWOULDBLOCK ? "held by another replica" : std::strerror(errno);
+    close(fd);
+    return UnavailableError("cannot lock " + path_ + ".lock: " + why);
+  }
+  fd_ = fd;
+  held_since_ = std::chrono::steady_clock::now();
+  return OkStatus();
+}
+
+void ValveRecordFile::Release() {
+  if (fd_ < 0) return;
+  close(fd_);  // closing releases the lock
+  fd_ = -1;
+}
+
+bool ValveRecordFile::WaitUnheld(std::chrono::milliseconds wait) const {
+  if (fd_ >= 0) return true;  // ours
+  const int fd = open((path_ + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  const bool free = LockWithin(fd, LOCK_SH, wait);
+  close(fd);
+  return free;
+}
 
 // The record as the file holds it: "VERSION\nVALUE". A missing file is no record.
-Result<SharedRecord> ReadRecord(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+Result<SharedRecord> ValveRecordFile::Read() const {
+  std::ifstream in(path_, std::ios::binary);
   if (!in) {
     if (errno == ENOENT) return SharedRecord{};
-    return UnavailableError("cannot read the valve record " + path + ": " + std::strerror(errno));
+    return UnavailableError("cannot read the valve record " + path_ + ": " + std::strerror(errno));
   }
   std::stringstream text;
   text << in.rdbuf();
   const std::string all = text.str();
   const std::size_t nl = all.find('\n');
   if (nl == std::string::npos || nl == 0) {
-    return UnavailableError("the valve record " + path + " is not 'VERSION\\nVALUE'");
+    return UnavailableError("the valve record " + path_ + " is not 'VERSION\\nVALUE'");
   }
   return SharedRecord{all.substr(nl + 1), all.substr(0, nl)};
 }
 
-}  // namespace
-
-Result<SharedRecord> ValveRecordFile::Get() const {
-  FileLock lock(path_);
-  if (!lock.locked()) return UnavailableError("cannot lock " + path_ + ".lock: " + lock.error());
-  return ReadRecord(path_);
+Result<SharedRecord> ValveRecordFile::Get() {
+  FL_RETURN_IF_ERROR(Hold());
+  return Read();
 }
 
-Status ValveRecordFile::Put(const std::string& value, const std::string& expected_version) const {
-  FileLock lock(path_);
-  if (!lock.locked()) return UnavailableError("cannot lock " + path_ + ".lock: " + lock.error());
-  Result<SharedRecord> now = ReadRecord(path_);
+Status ValveRecordFile::Put(const std::string& value, const std::string& expected_version) {
+  FL_RETURN_IF_ERROR(Hold());
+  Result<SharedRecord> now = Read();
   if (!now) return now.error();
   if (now->resource_version != expected_version) {
     return AbortedError("the valve record moved (version " + now->resource_version + ", expected " +
@@ -87,12 +99,11 @@ Status ValveRecordFile::Put(const std::string& value, const std::string& expecte
       return UnavailableError("the valve record " + path_ + " has no numeric version");
     }
   }
-  const long long next = current + 1;
   // Written beside it and renamed over it: a reader never sees half a record.
   const std::string tmp = path_ + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << next << '\n' << value;
+    out << current + 1 << '\n' << value;
     out.flush();
     if (!out) return UnavailableError("cannot write " + tmp + ": " + std::strerror(errno));
   }

@@ -133,6 +133,10 @@ operator)
   event gpu004 test.long 10m
   event gpu004 test.short 6s
   e2e_wait 30 slurm_ours gpu004 || e2e_fail "gpu004 was not drained"
+  # Both faults decided before the operator acts (a new fault after the
+  # resume would be a new drain, as a new fault after an untaint is).
+  two_reasons() { slurm_extra gpu004 | jq -e '."faultline.dev/reasons" | fromjson | length == 2' >/dev/null 2>&1; }
+  e2e_wait 30 two_reasons || e2e_fail "gpu004 does not hold both reasons: $(slurm_extra gpu004)"
   scontrol update NodeName=gpu004 State=RESUME 2>/dev/null || true
   slurm_not_drained gpu004 || e2e_fail "scontrol did not resume gpu004"
   sleep 9  # polls, and test.short's expiry

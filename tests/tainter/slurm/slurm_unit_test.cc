@@ -132,25 +132,33 @@ TEST_CASE("node names: the same by default, a pattern, or a map that wins both w
   CHECK_FALSE(SlurmNames::Create("{name}", {{"a", "n1"}, {"b", "n1"}}));
 }
 
-TEST_CASE("the valve file: created once, replaced only at the version read") {
+TEST_CASE("the valve file: created once, replaced only at the version read, a fence while held") {
   char dir_template[] = "/tmp/fl-valve-XXXXXX";
   REQUIRE(mkdtemp(dir_template) != nullptr);
   const std::string path = std::string(dir_template) + "/valve";
-  ValveRecordFile a(path);
-  ValveRecordFile b(path);  // another replica
+  ValveRecordFile a(path, std::chrono::milliseconds(300));
+  ValveRecordFile b(path, std::chrono::milliseconds(300));  // another replica
   Result<SharedRecord> none = a.Get();
   REQUIRE(none);
   CHECK(none->resource_version.empty());
   REQUIRE(a.Put("one", "").ok());
+  // a holds the lock until its drain is written: b's poll waits, its write too.
+  CHECK(a.held());
+  CHECK_FALSE(b.WaitUnheld(std::chrono::milliseconds(50)));
+  CHECK(b.Put("two", "").code() == StatusCode::kUnavailable);
+  a.Release();
+  CHECK(b.WaitUnheld(std::chrono::milliseconds(50)));
   CHECK(b.Put("two", "").code() == StatusCode::kAborted);  // it exists now
   Result<SharedRecord> seen = b.Get();
   REQUIRE(seen);
   CHECK(seen->value == "one");
   REQUIRE(b.Put("two\nlines", seen->resource_version).ok());
+  b.Release();
   CHECK(a.Put("stale", seen->resource_version).code() == StatusCode::kAborted);
   Result<SharedRecord> last = a.Get();
   REQUIRE(last);
   CHECK(last->value == "two\nlines");
+  a.Release();
   std::filesystem::remove_all(dir_template);
 }
 
