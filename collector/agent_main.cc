@@ -57,8 +57,9 @@ int Run(int argc, char** argv, const sigset_t& signals) {
       break;
   }
   if (flags.standalone) return RunStandalone(flags, signals);
-  if (flags.check_once)
+  if (flags.check_once) {
     return RunCheckOnce({.config_path = flags.config_path}, std::cout, std::cerr);
+  }
   const std::string& config_path = flags.config_path;
 
   // 1. Config and rules: every problem is reported before anything starts.
