@@ -32,9 +32,11 @@ Result<SlurmNames> SlurmNames::Create(std::string pattern, std::map<std::string,
   return names;
 }
 
-std::string SlurmNames::ToSlurm(std::string_view node) const {
+std::optional<std::string> SlurmNames::ToSlurm(std::string_view node) const {
   if (auto it = to_slurm_.find(std::string(node)); it != to_slurm_.end()) return it->second;
-  return prefix_ + std::string(node) + suffix_;
+  std::string slurm = prefix_ + std::string(node) + suffix_;
+  if (to_faultline_.contains(slurm)) return std::nullopt;  // the map's, for another node
+  return slurm;
 }
 
 std::optional<std::string> SlurmNames::ToFaultline(std::string_view slurm_name) const {

@@ -23,7 +23,8 @@ class SlurmNames {
   static Result<SlurmNames> Create(std::string pattern, std::map<std::string, std::string> map);
   SlurmNames() = default;
 
-  std::string ToSlurm(std::string_view node) const;
+  // nullopt: the pattern gives a Slurm name the map gives to another node.
+  std::optional<std::string> ToSlurm(std::string_view node) const;
   // nullopt: the Slurm node has no faultline name (outside the pattern).
   std::optional<std::string> ToFaultline(std::string_view slurm_name) const;
 

@@ -149,7 +149,9 @@ Result<SlurmNode> SlurmNodeApi::ShowOne(const std::string& slurm_name) {
 }
 
 Result<NodeInfo> SlurmNodeApi::GetNode(std::string_view name) {
-  Result<SlurmNode> node = ShowOne(names_.ToSlurm(name));
+  std::optional<std::string> slurm_name = names_.ToSlurm(name);
+  if (!slurm_name) return NotFoundError("no Slurm node for " + std::string(name));
+  Result<SlurmNode> node = ShowOne(*slurm_name);
   if (!node) return node.error();
   return Present(*node, std::string(name));
 }
@@ -206,7 +208,9 @@ Status SlurmNodeApi::UpdateNode(std::string_view name, const NodeChange& change)
     ValveRecordFile& valve;
     ~ReleaseAtEnd() { valve.Release(); }
   } release{valve_};
-  const std::string slurm_name = names_.ToSlurm(name);
+  std::optional<std::string> mapped = names_.ToSlurm(name);
+  if (!mapped) return NotFoundError("no Slurm node for " + std::string(name));
+  const std::string& slurm_name = *mapped;
   Result<SlurmNode> node = ShowOne(slurm_name);
   if (!node) return node.error();
   if (!change.expected_resource_version.empty() &&

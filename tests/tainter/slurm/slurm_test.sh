@@ -16,6 +16,9 @@
 #                  a drain from before the restart is adopted, not repeated.
 #   shared_valve   two replicas share max_fraction through slurm.valve_record:
 #                  faults on all 10 nodes at once drain one.
+#   names          faultline's node names mapped to Slurm's: a pattern
+#                  ("gpu{name}": node 003 is gpu003) and an explicit pair
+#                  (odd-host is gpu010); a Slurm node outside both is not managed.
 #   nhc            `faultline-agent --check-once` as Slurm's HealthCheckProgram
 #                  would run it: exit 0 and silent on a healthy node; exit 1
 #                  and "faultline: RULE: SUMMARY" when a check fails (7 of 8
@@ -43,12 +46,13 @@ event() {
       action: "taint", summary: ($r + " on " + $n), message: "test line", log_time: $t, detected_time: $t, expire: $e}' |
     kcat -P -b "$BS" -t events -k "$1" 2>/dev/null || e2e_fail "kcat -P failed"
 }
-# tainter_config NAME [VALVE_YAML]: $T/NAME.yaml, actuator slurm.
+# tainter_config NAME [VALVE_YAML [SLURM_KEYS]]: $T/NAME.yaml, actuator slurm.
 tainter_config() {
   local valve=${2:-'valve: {event_interval: 1ms, max_fraction: 1.0, per_rule_max_fraction: 1.0}'}
   cat >"$T/$1.yaml" <<YAML
 actuator: slurm
 slurm:
+  ${3:-}
   slurm_conf: $SLURM_CONF
   poll_interval: 1s
   timeout: 5s
@@ -182,6 +186,18 @@ shared_valve)
   for i in $(seq -w 1 10); do slurm_drained "gpu0$i" && n=$((n + 1)); done
   [[ $n == 1 ]] || e2e_fail "$n nodes drained; the fleet's limit is 1 of 10"
   e2e_stop tainter-b || e2e_fail "tainter-b exited with $?"
+  ;;
+names)
+  tainter tainter "" $'node_name_pattern: "gpu{name}"\n  node_names: {odd-host: gpu010}'
+  event 003 test.long 10m
+  event odd-host test.long 10m
+  e2e_wait 30 slurm_ours gpu003 || e2e_fail "node 003 did not drain Slurm node gpu003"
+  e2e_wait 30 slurm_ours gpu010 || e2e_fail "odd-host did not drain Slurm node gpu010"
+  listed=$(cli nodes | awk 'NR > 1 {print $1}' | sort | tr '\n' ' ')
+  [[ $listed == "003 odd-host " ]] || e2e_fail "'nodes' lists '$listed', not faultline's names"
+  cli explain odd-host | grep -q test.long || e2e_fail "'explain odd-host' does not name the rule"
+  # gpu010 answers to odd-host only: a fault for "010" names no Slurm node it may drain.
+  cli explain 010 >/dev/null 2>&1 && e2e_fail "'explain 010' found a node the map gave to odd-host"
   ;;
 nhc)
   # A node whose PCI bus shows 7 NVIDIA GPUs (class 0x030200) of the 8 expected.

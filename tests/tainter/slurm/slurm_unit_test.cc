@@ -125,6 +125,11 @@ TEST_CASE("node names: the same by default, a pattern, or a map that wins both w
   CHECK_FALSE(pattern->ToFaultline("sc--ib").has_value());
   CHECK(pattern->ToSlurm("odd-host") == "gpu099");
   CHECK(pattern->ToFaultline("gpu099") == "odd-host");
+  // The pattern may not reach a Slurm node the map gave to another name.
+  Result<SlurmNames> clash = SlurmNames::Create("gpu{name}", {{"odd-host", "gpu010"}});
+  REQUIRE(clash);
+  CHECK(clash->ToSlurm("003") == "gpu003");
+  CHECK_FALSE(clash->ToSlurm("010").has_value());
   CHECK_FALSE(pattern->ToFaultline("sc-odd-host-ib").has_value());
 
   CHECK_FALSE(SlurmNames::Create("gpu", {}));
