@@ -179,6 +179,61 @@ Result<std::vector<NodeInfo>> SlurmNodeApi::ListNodes(std::string_view label_sel
   return out;
 }
 
+namespace {
+std::string FirstRule(const std::map<std::string, std::string>& annotations,
+                      const std::string& key) {
+  auto it = annotations.find(key);
+  if (it == annotations.end()) return {};
+  Result<std::vector<Reason>> reasons = DecodeReasons(it->second);
+  return reasons && !reasons->empty() ? reasons->front().rule : std::string();
+}
+}  // namespace
+
+void SlurmNodeApi::ActOnJobs(const std::string& slurm_name, const std::string& rule) {
+  const SlurmSettings& s = options_.settings;
+  if (s.job_action == SlurmSettings::JobAction::kNone) return;
+  bool listed = s.job_rules.empty();
+  for (const std::string& prefix : s.job_rules) listed = listed || rule.starts_with(prefix);
+  if (!listed) return;
+  Result<CommandOutput> jobs =
+      Call({s.squeue, "--noheader", "--nodelist=" + slurm_name, "--states=RUNNING", "--format=%A"});
+  if (!jobs || jobs->exit_code != 0) {
+    LogWarning(
+        "slurm", "cannot list the jobs on a drained node; they keep running",
+        {{"node", slurm_name}, {"error", !jobs ? jobs.error().message() : FirstLine(jobs->err)}});
+    return;
+  }
+  std::vector<std::string> ids;
+  std::size_t start = 0;
+  while (start < jobs->out.size()) {
+    std::size_t end = jobs->out.find('\n', start);
+    if (end == std::string::npos) end = jobs->out.size();
+    std::string id = jobs->out.substr(start, end - start);
+    start = end + 1;
+    // Job ids are digits (an array task: 12_3): anything else is not passed on.
+    if (!id.empty() && id.find_first_not_of("0123456789_") == std::string::npos) {
+      ids.push_back(std::move(id));
+    }
+  }
+  if (ids.empty()) return;
+  const bool requeue = s.job_action == SlurmSettings::JobAction::kRequeue;
+  std::string list;
+  for (const std::string& id : ids) list += (list.empty() ? "" : ",") + id;
+  std::vector<std::string> argv = requeue ? std::vector<std::string>{s.scontrol, "requeue", list}
+                                          : std::vector<std::string>{s.scancel, "--full"};
+  if (!requeue) argv.insert(argv.end(), ids.begin(), ids.end());
+  Result<CommandOutput> run = Call(argv);
+  const bool ok = run && run->exit_code == 0;
+  LogWarning(
+      "slurm",
+      requeue ? "requeued the jobs of a drained node" : "cancelled the jobs of a drained node",
+      {{"node", slurm_name},
+       {"rule", rule},
+       {"jobs", list},
+       {"ok", ok},
+       {"error", ok ? std::string() : (!run ? run.error().message() : FirstLine(run->err))}});
+}
+
 std::string SlurmNodeApi::ReasonFor(const std::map<std::string, std::string>& annotations) const {
   std::vector<Reason> reasons;
   if (auto it = annotations.find(options_.annotation_key); it != annotations.end()) {
@@ -260,14 +315,21 @@ Status SlurmNodeApi::UpdateNode(std::string_view name, const NodeChange& change)
   if (!state_args.empty()) state_status = Update(slurm_name, state_args);
   Status extra_status = OkStatus();
   if (extra_text != node->extra) extra_status = Update(slurm_name, {"Extra=" + extra_text});
-  if (state_status.ok() && extra_status.ok()) return OkStatus();
+  const bool new_drain = change.add_taint && !drained_by_us;
+  if (state_status.ok() && extra_status.ok()) {
+    if (new_drain) ActOnJobs(slurm_name, FirstRule(annotations, options_.annotation_key));
+    return OkStatus();
+  }
   // scontrol answers "Invalid node state specified" to an UNDRAIN of a node
   // whose slurmd never registered, and yet clears the flag: judge by the
   // node as it now is, not by the exit status.
   Result<SlurmNode> after = ShowOne(slurm_name);
   if (!after) return after.error();
   const bool drain_holds = after->Drain() && Ours(*after);
-  if (drain_holds == want_drain && after->extra == extra_text) return OkStatus();
+  if (drain_holds == want_drain && after->extra == extra_text) {
+    if (new_drain) ActOnJobs(slurm_name, FirstRule(annotations, options_.annotation_key));
+    return OkStatus();
+  }
   return state_status.ok() ? extra_status : state_status;
 }
 

@@ -86,6 +86,10 @@ class SlurmNodeApi final : public NodeApi {
   bool Ours(const SlurmNode& node) const;
   bool OperatorOwned(const SlurmNode& node) const;
   std::string ReasonFor(const std::map<std::string, std::string>& annotations) const;
+  // settings.job_action on the jobs running on a node just drained for
+  // `rule`: best effort, after the drain holds (a failure is logged, never
+  // retried, never undoes the drain).
+  void ActOnJobs(const std::string& slurm_name, const std::string& rule);
 
   Options options_;
   SlurmNames names_;

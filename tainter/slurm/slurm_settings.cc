@@ -6,9 +6,9 @@
 namespace faultline {
 
 void ReadSlurmSection(const ConfigMap& parent, SlurmSettings& out) {
-  auto s =
-      parent.Sub("slurm", {"scontrol", "slurm_conf", "timeout", "reason_prefix", "reason_max_bytes",
-                           "node_name_pattern", "node_names", "valve_record", "poll_interval"});
+  auto s = parent.Sub("slurm",
+                      {"scontrol", "slurm_conf", "timeout", "reason_prefix", "reason_max_bytes",
+                       "node_name_pattern", "node_names", "valve_record", "poll_interval", "jobs"});
   if (!s) return;
   s->String("scontrol", out.scontrol);
   s->String("slurm_conf", out.slurm_conf);
@@ -28,6 +28,24 @@ void ReadSlurmSection(const ConfigMap& parent, SlurmSettings& out) {
   }
   s->String("valve_record", out.valve_record);
   s->Duration("poll_interval", out.poll_interval, false);
+  if (auto j = s->Sub("jobs", {"action", "rules", "squeue", "scancel"})) {
+    std::string action = "none";
+    j->String("action", action);
+    if (action == "none") {
+      out.job_action = SlurmSettings::JobAction::kNone;
+    } else if (action == "requeue") {
+      out.job_action = SlurmSettings::JobAction::kRequeue;
+    } else if (action == "cancel") {
+      out.job_action = SlurmSettings::JobAction::kCancel;
+    } else {
+      j->Error(
+          "action", "C003",
+          "'" + j->PathOf("action") + "' must be none, requeue or cancel, not '" + action + "'");
+    }
+    j->StringList("rules", out.job_rules);
+    j->String("squeue", out.squeue);
+    j->String("scancel", out.scancel);
+  }
 }
 
 }  // namespace faultline

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "base/config_reader.h"
 
@@ -33,11 +34,23 @@ struct SlurmSettings {
   // How often the nodes are read again (Slurm has no watch): a drain lifted
   // by hand, an operator's drain, another replica's drain.
   std::chrono::seconds poll_interval{10};
+  // `jobs:` what faultline does to the jobs running on a node it has just
+  // drained. OFF BY DEFAULT: a drain lets running jobs finish (Slurm's
+  // meaning of DRAIN). `requeue` puts them back in the queue (scontrol
+  // requeue: a batch job restarts elsewhere from its start or its own
+  // checkpoint), `cancel` ends them (scancel). Only for drains whose first
+  // reason's rule starts with one of `rules` (empty: every rule).
+  enum class JobAction { kNone, kRequeue, kCancel };
+  JobAction job_action = JobAction::kNone;
+  std::vector<std::string> job_rules;
+  std::string squeue = "squeue";
+  std::string scancel = "scancel";
 };
 
 // Reads `slurm: {scontrol, slurm_conf, timeout, reason_prefix,
 // reason_max_bytes, node_name_pattern, node_names, valve_record,
-// poll_interval}` from the mapping that holds it.
+// poll_interval, jobs: {action, rules, squeue, scancel}}` from the mapping
+// that holds it.
 void ReadSlurmSection(const ConfigMap& parent, SlurmSettings& out);
 
 }  // namespace faultline

@@ -38,6 +38,13 @@ slurm:
   CHECK(c->slurm.node_names.at("odd") == "gpu099");
   CHECK(c->slurm.valve_record == "/shared/valve");
   CHECK(c->slurm.poll_interval == std::chrono::seconds(3));
+  // Off unless asked for.
+  CHECK(c->slurm.job_action == SlurmSettings::JobAction::kNone);
+  Result<TainterConfig> jobs = ParseTainterConfig(
+      "actuator: slurm\nslurm: {jobs: {action: requeue, rules: [nvidia.xid]}}\n", "t.yaml");
+  REQUIRE(jobs);
+  CHECK(jobs->slurm.job_action == SlurmSettings::JobAction::kRequeue);
+  CHECK(jobs->slurm.job_rules == std::vector<std::string>{"nvidia.xid"});
 }
 
 TEST_CASE("slurm config mistakes are errors with file, line and what to fix") {
@@ -53,6 +60,8 @@ TEST_CASE("slurm config mistakes are errors with file, line and what to fix") {
         std::string::npos);
   CHECK(error_of("actuator: slurm\nslurm: {scontrl: x}\n").find("t.yaml:2:") !=
         std::string::npos);  // an unknown key, at its line
+  CHECK(error_of("actuator: slurm\nslurm: {jobs: {action: kill}}\n")
+            .find("must be none, requeue or cancel") != std::string::npos);
   CHECK(error_of("actuator: slurm\nremediation: {action: cordon}\n")
             .find("does not apply with 'actuator: slurm'") != std::string::npos);
 }

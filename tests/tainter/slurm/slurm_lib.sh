@@ -64,12 +64,15 @@ SlurmctldLogFile=$SLURM_DIR/slurmctld.log
 SlurmctldDebug=info
 ReturnToService=0
 SlurmdTimeout=3600
+SlurmdPort=$(slurm_free_port)
+SlurmdPidFile=$SLURM_DIR/slurmd.pid
+SlurmdLogFile=$SLURM_DIR/slurmd.log
 MailProg=/bin/true
 MpiDefault=none
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
-NodeName=gpu[001-$last] NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=8 State=UNKNOWN
+NodeName=gpu[001-$last] NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=1 RealMemory=100 State=UNKNOWN
 PartitionName=gpu Nodes=gpu[001-$last] Default=YES State=UP
 CONF
   export SLURM_CONF=$SLURM_DIR/slurm.conf
@@ -82,6 +85,22 @@ slurm_start_ctld() {
   e2e_wait 20 slurm_up || e2e_fail "slurmctld did not answer within 20 s"
 }
 slurm_up() { scontrol show node gpu001 >/dev/null 2>&1; }
+
+# slurm_start_slurmd NODE: a slurmd for NODE (root only: it runs the jobs),
+# SKIPPED without the slurmd package; returns once NODE is IDLE. At exit,
+# every job is cancelled before the processes are killed, so no job step
+# outlives the test.
+slurm_start_slurmd() {
+  if ! command -v slurmd >/dev/null; then
+    echo "SKIPPED: slurmd is not installed (deploy/install-deps.sh --test installs it)"
+    exit 0
+  fi
+  [[ $(id -u) == 0 ]] || { echo "SKIPPED: slurmd runs jobs as their users: needs root"; exit 0; }
+  trap 'scancel --full --quiet --partition=gpu 2>/dev/null; sleep 1; e2e_cleanup' EXIT
+  e2e_start slurmd slurmd -D -N "$1"
+  e2e_wait 30 eval '[[ $(slurm_state '"$1"') == IDLE* ]]' ||
+    e2e_fail "$1 did not register: $(slurm_state "$1")"
+}
 
 # slurm_stop_ctld: SIGTERM (slurmctld saves its state and exits).
 slurm_stop_ctld() { e2e_stop slurmctld || true; }

@@ -19,6 +19,9 @@
 #   names          faultline's node names mapped to Slurm's: a pattern
 #                  ("gpu{name}": node 003 is gpu003) and an explicit pair
 #                  (odd-host is gpu010); a Slurm node outside both is not managed.
+#   job_action     with a real slurmd on gpu001 and a batch job running there:
+#                  a drain leaves the job running by default; with
+#                  `slurm.jobs: {action: requeue}` the job is requeued.
 #   nhc            `faultline-agent --check-once` as Slurm's HealthCheckProgram
 #                  would run it: exit 0 and silent on a healthy node; exit 1
 #                  and "faultline: RULE: SUMMARY" when a check fails (7 of 8
@@ -198,6 +201,29 @@ names)
   cli explain odd-host | grep -q test.long || e2e_fail "'explain odd-host' does not name the rule"
   # gpu010 answers to odd-host only: a fault for "010" names no Slurm node it may drain.
   cli explain 010 >/dev/null 2>&1 && e2e_fail "'explain 010' found a node the map gave to odd-host"
+  ;;
+job_action)
+  slurm_start_slurmd gpu001
+  job=$(sbatch --parsable -w gpu001 -o /dev/null --wrap "sleep 300") || e2e_fail "sbatch failed"
+  job_field() { scontrol show job "$job" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+  running() { [[ $(job_field JobState) == RUNNING ]]; }
+  e2e_wait 30 running || e2e_fail "job $job did not start: $(job_field JobState) $(job_field Reason)"
+  # By default a drain lets the job run on (Slurm's DRAIN).
+  tainter tainter
+  event gpu001 test.short 6s
+  e2e_wait 30 slurm_ours gpu001 || e2e_fail "gpu001 was not drained"
+  sleep 2
+  running || e2e_fail "the job was touched with no slurm.jobs: $(job_field JobState)"
+  e2e_wait 30 slurm_not_drained gpu001 || e2e_fail "gpu001 was not resumed"
+  e2e_stop tainter || e2e_fail "the tainter exited with $?"
+  mv "$T/tainter.log" "$T/tainter-1.log"
+  # With jobs: {action: requeue}: the job goes back to the queue.
+  tainter tainter "" 'jobs: {action: requeue, rules: [test.]}'
+  event gpu001 test.long 10m
+  e2e_wait 30 slurm_ours gpu001 || e2e_fail "gpu001 was not drained again"
+  requeued() { [[ $(job_field JobState) == PENDING && $(job_field Restarts) == 1 ]]; }
+  e2e_wait 30 requeued || e2e_fail "job $job not requeued: $(job_field JobState) restarts $(job_field Restarts)"
+  e2e_log_has tainter '"msg":"requeued the jobs of a drained node"' || e2e_fail "the requeue is not logged"
   ;;
 nhc)
   # A node whose PCI bus shows 7 NVIDIA GPUs (class 0x030200) of the 8 expected.
