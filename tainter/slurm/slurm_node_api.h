@@ -38,7 +38,9 @@ namespace faultline {
 //   labels                 <-  "slurm.partition/NAME=true" per partition
 //   resource_version       <-  a digest of state, reason and Extra
 // A lift is State=UNDRAIN: it clears the drain and keeps a DOWN base state
-// (a node Slurm holds down stays down).
+// (a node Slurm holds down stays down). After a new drain, and only when
+// settings.job_action asks (off by default), the node's running jobs are
+// requeued or cancelled (ActOnJobs).
 //
 // Errors: kNotFound (no such Slurm node, or one outside the name mapping),
 // kUnavailable (scontrol failed: the controller is down, munge refused, a
