@@ -21,6 +21,7 @@
 #include "collector/agent/agent_config.h"
 #include "collector/agent/agent_flags.h"
 #include "collector/agent/agent_stack.h"
+#include "collector/agent/check_once.h"
 #include "collector/agent/identity_publisher.h"
 #include "collector/agent/kafka_sink.h"
 #include "collector/agent/malloc_bounds.h"
@@ -56,6 +57,9 @@ int Run(int argc, char** argv, const sigset_t& signals) {
       break;
   }
   if (flags.standalone) return RunStandalone(flags, signals);
+  if (flags.check_once) {
+    return RunCheckOnce({.config_path = flags.config_path}, std::cout, std::cerr);
+  }
   const std::string& config_path = flags.config_path;
 
   // 1. Config and rules: every problem is reported before anything starts.

@@ -37,6 +37,7 @@ if ((test_deps)); then
     libbenchmark-dev clang clang-format clang-tidy libclang-rt-14-dev procps
     python3-yaml jq time prometheus strace
     python3-jsonschema git valgrind
+    slurmctld slurmd slurm-client munge
   )
 fi
 

@@ -10,6 +10,7 @@ constexpr char kAgentUsage[] =
     "usage: faultline-agent --config FILE [--format json|text]\n"
     "       faultline-agent --standalone [--dry-run] [--config FILE]   (no Kafka)\n"
     "       faultline-agent --standalone --demo\n"
+    "       faultline-agent --check-once [--config FILE]   (Slurm HealthCheckProgram)\n"
     "       faultline-agent --print-default-config\n"
     "       faultline-agent --version\n";
 
@@ -26,6 +27,11 @@ the rules.
   --format json|text      how config problems are reported on stderr (text:
                           file:line:col, code, source line and caret; json: one
                           array of {file,line,column,level,code,message})
+  --check-once            run the active checks once, print nothing and exit 0
+                          when the node is healthy, or print one line
+                          "faultline: RULE: SUMMARY" and exit 1 when a check
+                          fails a tainting rule (NHC-style, for Slurm's
+                          HealthCheckProgram; no Kafka, no other source)
   --print-default-config  print the default config and exit
   --version               print the version, the libraries' and the built-in
                           rule packs' versions, and exit
@@ -67,7 +73,8 @@ enum class Flag {
   kStandalone,
   kPrintDefaultConfig,
   kDryRun,
-  kDemo
+  kDemo,
+  kCheckOnce
 };
 
 // Every flag, and the modes that take it.
@@ -77,7 +84,7 @@ struct FlagSpec {
   bool kafka_mode;
   bool standalone_mode;
 };
-constexpr std::array<FlagSpec, 9> kFlags{{
+constexpr std::array<FlagSpec, 10> kFlags{{
     {"--config", Flag::kConfig, true, true},
     {"--format", Flag::kFormat, true, true},
     {"--help", Flag::kHelp, true, true},
@@ -87,6 +94,7 @@ constexpr std::array<FlagSpec, 9> kFlags{{
     {"--print-default-config", Flag::kPrintDefaultConfig, true, false},
     {"--dry-run", Flag::kDryRun, false, true},
     {"--demo", Flag::kDemo, false, true},
+    {"--check-once", Flag::kCheckOnce, true, false},
 }};
 
 const FlagSpec* Find(std::string_view arg, bool standalone) {
@@ -158,12 +166,17 @@ AgentFlags ParseAgentFlags(int argc, const char* const* argv) {
       case Flag::kDemo:
         flags.demo = true;
         break;
+      case Flag::kCheckOnce:
+        flags.check_once = true;
+        break;
       case Flag::kVersion:
       case Flag::kStandalone:
         break;
     }
   }
-  if (!flags.standalone && flags.config_path.empty()) return BadUsage(flags, usage);
+  if (!flags.standalone && !flags.check_once && flags.config_path.empty()) {
+    return BadUsage(flags, usage);
+  }
   if (flags.demo && !flags.config_path.empty()) {
     return BadUsage(flags,
                     "faultline-agent: --demo takes no --config (it uses the embedded defaults)\n");

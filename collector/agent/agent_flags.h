@@ -23,6 +23,7 @@ struct AgentFlags {
   bool dry_run = false;     // --dry-run (standalone only)
   bool demo = false;        // --demo (standalone only)
   bool json = false;        // --format json: config problems as one JSON array
+  bool check_once = false;  // --check-once: the active checks once, NHC-style (check_once.h)
   std::string error;        // kBadUsage: the complete text for stderr (usage included)
 };
 

@@ -50,26 +50,29 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
   if (!root) return std::nullopt;
   TainterConfig c;
   try {
-    ConfigMap map(reader, *root, "", {"kafka",
-                                      "kubernetes",
-                                      "taint",
-                                      "annotation",
-                                      "max_annotation_bytes",
-                                      "node_selector",
-                                      "opt_out_label",
-                                      "valve",
-                                      "dedupe",
-                                      "resync_interval",
-                                      "max_pending",
-                                      "dry_run",
-                                      "metrics_address",
-                                      "log_level",
-                                      "rules",
-                                      "correlation",
-                                      "node_conditions",
-                                      "remediation",
-                                      "pod_events",
-                                      "recovery"});
+    ConfigMap map(reader, *root, "",
+                  {"kafka",
+                   "kubernetes",
+                   "actuator",
+                   "slurm",
+                   "taint",
+                   "annotation",
+                   "max_annotation_bytes",
+                   "node_selector",
+                   "opt_out_label",
+                   "valve",
+                   "dedupe",
+                   "resync_interval",
+                   "max_pending",
+                   "dry_run",
+                   "metrics_address",
+                   "log_level",
+                   "rules",
+                   "correlation",
+                   "node_conditions",
+                   "remediation",
+                   "pod_events",
+                   "recovery"});
     if (!map.valid()) return std::nullopt;
     if (auto k = map.Sub("kafka", {"brokers", "topic", "group", "dead_letter_topic", "rebuild_span",
                                    "rebuild_max_messages", "properties"})) {
@@ -100,6 +103,12 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
       }
     }
     ReadKubernetesSection(map, c.kubernetes);
+    map.String("actuator", c.actuator);
+    if (c.actuator != "kubernetes" && c.actuator != "slurm") {
+      map.Error("actuator", "C003",
+                "'actuator' must be kubernetes or slurm, not '" + c.actuator + "'");
+    }
+    ReadSlurmSection(map, c.slurm);
     ReadNodeStateSections(map, c.tainter,
                           {"max_fraction", "per_rule_max_fraction", "min_allowed", "max_new_taints",
                            "window", "event_interval"});
@@ -132,6 +141,11 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
       k->StringList("incident_rules", cs.correlator.incidents.rule_prefixes);
     }
     ReadRemediationSection(map, c.remediation);
+    if (c.actuator == "slurm" && c.remediation.Active()) {
+      map.Error("remediation", "C003",
+                "'remediation' (cordon, drain through Kubernetes) does not apply with "
+                "'actuator: slurm': the Slurm drain is the action");
+    }
     map.Duration("resync_interval", c.tainter.resync_interval, false);
     map.Number("max_pending", c.tainter.max_pending, std::size_t{1});
     map.Bool("dry_run", c.tainter.dry_run);

@@ -18,6 +18,7 @@
 #include "tainter/intake/rule_check.h"
 #include "tainter/kube/kube_settings.h"
 #include "tainter/remediation/remediation.h"
+#include "tainter/slurm/slurm_settings.h"
 
 namespace faultline {
 
@@ -32,6 +33,10 @@ struct TainterConfig {
   RuleSources rules;
   RuleCheck::OnMismatch on_mismatch = RuleCheck::OnMismatch::kSetAside;
   KubernetesSettings kubernetes;
+  // `actuator:` what a decision acts through: "kubernetes" (taints, the
+  // default) or "slurm" (drains through scontrol, `slurm:`; tainter/slurm/).
+  std::string actuator = "kubernetes";
+  SlurmSettings slurm;
   Tainter::Options tainter;
   // The port every faultline daemon serves in a cluster (the manifests'
   // container port, Service and probes); on one host beside an agent, set

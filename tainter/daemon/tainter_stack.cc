@@ -48,10 +48,46 @@ Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, Metric
   return KubeNodeApi::Create(std::move(*kube), o, clock, metrics);
 }
 
+Result<std::unique_ptr<SlurmNodeApi>> MakeSlurmApi(const TainterConfig& config) {
+  SlurmNodeApi::Options o;
+  o.settings = config.slurm;
+  o.taint = config.tainter.taint;
+  o.annotation_key = config.tainter.annotation_key;
+  o.opt_out_label = config.tainter.opt_out_label;
+  // scontrol's whole environment: where it finds slurm.conf (and through
+  // it munge's socket), nothing of the tainter's own.
+  std::vector<std::string> env{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                               "LC_ALL=C"};
+  if (!config.slurm.slurm_conf.empty()) env.push_back("SLURM_CONF=" + config.slurm.slurm_conf);
+  LogInfo("tainter", "slurm",
+          {{"scontrol", config.slurm.scontrol},
+           {"slurm_conf", config.slurm.slurm_conf},
+           {"valve_record", config.slurm.valve_record}});
+  return SlurmNodeApi::Create(std::move(o), std::make_unique<SpawnRunner>(std::move(env)));
+}
+
 std::unique_ptr<TainterStack> TainterStack::Create(const TainterConfig& config,
                                                    std::string_view program, std::ostream& err,
                                                    bool json) {
   std::unique_ptr<TainterStack> stack(new TainterStack(config, RealClock()));
+  if (config.actuator == "slurm") {
+    auto slurm = MakeSlurmApi(config);
+    if (!slurm) {
+      err << program << ": " << slurm.error().message() << '\n';
+      return nullptr;
+    }
+    stack->api_ = std::move(*slurm);
+    // Slurm has no watch: the applier reads the nodes every poll_interval.
+    stack->config_.tainter.resync_interval = config.slurm.poll_interval;
+    auto applier =
+        Tainter::Create(stack->config_.tainter, *stack->api_, stack->metrics_, stack->clock_);
+    if (!applier) {
+      err << program << ": " << applier.error().message() << '\n';
+      return nullptr;
+    }
+    stack->applier_ = std::move(*applier);
+    return stack;
+  }
   Diagnostics problems;
   auto api = MakeApi(config, stack->metrics_, stack->clock_, &problems);
   if (!api) {
@@ -94,17 +130,20 @@ bool TainterStack::Assemble(RuleCheck& rule_check, std::ostream& err) {
   // hands it the node changes seen since the last poll before each decision.
   config_.kafka.before_decide = [this] { ObserveNodes(/*only_changes=*/true); };
   // The nodes are listed and then watched (tainter/watch/node_informer.h) on a
-  // thread of their own, through a client of their own.
-  auto watch_api = MakeApi(config_, metrics_);
-  if (!watch_api) {
-    err << "faultline-tainter: " << watch_api.error().message() << '\n';
-    return false;
+  // thread of their own, through a client of their own. Slurm: polled by
+  // the applier's Tick() (no watch).
+  if (!slurm()) {
+    auto watch_api = MakeApi(config_, metrics_);
+    if (!watch_api) {
+      err << "faultline-tainter: " << watch_api.error().message() << '\n';
+      return false;
+    }
+    watch_api_ = std::move(*watch_api);
+    informer_ = std::make_unique<NodeInformer>(
+        *watch_api_, NodeInformer::Options{.selector = config_.tainter.node_selector}, metrics_);
+    applier_->set_watched(true);
+    informer_->Start();
   }
-  watch_api_ = std::move(*watch_api);
-  informer_ = std::make_unique<NodeInformer>(
-      *watch_api_, NodeInformer::Options{.selector = config_.tainter.node_selector}, metrics_);
-  applier_->set_watched(true);
-  informer_->Start();
   auto consumer = KafkaEventConsumer::Create(config_.kafka, *applier_, metrics_, clock_);
   if (!consumer) {
     err << "faultline-tainter: " << consumer.error().message() << '\n';
@@ -119,7 +158,9 @@ bool TainterStack::Assemble(RuleCheck& rule_check, std::ostream& err) {
       HttpEndpoint::Start({.address = config_.metrics_address}, metrics_, [this, kafka]() {
         Readiness r;
         if (!kafka->ready()) r.detail += "kafka not assigned or unreachable; ";
-        if (!kube_ok_.load()) r.detail += "kubernetes unreachable; ";
+        if (!kube_ok_.load()) {
+          r.detail += slurm() ? "slurm unreachable; " : "kubernetes unreachable; ";
+        }
         r.ready = r.detail.empty();
         return r;
       });
@@ -149,6 +190,7 @@ bool TainterStack::AssembleCorrelation(std::ostream& err) {
   }
   fleet_ = std::move(*made);
   applier_->SetBlamesPeer(fleet_->BlamesPeer());
+  if (slurm()) return true;  // no pods to watch: peers are found by address and GID only
   // Pod IPs and controllers for correlation, watched on a thread and
   // through a client of their own (tainter/watch/pod_informer.h).
   auto api = MakeApi(config_, metrics_);
@@ -332,7 +374,8 @@ void TainterStack::EverySecond() {
     Apply(fleet_->Tick([kafka](const std::string& key) { return kafka->Owns(key); }));
   }
   consumer_->Commit();
-  kube_ok_ = applier_->adopted() && applier_->api_reachable() && !informer_->failing();
+  kube_ok_ =
+      applier_->adopted() && applier_->api_reachable() && !(informer_ && informer_->failing());
 }
 
 void TainterStack::Stop() {
@@ -341,7 +384,7 @@ void TainterStack::Stop() {
   consumer_->Close();
   if (fleet_) fleet_->Close();
   if (pod_informer_) pod_informer_->Stop();
-  informer_->Stop();
+  if (informer_) informer_->Stop();
   LogInfo("tainter", "stopped",
           {{"pending_decisions", applier_->pending()},
            {"events", metrics_.CounterValue("faultline_tainter_events_consumed_total")},

@@ -24,6 +24,7 @@
 #include "tainter/kube/eviction.h"
 #include "tainter/kube/kube_node_api.h"
 #include "tainter/remediation/remediation.h"
+#include "tainter/slurm/slurm_node_api.h"
 #include "tainter/watch/node_informer.h"
 #include "tainter/watch/pod_informer.h"
 
@@ -39,6 +40,11 @@ namespace faultline {
 Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, MetricsRegistry& metrics,
                                              const Clock& clock = RealClock(),
                                              Diagnostics* problems = nullptr);
+
+// The Slurm actuator for the tainter's config (`actuator: slurm`,
+// tainter/slurm/slurm_node_api.h): scontrol with `slurm.slurm_conf`,
+// faultline's taint, reasons annotation and opt-out label.
+Result<std::unique_ptr<SlurmNodeApi>> MakeSlurmApi(const TainterConfig& config);
 
 // The one tainter, the twin of AgentStack (collector/agent/agent_stack.h):
 // the Kubernetes client and the applier over it, which every subcommand
@@ -79,13 +85,14 @@ class TainterStack {
 
   const Clock& clock() const { return clock_; }
   MetricsRegistry& metrics() { return metrics_; }
-  KubeNodeApi& api() { return *api_; }
+  NodeApi& api() { return *api_; }
   Tainter& applier() { return *applier_; }
   const TainterConfig& config() const { return config_; }
 
  private:
   TainterStack(const TainterConfig& config, const Clock& clock) : config_(config), clock_(clock) {}
 
+  bool slurm() const { return config_.actuator == "slurm"; }
   bool AssembleCorrelation(std::ostream& err);
   bool AssembleRemediation(std::ostream& err);
   // The rule category of `rule`, from the rules in force (remediation's by_category).
@@ -101,7 +108,7 @@ class TainterStack {
   TainterConfig config_;
   const Clock& clock_;
   MetricsRegistry metrics_;
-  std::unique_ptr<KubeNodeApi> api_;
+  std::unique_ptr<NodeApi> api_;  // KubeNodeApi, or SlurmNodeApi with `actuator: slurm`
   std::unique_ptr<Tainter> applier_;
   RuleCheck* rule_check_ = nullptr;
   std::unique_ptr<KubeNodeApi> watch_api_;

@@ -28,6 +28,15 @@ TEST_CASE("agent flags: Kafka mode without --config prints the usage, nothing el
   CHECK(f.error == AgentUsage(false));
 }
 
+TEST_CASE("agent flags: --check-once needs no --config, and is the Kafka mode's only") {
+  AgentFlags bare = Parse({"--check-once"});
+  CHECK(bare.action == AgentFlags::Action::kRun);
+  CHECK(bare.check_once);
+  CHECK(bare.config_path.empty());
+  CHECK(Parse({"--check-once", "--config", "a.yaml"}).config_path == "a.yaml");
+  CHECK(Parse({"--standalone", "--check-once"}).action == AgentFlags::Action::kBadUsage);
+}
+
 TEST_CASE("agent flags: --version wins wherever it stands, even after a bad flag") {
   CHECK(Parse({"--bogus", "--standalone", "--version"}).action ==
         AgentFlags::Action::kPrintVersion);

@@ -17,6 +17,9 @@ them, checked on every project #include:
   tainter/apply        -> base, tainter/core, tainter/kube    (never the informers:
                           it takes their changes, core/node_model.h)
   tainter/remediation  -> base, tainter/core, tainter/kube
+  tainter/slurm        -> base, tainter/core, and of tainter/kube its NodeApi
+                          interface only (node_api.h): a second actuator beside
+                          the Kubernetes client, never the client nor apply
   tainter/correlation  -> base, kafka, tainter/core, tainter/kube, tainter/watch
                           (never tainter/apply: it returns blames and events)
   tainter/intake       -> base, kafka, matcher, tainter/core, tainter/apply
@@ -33,7 +36,7 @@ import os
 import re
 import sys
 
-TAINTER = ("tainter/core", "tainter/kube", "tainter/watch", "tainter/apply",
+TAINTER = ("tainter/core", "tainter/kube", "tainter/slurm", "tainter/watch", "tainter/apply",
            "tainter/remediation", "tainter/correlation", "tainter/intake", "tainter/daemon")
 ALLOWED = {
     "base": {"base"},
@@ -54,6 +57,7 @@ ALLOWED = {
     "tainter/watch": {"base", "tainter/core", "tainter/kube", "tainter/watch"},
     "tainter/apply": {"base", "tainter/core", "tainter/kube", "tainter/apply"},
     "tainter/remediation": {"base", "tainter/core", "tainter/kube", "tainter/remediation"},
+    "tainter/slurm": {"base", "tainter/core", "tainter/kube", "tainter/slurm"},
     "tainter/correlation": {"base", "kafka", "tainter/core", "tainter/kube", "tainter/watch",
                             "tainter/correlation"},
     "tainter/intake": {"base", "kafka", "matcher", "tainter/core", "tainter/apply",
@@ -63,6 +67,9 @@ ALLOWED = {
     # file lives in a wing.
     "tainter": set(),
 }
+# Headers of an allowed folder that a wing may still not include: of the
+# Kubernetes client, the Slurm actuator takes the interface it implements.
+ONLY_FROM = {("tainter/slurm", "tainter/kube"): {"tainter/kube/node_api.h"}}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -125,6 +132,10 @@ def main():
                         continue
                     if target not in ALLOWED[owner]:
                         violations.append(f"{path}: includes {included} ({owner} -> {target})")
+                    elif included not in ONLY_FROM.get((owner, target), {included}):
+                        violations.append(f"{path}: includes {included} ({owner} may take only "
+                                          f"{', '.join(sorted(ONLY_FROM[(owner, target)]))} "
+                                          f"from {target})")
                     if owner.startswith("tainter/") and target.startswith("tainter/") \
                             and target != owner:
                         arrows.setdefault(owner, set()).add(target)
