@@ -76,11 +76,16 @@ std::unique_ptr<TainterStack> TainterStack::Create(const TainterConfig& config,
       err << program << ": " << slurm.error().message() << '\n';
       return nullptr;
     }
+    SlurmNodeApi& s = **slurm;
+    stack->events_ = &s;
     stack->api_ = std::move(*slurm);
     // Slurm has no watch: the applier reads the nodes every poll_interval.
+    // Nor node conditions, pods or Events (a log line records them); the
+    // valve is shared through slurm.valve_record when there is one.
     stack->config_.tainter.resync_interval = config.slurm.poll_interval;
-    auto applier =
-        Tainter::Create(stack->config_.tainter, *stack->api_, stack->metrics_, stack->clock_);
+    stack->config_.tainter.node_conditions = false;
+    ApplierApis apis{s, s, nullptr, config.slurm.valve_record.empty() ? nullptr : &s};
+    auto applier = Tainter::Create(stack->config_.tainter, apis, stack->metrics_, stack->clock_);
     if (!applier) {
       err << program << ": " << applier.error().message() << '\n';
       return nullptr;
@@ -102,10 +107,12 @@ std::unique_ptr<TainterStack> TainterStack::Create(const TainterConfig& config,
     err << problems.ToJson().dump() << '\n';
     return nullptr;
   }
+  KubeNodeApi& kube = **api;
+  stack->events_ = &kube;
   stack->api_ = std::move(*api);
   // The daemon has every capability: nodes, Events, pods and the shared valve record.
-  auto applier = Tainter::Create(config.tainter, ApplierApis::All(*stack->api_), stack->metrics_,
-                                 stack->clock_);
+  auto applier =
+      Tainter::Create(config.tainter, ApplierApis::All(kube), stack->metrics_, stack->clock_);
   if (!applier) {
     err << program << ": " << applier.error().message() << '\n';
     return nullptr;
@@ -235,7 +242,7 @@ bool TainterStack::AssembleRemediation(std::ostream& err) {
   view.owns = [kafka = consumer_.get()](const std::string& n) { return kafka->Owns(n); };
   view.category = [this](const std::string& rule) { return CategoryOf(rule); };
   remediator_ = std::make_unique<Remediator>(std::move(ro), std::move(view), *eviction_api_, *api_,
-                                             *api_, metrics_, clock_);
+                                             *events_, metrics_, clock_);
   // A drain past its deadline: the node's conditions say it needs a person.
   remediator_->OnNeedsPerson([applier](const std::string& node, const std::string& why) {
     applier->MarkNeedsPerson(node, why);

@@ -109,6 +109,7 @@ class TainterStack {
   const Clock& clock_;
   MetricsRegistry metrics_;
   std::unique_ptr<NodeApi> api_;  // KubeNodeApi, or SlurmNodeApi with `actuator: slurm`
+  EventApi* events_ = nullptr;    // the same object as api_'s
   std::unique_ptr<Tainter> applier_;
   RuleCheck* rule_check_ = nullptr;
   std::unique_ptr<KubeNodeApi> watch_api_;

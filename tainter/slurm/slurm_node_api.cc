@@ -257,6 +257,11 @@ Status SlurmNodeApi::Update(const std::string& slurm_name, const std::vector<std
   return OkStatus();
 }
 
+Status SlurmNodeApi::PatchNodeConditions(std::string_view name,
+                                         const std::vector<NodeCondition>& /*conditions*/) {
+  return FailedPreconditionError("Slurm node " + std::string(name) + " has no conditions");
+}
+
 Status SlurmNodeApi::UpdateNode(std::string_view name, const NodeChange& change) {
   // A reservation's fence ends with the write it was taken for.
   struct ReleaseAtEnd {

@@ -49,7 +49,8 @@ namespace faultline {
 // holds text faultline would overwrite; conditions; watches).
 //
 // Thread-safety: one thread at a time (as NodeApi).
-class SlurmNodeApi final : public NodeApi {
+// It has the NodeApi, EventApi and ValveRecordApi capabilities; no pods, no watches.
+class SlurmNodeApi final : public NodeApi, public EventApi, public ValveRecordApi {
  public:
   struct Options {
     SlurmSettings settings;
@@ -64,6 +65,10 @@ class SlurmNodeApi final : public NodeApi {
   Result<NodeInfo> GetNode(std::string_view name) override;
   Result<std::vector<NodeInfo>> ListNodes(std::string_view label_selector) override;
   Status UpdateNode(std::string_view name, const NodeChange& change) override;
+  // Slurm nodes have no conditions: the stack turns node_conditions off, so
+  // this is never called (kFailedPrecondition if it is).
+  Status PatchNodeConditions(std::string_view name,
+                             const std::vector<NodeCondition>& conditions) override;
   // No Event object in Slurm: a log line (component "slurm") records it.
   Status CreateEvent(const NodeEvent& event) override;
   Result<SharedRecord> GetValveRecord() override;
