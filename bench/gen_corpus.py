@@ -410,7 +410,7 @@ def fault_templates(rng, px):
             [(K("mlx5_core %s: wait_func:1054:(pid %d): CREATE_MKEY(0x200) timeout. Will cause a leak of a command resource" % (nic(), R(1000, 60000))), ["mlx5.cmd-timeout"])],
             [(K("mlx5_core %s: Port module event[error]: module %d, Cable error, %s" % (nic(), R(2), C(["High Temperature", "Bus stuck (I2C or data shorted)", "Power Budget Exceeded"]))), ["mlx5.port-module-error"])],
             [(K("mlx5_core %s: Port module event: module %d, Cable unplugged" % (nic(), R(2))), ["mlx5.port-module-event"])],
-            [(K("mlx5_core %s: Port module event: module %d, Cable plugged" % (nic(), R(2))), [])],  # classified ignore (issue 29)
+            [(K("mlx5_core %s: Port module event: module %d, Cable plugged" % (nic(), R(2))), ["mlx5.port-module-event"])],  # matched, classified ignore (issue 29)
             [(K("mlx5_core %s: mlx5_pcie_event:301:(pid 0): Detected insufficient power on the PCIe slot (27W)." % nic()), ["mlx5.pcie-insufficient-power"])],
             [(K("mlx5_core %s %s: Link down" % (nic(), C(NETDEVS))), ["net.netdev-link-down"])],
             [(K("mlx5_core %s %s: Link up" % (nic(), C(NETDEVS))), ["net.netdev-link-up"])],
