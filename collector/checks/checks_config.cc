@@ -96,8 +96,9 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
       checks.Error("exec", "C003", "'checks.exec' must be a list of {name, path, args, ...}");
     } else {
       for (const YAML::Node& item : list) {
-        ConfigMap e(checks.reader(), item, "checks.exec[]",
-                    {"name", "path", "args", "interval", "timeout", "max_output_length"});
+        ConfigMap e(
+            checks.reader(), item, "checks.exec[]",
+            {"name", "path", "args", "interval", "timeout", "max_output_length", "validation"});
         if (!e.valid()) continue;
         ExecCheckConfig x;
         e.String("name", x.name);
@@ -106,6 +107,7 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
         e.Duration("interval", x.interval, false);
         e.Duration("timeout", x.timeout, false);
         e.Number("max_output_length", x.max_output_length, std::size_t{1});
+        e.Bool("validation", x.validation);
         if (x.name.empty() || x.path.empty()) {
           checks.reader().Error(item, "C004", "a checks.exec entry needs a name and a path");
         }
@@ -180,7 +182,7 @@ Result<std::unique_ptr<CheckSource>> OpenCheckSource(const ChecksConfig& config,
     o.working_dir = config.exec_working_dir;
     o.max_output_length = x.max_output_length;
     CheckSchedule s{x.interval, x.timeout};
-    entries.push_back({std::make_unique<ExecCheck>(o), with_jitter(s), ""});
+    entries.push_back({std::make_unique<ExecCheck>(o), with_jitter(s), "", x.validation});
   }
   for (const std::string& file : config.npd_configs) {
     std::string text;

@@ -24,6 +24,9 @@ struct ExecCheckConfig {
   std::chrono::milliseconds interval{60'000};
   std::chrono::milliseconds timeout{10'000};
   std::size_t max_output_length = 80;
+  // Run until it passes once after the boot, then not again; a round that
+  // lacks its pass does not validate a reboot (CheckSource "Rounds").
+  bool validation = false;
 };
 
 // The agent's `checks:` section (collector/README.md, "checks").

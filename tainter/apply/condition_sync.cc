@@ -26,7 +26,7 @@ Status Tainter::SyncConditions(const std::string& node, const NodeInfo* seen) {
     seen = &fetched;
   }
   std::vector<NodeCondition> updates =
-      ConditionUpdates(seen->conditions, active, owned, clock_.Now());
+      ConditionUpdates(seen->conditions, active, owned, clock_.Now(), policy_.Waits(node));
   if (updates.empty()) return OkStatus();  // already so: no heartbeat-only write
   Status s = api_.PatchNodeConditions(node, updates);
   if (s.code() == StatusCode::kFailedPrecondition) {
@@ -51,7 +51,8 @@ void Tainter::ReconcileConditions(const NodeInfo& node) {
   std::set<std::string>& owned = condition_types_[node.name];
   for (std::string_view t : kFaultConditionTypes) owned.emplace(t);
   std::vector<NodeCondition> updates =
-      ConditionUpdates(node.conditions, policy_.ActiveReasons(node.name), owned, clock_.Now());
+      ConditionUpdates(node.conditions, policy_.ActiveReasons(node.name), owned, clock_.Now(),
+                       policy_.Waits(node.name));
   if (updates.empty()) return;
   // A GET, not `node`: a watch may deliver the node as of our patch of it,
   // before our write to its status (whose own event follows), and writing
