@@ -208,6 +208,7 @@ void CheckSource::NoteRound(std::size_t index, const std::vector<CheckFinding>& 
                        bad->Field("counter") + " " + bad->Field("value") + ")";
     }
   }
+  if (!options_.rounds) return;
   if (std::find(round_.begin(), round_.end(), kRoundPending) != round_.end()) return;
 
   const auto failures =

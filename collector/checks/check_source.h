@@ -96,6 +96,9 @@ class CheckSource final : public Source {
     std::chrono::milliseconds shutdown_wait{2000};
     std::map<std::string, std::size_t> group_concurrency;  // group -> runs at once (>= 1)
     std::chrono::milliseconds repeat_interval{300'000};    // reminder of an unchanged failure
+    // Publish the round summaries (see Rounds); the agent's source does
+    // (OpenCheckSource), a bare source in a test need not.
+    bool rounds = false;
   };
 
   // kInvalidArgument: concurrency 0, an interval or timeout <= 0, two checks

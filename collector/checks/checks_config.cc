@@ -124,6 +124,7 @@ Result<std::unique_ptr<CheckSource>> OpenCheckSource(const ChecksConfig& config,
   CheckSource::Options options;
   options.concurrency = config.concurrency;
   options.repeat_interval = config.repeat;
+  options.rounds = true;  // the evidence for a verified return to service
   std::vector<CheckSource::Entry> entries;
   auto with_jitter = [&](CheckSchedule s) {
     s.jitter = std::min(config.jitter, s.interval / 2);

@@ -112,7 +112,10 @@ void Policy::Plan(Decision& d, NodeState& state) {
   if (d.escalated) {
     event("Warning", "FaultlineNeedsInspection", InspectionMessage(d.reason, state.history));
   }
-  if (plan.write != NodePlan::Write::kNone) plan.history = state.history;
+  if (plan.write != NodePlan::Write::kNone) {
+    plan.history = state.history;
+    state.history_dirty = false;
+  }
 }
 
 Policy::Policy(Options options, const Clock& clock)
@@ -170,6 +173,7 @@ void Policy::SetBootId(const std::string& node, const std::string& boot_id) {
                       boot_id,
                       false};
     AppendRecovery(state.history, std::move(rebooted));
+    state.history_dirty = true;
   }
   state.boot_id = boot_id;
   state.boot_seen_at = clock_.Now();
@@ -644,6 +648,17 @@ std::vector<Decision> Policy::Expire(const std::function<bool(const std::string&
       }
       lifted.push_back(std::move(l));
       it = state.reasons.erase(it);
+    }
+    if (lifted.empty() && state.history_dirty && state.tainted) {
+      // A reboot seen by the watch: written now, so `explain` and the
+      // node's annotation show it while the node waits for its checks.
+      Decision d;
+      d.node = name;
+      d.outcome = DecisionOutcome::kUpdateReasons;
+      d.write_reasons = true;
+      Plan(d, state);
+      out.push_back(std::move(d));
+      continue;
     }
     if (lifted.empty() || !state.tainted) continue;
     for (const Recovery& l : lifted) AppendRecovery(state.history, l);

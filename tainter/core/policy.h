@@ -246,6 +246,7 @@ class Policy {
     std::string boot_id;                                 // status.nodeInfo.bootID
     std::chrono::system_clock::time_point boot_seen_at;  // when boot_id was first seen
     std::vector<Recovery> history;                       // newest last, bounded
+    bool history_dirty = false;  // holds an entry not yet written (a reboot seen)
   };
   struct Window {
     std::list<std::string>::iterator lru;  // in window_lru_

@@ -70,7 +70,12 @@ void AppendRecovery(std::vector<Recovery>& history, Recovery r) {
 std::vector<Recovery> MergeRecoveries(std::vector<Recovery> a, const std::vector<Recovery>& b) {
   for (const Recovery& r : b) {
     const bool known = std::any_of(a.begin(), a.end(), [&](const Recovery& x) {
-      return x.rule == r.rule && x.how == r.how && x.at == r.at;
+      // The annotation keeps microseconds: memory's copy of an entry read
+      // back from the node differs below that and is still the same entry.
+      using std::chrono::microseconds;
+      return x.rule == r.rule && x.how == r.how &&
+             std::chrono::duration_cast<microseconds>(x.at.time_since_epoch()) ==
+                 std::chrono::duration_cast<microseconds>(r.at.time_since_epoch());
     });
     if (!known) a.push_back(r);
   }
@@ -195,8 +200,18 @@ std::string InspectionMessage(const Reason& reason, const std::vector<Recovery>&
                      std::to_string(reason.reboots) +
                      " reboots; faultline will not lift it (label " +
                      std::string(kNeedsInspectionLabel) + "=true); history:";
-  for (const Recovery& r : history) text += "\n" + RecoveryLine(r);
-  return TruncateUtf8(text, 1024);
+  // The newest entries that fit, oldest first: the latest reboots matter most.
+  constexpr std::size_t kMaxBytes = 1024;
+  std::vector<std::string> lines;
+  std::size_t room = text.size() < kMaxBytes ? kMaxBytes - text.size() : 0;
+  for (auto it = history.rbegin(); it != history.rend(); ++it) {
+    std::string line = "\n" + RecoveryLine(*it);
+    if (line.size() > room) break;
+    room -= line.size();
+    lines.push_back(std::move(line));
+  }
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) text += *it;
+  return TruncateUtf8(text, kMaxBytes);
 }
 
 std::string RecoveredMessage(const Recovery& r) {

@@ -373,6 +373,12 @@ TEST_CASE("the recovery history survives a tainter restart and is bounded") {
   CHECK(history.back().rule == "r19");
   CHECK(DecodeRecoveries(EncodeRecoveries(history)) == history);
   CHECK(DecodeRecoveries("not json").empty());
+  // Memory keeps nanoseconds, the annotation microseconds: an entry read
+  // back from the node is the same entry, not a second one.
+  Recovery fine{"nvidia.xid", "validation", "", {}, {}, {}, "boot-b", true};
+  fine.at =
+      std::chrono::system_clock::time_point(std::chrono::nanoseconds(1'800'000'000'123'456'789));
+  CHECK(MergeRecoveries({fine}, DecodeRecoveries(EncodeRecoveries({fine}))).size() == 1);
 }
 
 TEST_CASE("expiry is a recovery too: recorded, with FaultlineRecovered") {
