@@ -152,7 +152,7 @@ TEST_CASE("a validation check runs until it passes once, and later rounds count 
   CHECK(diag->runs_.load() == after);
 }
 
-TEST_CASE("the name 'round' is the summary's; rounds are off unless asked for") {
+TEST_CASE("the name 'round' is the summary's, and rounds are off unless asked for") {
   std::vector<CheckSource::Entry> entries;
   entries.push_back({std::make_unique<SetCheck>("round"), Every(milliseconds(20)), ""});
   CHECK(CheckSource::Open(WithRounds(), std::move(entries)).status().code() ==
