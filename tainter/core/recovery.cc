@@ -131,8 +131,10 @@ Waiting WaitingFor(const Reason& reason, std::string_view boot_id, const Recover
                 " (rebooted; no complete round reported yet), then quiet for the probation"};
   }
   return {std::string(kAwaitingValidationReason),
-          "quiet for the probation after the reboot (checks passed in boot " +
-              std::string(boot_id) + ")"};
+          "quiet for the probation after the reboot (" +
+              (validation ? "checks passed in boot " + std::string(boot_id)
+                          : std::string("checks not required")) +
+              ")"};
 }
 
 void MarkInspection(Reason& reason) {

@@ -533,6 +533,10 @@ TEST_CASE("recovery.require_validation false: the boot id and the probation suff
   REQUIRE(t.tainter->AdoptAll().ok());
   t.Handle(t.Xid79("kmsg:1"));
   t.Reboot("boot-b");
+  t.Settle();
+  CHECK(t.Condition("GPUFault").value("message", "").find(
+            "waits for: quiet for the probation after the reboot (checks not required)") !=
+        std::string::npos);
   t.f.clock.Advance(minutes(10));
   t.Settle();
   CHECK_FALSE(t.Tainted());
