@@ -42,7 +42,7 @@ std::size_t AgentStack::rules_loaded() const {
 }
 
 Status AgentStack::Assemble(EventSink& sink, const SinkChecks& checks, Options options) {
-  Result<std::vector<std::unique_ptr<Source>>> sources = OpenSources(config_, clock_);
+  Result<std::vector<std::unique_ptr<Source>>> sources = OpenSources(config_, clock_, &holder_);
   if (!sources) return sources.error();
   if (sources->empty()) return InvalidArgumentError("no source is enabled");
 

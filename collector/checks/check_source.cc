@@ -191,8 +191,13 @@ void CheckSource::Collect() {
 
 void CheckSource::NoteRound(std::size_t index, const std::vector<CheckFinding>& findings) {
   Slot& slot = slots_[index];
-  const auto bad = std::find_if(findings.begin(), findings.end(),
-                                [](const CheckFinding& f) { return f.status != CheckStatus::kOk; });
+  const auto bad = std::find_if(findings.begin(), findings.end(), [&](const CheckFinding& f) {
+    if (f.status == CheckStatus::kOk) return false;
+    if (f.status != CheckStatus::kFail || slot.validation || !options_.fail_holds_round) {
+      return true;
+    }
+    return options_.fail_holds_round(MakeCheckRecord(slot.name, f));
+  });
   if (bad == findings.end()) {
     if (slot.validation && !slot.validated) {
       slot.validated = true;  // passed once in this boot: not run again

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -99,6 +100,13 @@ class CheckSource final : public Source {
     // Publish the round summaries (see Rounds); the agent's source does
     // (OpenCheckSource), a bare source in a test need not.
     bool rounds = false;
+    // Whether a failing finding (status fail) keeps its round from passing,
+    // given its record; the agent answers "a rule with action taint matches
+    // it", so an advisory failure (lifetime ECC over a threshold, non-fatal
+    // AER: Events by the built-in rules) does not keep a healthy node out.
+    // Unset: every failing finding does. A finding that is unknown, hung or
+    // error, and any failure of a `validation` check, always does.
+    std::function<bool(const LogRecord& record)> fail_holds_round;
   };
 
   // kInvalidArgument: concurrency 0, an interval or timeout <= 0, two checks

@@ -118,13 +118,15 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
   if (auto npd = checks.Sub("npd", {"configs"})) npd->StringList("configs", c.npd_configs);
 }
 
-Result<std::unique_ptr<CheckSource>> OpenCheckSource(const ChecksConfig& config,
-                                                     const Clock& clock) {
+Result<std::unique_ptr<CheckSource>> OpenCheckSource(
+    const ChecksConfig& config, const Clock& clock,
+    std::function<bool(const LogRecord& record)> fail_holds_round) {
   if (!config.enabled) return std::unique_ptr<CheckSource>();
   CheckSource::Options options;
   options.concurrency = config.concurrency;
   options.repeat_interval = config.repeat;
   options.rounds = true;  // the evidence for a verified return to service
+  options.fail_holds_round = std::move(fail_holds_round);
   std::vector<CheckSource::Entry> entries;
   auto with_jitter = [&](CheckSchedule s) {
     s.jitter = std::min(config.jitter, s.interval / 2);

@@ -152,6 +152,42 @@ TEST_CASE("a validation check runs until it passes once, and later rounds count 
   CHECK(diag->runs_.load() == after);
 }
 
+TEST_CASE("an advisory failure does not hold back a round, a validation check's always does") {
+  // The agent's answer: only a failure a tainting rule matches counts (here:
+  // not the lifetime ECC count, an Event by the built-in rules).
+  auto a = std::make_unique<SetCheck>("nvml");
+  auto v = std::make_unique<SetCheck>("dcgm-diag");
+  a->status_ = CheckStatus::kFail;
+  std::vector<CheckSource::Entry> entries;
+  entries.push_back({std::move(a), Every(milliseconds(20)), ""});
+  entries.push_back({std::move(v), Every(milliseconds(20)), "", /*validation=*/true});
+  CheckSource::Options o = WithRounds();
+  std::atomic<int> asked{0};
+  o.fail_holds_round = [&asked](const LogRecord& record) {
+    ++asked;
+    return record.text.find("check=dcgm-diag") != std::string::npos;  // never the nvml one
+  };
+  auto source = CheckSource::Open(o, std::move(entries));
+  REQUIRE(source.ok());
+  std::vector<LogRecord> rounds = ReadRounds(**source, 1, milliseconds(3000));
+  REQUIRE(rounds.size() == 1);
+  CHECK(rounds[0].labels.at("status") == "ok");  // the nvml failure is advisory
+  CHECK(asked.load() > 0);
+  // A new source whose validation check fails: that always holds the round,
+  // whatever the predicate says.
+  std::vector<CheckSource::Entry> again;
+  auto v2 = std::make_unique<SetCheck>("dcgm-diag");
+  v2->status_ = CheckStatus::kFail;
+  again.push_back({std::move(v2), Every(milliseconds(20)), "", /*validation=*/true});
+  CheckSource::Options never = WithRounds();
+  never.fail_holds_round = [](const LogRecord&) { return false; };
+  auto second = CheckSource::Open(never, std::move(again));
+  REQUIRE(second.ok());
+  rounds = ReadRounds(**second, 1, milliseconds(3000));
+  REQUIRE(rounds.size() == 1);
+  CHECK(rounds[0].labels.at("failed") == "dcgm-diag");
+}
+
 TEST_CASE("the name 'round' is the summary's, and rounds are off unless asked for") {
   std::vector<CheckSource::Entry> entries;
   entries.push_back({std::make_unique<SetCheck>("round"), Every(milliseconds(20)), ""});
