@@ -64,8 +64,9 @@ struct CheckSchedule {
 // Rounds (the evidence for a verified return to service; tainter/README.md
 // "Return to service"). A round closes once every check has returned a
 // result since the last round closed (a hung run is a result: a failing
-// one). Its verdict is pass when no finding of the round is fail, unknown,
-// hung or error. The source publishes one summary record
+// one). Its verdict is pass when no finding of the round is unknown, hung or
+// error, and no failing one holds it back (Options::fail_holds_round). The
+// source publishes one summary record
 //   check=round status=<ok|fail> device=node counter=round value=<passed>
 //   expected=<checks> checks=<a,b,...>[ failed=<check>] msg=<why>
 // for the first round after start (after a reboot the agent starts again,
