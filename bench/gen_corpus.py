@@ -576,6 +576,7 @@ def fault_templates(rng, px):
             [(X("check=npd.gpu-count-custom-plugin-monitor.0.GPUCountMismatch status=fail device=node counter=exit value=1 type=permanent condition=GPUMissing reason=GPUCountMismatch msg=GPU count mismatch: expected 8, found %d" % (n - 1)), ["check.exec-permanent"])],
             [(X("check=nhc status=fail device=node counter=exit value=1 msg=ERROR:  nhc:  Health check failed:  Check check_fs_mount_rw / failed"), ["check.exec-problem"])],
             [(X("check=nvml status=hung device=node counter=run value=10s msg=the check did not finish within its timeout"), ["check.not-conclusive"])],
+            [(X("check=round status=fail device=node counter=round value=4 expected=5 checks=gpu-inventory,pcie-link,pcie-aer,nvidia-driver,nvml failed=nvml msg=nvml: %d of 8 GPUs visible to NVML (node gpu_count %d)" % (n - 1, n - 1)), ["check.round"])],
         ])
 
     # Weighted so every rule shows up many times in a few MiB; Xids are the most common.

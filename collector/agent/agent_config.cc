@@ -144,6 +144,7 @@ void ReadRoot(const ConfigMap& root, AgentMode mode, AgentConfig& c) {
   root.Number("suppression_max_folded", c.suppression_max_folded, std::uint64_t{1});
   root.Number("suppression_flush_records", c.suppression_flush_records, std::size_t{1});
   root.Number("evidence_lines", c.evidence_lines, std::size_t{0});
+  root.String("boot_id_path", c.boot_id_path);
   if (c.evidence_lines > FaultEvent::kMaxEvidenceLines) {
     root.Error("evidence_lines", "C003",
                "'evidence_lines' must be at most " + std::to_string(FaultEvent::kMaxEvidenceLines) +
@@ -236,6 +237,7 @@ std::optional<AgentConfig> ParseAgentConfig(std::string_view yaml_text, std::str
                                           "suppression_max_folded",
                                           "suppression_flush_records",
                                           "evidence_lines",
+                                          "boot_id_path",
                                           "checkpoint_interval",
                                           "queue",
                                           "rules",

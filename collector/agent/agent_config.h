@@ -64,6 +64,10 @@ struct AgentConfig {
   // Lines of the same source a tainting event carries as evidence (0: none;
   // at most FaultEvent::kMaxEvidenceLines).
   std::size_t evidence_lines = 8;
+  // The boot id every event carries (the tainter's evidence that a node
+  // rebooted; tainter/README.md "Return to service"). A test points it at a
+  // file of its own to play a reboot.
+  std::string boot_id_path = "/proc/sys/kernel/random/boot_id";
   std::chrono::milliseconds checkpoint_interval{1000};
 
   std::size_t max_batch_records = 256;

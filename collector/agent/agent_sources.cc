@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collector/agent/agent_sources.h"
 
+#include <algorithm>
 #include <cctype>
+#include <functional>
 
 namespace faultline {
 namespace {
@@ -20,7 +22,8 @@ Status Add(Result<std::unique_ptr<T>> opened, std::string_view what,
 }  // namespace
 
 Result<std::vector<std::unique_ptr<Source>>> OpenSources(const AgentConfig& config,
-                                                         const Clock& clock) {
+                                                         const Clock& clock,
+                                                         const RuleSetHolder* rules) {
   std::vector<std::unique_ptr<Source>> sources;
   if (config.kmsg_enabled) {
     FL_RETURN_IF_ERROR(Add(KmsgSource::Open(config.kmsg, clock), "kmsg", sources));
@@ -36,7 +39,22 @@ Result<std::vector<std::unique_ptr<Source>>> OpenSources(const AgentConfig& conf
         Add(IbCountersSource::Open(config.ibcounters, clock), "ibcounters", sources));
   }
   {
-    Result<std::unique_ptr<CheckSource>> checks = OpenCheckSource(config.checks, clock);
+    // A failing finding holds back its round when the rules in force would
+    // taint on it; an Event-only one (lifetime ECC, non-fatal AER) does not.
+    std::function<bool(const LogRecord&)> holds;
+    if (rules != nullptr) {
+      holds = [rules](const LogRecord& record) {
+        std::shared_ptr<const RuleSet> set = rules->Get();
+        if (!set) return true;
+        std::vector<RuleMatch> matches;
+        set->Match(record, matches);
+        if (matches.empty()) return true;  // no rule says what it means: it counts
+        return std::any_of(matches.begin(), matches.end(),
+                           [](const RuleMatch& m) { return m.action == Action::kTaint; });
+      };
+    }
+    Result<std::unique_ptr<CheckSource>> checks =
+        OpenCheckSource(config.checks, clock, std::move(holds));
     if (!checks.ok()) return Status(checks.error().code(), "checks: " + checks.error().message());
     if (*checks) sources.push_back(std::move(*checks));
   }

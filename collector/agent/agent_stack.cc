@@ -42,13 +42,13 @@ std::size_t AgentStack::rules_loaded() const {
 }
 
 Status AgentStack::Assemble(EventSink& sink, const SinkChecks& checks, Options options) {
-  Result<std::vector<std::unique_ptr<Source>>> sources = OpenSources(config_, clock_);
+  Result<std::vector<std::unique_ptr<Source>>> sources = OpenSources(config_, clock_, &holder_);
   if (!sources) return sources.error();
   if (sources->empty()) return InvalidArgumentError("no source is enabled");
 
   Pipeline::Options po;
   po.node_name = config_.node_name;
-  Result<std::string> boot_id = ReadBootId();
+  Result<std::string> boot_id = ReadBootId(config_.boot_id_path);
   if (boot_id) po.boot_id = *boot_id;  // events without it still say which node
   po.max_batch_records = config_.max_batch_records;
   po.max_queued_batches = config_.max_queued_batches;

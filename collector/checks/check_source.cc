@@ -28,6 +28,8 @@ struct CheckSource::Inbox {
 namespace {
 
 constexpr std::string_view kComponent = "checks";
+// The summary's check name; no check may take it.
+constexpr std::string_view kRoundCheck = "round";
 
 std::string DurationText(std::chrono::milliseconds d) {
   if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
@@ -65,6 +67,9 @@ Result<std::unique_ptr<CheckSource>> CheckSource::Open(const Options& options,
     if (!e.check) return InvalidArgumentError("checks: a check is missing");
     std::string name(e.check->name());
     if (name.empty()) return InvalidArgumentError("checks: a check has no name");
+    if (name == kRoundCheck) {
+      return InvalidArgumentError("checks: the name 'round' is reserved for the round summary");
+    }
     if (!names.insert(name).second) {
       return InvalidArgumentError("checks: two checks are named '" + name + "'");
     }
@@ -78,8 +83,10 @@ Result<std::unique_ptr<CheckSource>> CheckSource::Open(const Options& options,
     slot.name = std::move(name);
     slot.schedule = e.schedule;
     slot.group = std::move(e.group);
+    slot.validation = e.validation;
     source->slots_.push_back(std::move(slot));
   }
+  source->round_.assign(source->slots_.size(), kRoundPending);
   for (Slot& slot : source->slots_) {
     slot.next_due = source->NextDue(slot, now) - slot.schedule.interval;
   }
@@ -178,13 +185,83 @@ void CheckSource::Collect() {
       d.findings.insert(d.findings.begin(), std::move(back));
     }
     Publish(slot, d.findings);
+    NoteRound(d.index, d.findings);
   }
+}
+
+void CheckSource::NoteRound(std::size_t index, const std::vector<CheckFinding>& findings) {
+  Slot& slot = slots_[index];
+  const auto bad = std::find_if(findings.begin(), findings.end(), [&](const CheckFinding& f) {
+    if (f.status == CheckStatus::kOk) return false;
+    if (f.status != CheckStatus::kFail || slot.validation || !options_.fail_holds_round) {
+      return true;
+    }
+    return options_.fail_holds_round(MakeCheckRecord(slot.name, f));
+  });
+  if (bad == findings.end()) {
+    if (slot.validation && !slot.validated) {
+      slot.validated = true;  // passed once in this boot: not run again
+      slot.next_due = SteadyTime::max();
+      LogInfo(kComponent, "validation check passed", {{"check", slot.name}});
+    }
+    round_.at(index) = std::max(round_[index], kRoundPassed);
+  } else if (round_.at(index) != kRoundFailed) {
+    round_[index] = kRoundFailed;  // the worst result of the round counts
+    if (round_failure_.empty()) {
+      round_failed_check_ = slot.name;
+      round_failure_ = slot.name + ": " + bad->message + " (" + bad->Field("device") + " " +
+                       bad->Field("counter") + " " + bad->Field("value") + ")";
+    }
+  }
+  if (!options_.rounds) return;
+  if (std::find(round_.begin(), round_.end(), kRoundPending) != round_.end()) return;
+
+  const auto failures =
+      static_cast<std::size_t>(std::count(round_.begin(), round_.end(), kRoundFailed));
+  const bool pass = failures == 0;
+  if (last_verdict_ != static_cast<int>(pass)) {
+    std::string names;
+    for (const Slot& s : slots_) names += (names.empty() ? "" : ",") + s.name;
+    CheckFinding summary;
+    summary.status = pass ? CheckStatus::kOk : CheckStatus::kFail;
+    summary.fields = {{"device", "node"},
+                      {"counter", "round"},
+                      {"value", std::to_string(slots_.size() - failures)},
+                      {"expected", std::to_string(slots_.size())},
+                      {"checks", names}};
+    if (pass) {
+      summary.message = "every check passed";
+    } else {
+      summary.fields.emplace_back("failed", round_failed_check_);
+      summary.message = round_failure_;
+    }
+    LogInfo(kComponent, pass ? "check round passed" : "check round failed",
+            {{"checks", names}, {"failed", round_failed_check_}});
+    LogRecord r = MakeCheckRecord(kRoundCheck, summary);
+    r.time = clock_.Now();
+    PushRecord(std::move(r));
+    last_verdict_ = static_cast<int>(pass);
+  }
+  // The next round; a validation check that passed counts as passed in it.
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    round_[i] = slots_[i].validated ? kRoundPassed : kRoundPending;
+  }
+  round_failed_check_.clear();
+  round_failure_.clear();
+}
+
+void CheckSource::PushRecord(LogRecord r) {
+  r.cursor = cursor_prefix_ + std::to_string(++sequence_);
+  SourceCounters::Add(counters_.records);
+  SourceCounters::Add(counters_.bytes, r.text.size());
+  ready_.push_back(std::move(r));
 }
 
 void CheckSource::ExpireAndLaunch(SteadyTime now) {
   std::size_t active = 0;
   std::map<std::string_view, std::size_t> group_active;
-  for (Slot& slot : slots_) {
+  for (std::size_t index = 0; index < slots_.size(); ++index) {
+    Slot& slot = slots_[index];
     if (!slot.running) continue;
     const bool expired = !slot.hung && now >= slot.deadline;
     const bool still_hung = slot.hung && now >= slot.next_due;
@@ -204,6 +281,7 @@ void CheckSource::ExpireAndLaunch(SteadyTime now) {
       hung.message = expired ? "the check did not finish within its timeout"
                              : "the check is still running after its timeout";
       Publish(slot, {hung});
+      if (expired) NoteRound(index, {hung});
     }
     if (!slot.hung) {
       ++active;
@@ -276,10 +354,7 @@ void CheckSource::Publish(const Slot& slot, const std::vector<CheckFinding>& fin
     last.at = steady_now;
     LogRecord r = MakeCheckRecord(slot.name, *publish);
     r.time = now;
-    r.cursor = cursor_prefix_ + std::to_string(++sequence_);
-    SourceCounters::Add(counters_.records);
-    SourceCounters::Add(counters_.bytes, r.text.size());
-    ready_.push_back(std::move(r));
+    PushRecord(std::move(r));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -60,6 +61,21 @@ struct CheckSchedule {
 // at the window's end, possibly after the passing record, and the tainter
 // would take it for a fault recurring after its recovery.
 //
+// Rounds (the evidence for a verified return to service; tainter/README.md
+// "Return to service"). A round closes once every check has returned a
+// result since the last round closed (a hung run is a result: a failing
+// one). Its verdict is pass when no finding of the round is unknown, hung or
+// error, and no failing one holds it back (Options::fail_holds_round). The
+// source publishes one summary record
+//   check=round status=<ok|fail> device=node counter=round value=<passed>
+//   expected=<checks> checks=<a,b,...>[ failed=<check>] msg=<why>
+// for the first round after start (after a reboot the agent starts again,
+// so the first round of every boot is reported) and whenever a round's
+// verdict differs from the previous round's. A check marked `validation`
+// (an exec check an operator wants passed once after the boot, such as
+// `dcgmi diag -r 2`) is not run again once it passed: later rounds count
+// that pass. The name "round" is reserved for the summary.
+//
 // Cursors are "<start time in ns>:<sequence>", unique per process, so two
 // runs' records never share an event id; there is nothing to resume, so
 // Commit() and SaveCheckpoint() do nothing.
@@ -71,6 +87,8 @@ class CheckSource final : public Source {
     // Checks of one group share the group's limit in Options (an NPD
     // config's `concurrency`), besides the source's own.
     std::string group;
+    // Must pass once after the boot; not run again once it has (see Rounds).
+    bool validation = false;
   };
   struct Options {
     std::size_t concurrency = 2;  // runs at once that are not hung (>= 1)
@@ -80,6 +98,16 @@ class CheckSource final : public Source {
     std::chrono::milliseconds shutdown_wait{2000};
     std::map<std::string, std::size_t> group_concurrency;  // group -> runs at once (>= 1)
     std::chrono::milliseconds repeat_interval{300'000};    // reminder of an unchanged failure
+    // Publish the round summaries (see Rounds); the agent's source does
+    // (OpenCheckSource), a bare source in a test need not.
+    bool rounds = false;
+    // Whether a failing finding (status fail) keeps its round from passing,
+    // given its record; the agent answers "a rule with action taint matches
+    // it", so an advisory failure (lifetime ECC over a threshold, non-fatal
+    // AER: Events by the built-in rules) does not keep a healthy node out.
+    // Unset: every failing finding does. A finding that is unknown, hung or
+    // error, and any failure of a `validation` check, always does.
+    std::function<bool(const LogRecord& record)> fail_holds_round;
   };
 
   // kInvalidArgument: concurrency 0, an interval or timeout <= 0, two checks
@@ -117,6 +145,8 @@ class CheckSource final : public Source {
     bool hung = false;       // the current run exceeded its timeout
     bool last_hung = false;  // the previous run was reported hung
     std::uint64_t run = 0;   // number of the current run
+    bool validation = false;
+    bool validated = false;  // a validation check that passed: never run again
     SteadyTime deadline;
     std::stop_source stop;
     std::thread thread;
@@ -129,6 +159,10 @@ class CheckSource final : public Source {
   SteadyTime NextDue(const Slot& slot, SteadyTime from);
   SteadyTime NextWake(SteadyTime now) const;
   void Publish(const Slot& slot, const std::vector<CheckFinding>& findings);
+  // Counts a run's result in the current round; closes the round (and
+  // publishes its summary when due) once every check has one.
+  void NoteRound(std::size_t index, const std::vector<CheckFinding>& findings);
+  void PushRecord(LogRecord r);
 
   const Options options_;
   const Clock& clock_;
@@ -141,6 +175,15 @@ class CheckSource final : public Source {
     SteadyTime at;
   };
   std::map<std::string, Published> last_;  // (check, device, counter) -> last published
+  // The round in progress: each check's worst result so far, and the
+  // round's first failure.
+  static constexpr char kRoundPending = 0;
+  static constexpr char kRoundPassed = 1;
+  static constexpr char kRoundFailed = 2;
+  std::vector<char> round_;
+  std::string round_failed_check_;
+  std::string round_failure_;
+  int last_verdict_ = -1;  // -1: no round closed yet; 0 fail; 1 pass
   std::mt19937_64 random_;
   std::string cursor_prefix_;
   std::uint64_t sequence_ = 0;

@@ -96,8 +96,9 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
       checks.Error("exec", "C003", "'checks.exec' must be a list of {name, path, args, ...}");
     } else {
       for (const YAML::Node& item : list) {
-        ConfigMap e(checks.reader(), item, "checks.exec[]",
-                    {"name", "path", "args", "interval", "timeout", "max_output_length"});
+        ConfigMap e(
+            checks.reader(), item, "checks.exec[]",
+            {"name", "path", "args", "interval", "timeout", "max_output_length", "validation"});
         if (!e.valid()) continue;
         ExecCheckConfig x;
         e.String("name", x.name);
@@ -106,6 +107,7 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
         e.Duration("interval", x.interval, false);
         e.Duration("timeout", x.timeout, false);
         e.Number("max_output_length", x.max_output_length, std::size_t{1});
+        e.Bool("validation", x.validation);
         if (x.name.empty() || x.path.empty()) {
           checks.reader().Error(item, "C004", "a checks.exec entry needs a name and a path");
         }
@@ -116,12 +118,15 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
   if (auto npd = checks.Sub("npd", {"configs"})) npd->StringList("configs", c.npd_configs);
 }
 
-Result<std::unique_ptr<CheckSource>> OpenCheckSource(const ChecksConfig& config,
-                                                     const Clock& clock) {
+Result<std::unique_ptr<CheckSource>> OpenCheckSource(
+    const ChecksConfig& config, const Clock& clock,
+    std::function<bool(const LogRecord& record)> fail_holds_round) {
   if (!config.enabled) return std::unique_ptr<CheckSource>();
   CheckSource::Options options;
   options.concurrency = config.concurrency;
   options.repeat_interval = config.repeat;
+  options.rounds = true;  // the evidence for a verified return to service
+  options.fail_holds_round = std::move(fail_holds_round);
   std::vector<CheckSource::Entry> entries;
   auto with_jitter = [&](CheckSchedule s) {
     s.jitter = std::min(config.jitter, s.interval / 2);
@@ -180,7 +185,7 @@ Result<std::unique_ptr<CheckSource>> OpenCheckSource(const ChecksConfig& config,
     o.working_dir = config.exec_working_dir;
     o.max_output_length = x.max_output_length;
     CheckSchedule s{x.interval, x.timeout};
-    entries.push_back({std::make_unique<ExecCheck>(o), with_jitter(s), ""});
+    entries.push_back({std::make_unique<ExecCheck>(o), with_jitter(s), "", x.validation});
   }
   for (const std::string& file : config.npd_configs) {
     std::string text;

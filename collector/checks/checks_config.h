@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "base/clock.h"
 #include "base/config_reader.h"
+#include "base/log_record.h"
 #include "base/status.h"
 #include "collector/checks/check_source.h"
 
@@ -24,6 +26,9 @@ struct ExecCheckConfig {
   std::chrono::milliseconds interval{60'000};
   std::chrono::milliseconds timeout{10'000};
   std::size_t max_output_length = 80;
+  // Run until it passes once after the boot, then not again; a round that
+  // lacks its pass does not validate a reboot (CheckSource "Rounds").
+  bool validation = false;
 };
 
 // The agent's `checks:` section (collector/README.md, "checks").
@@ -77,7 +82,10 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& out);
 // and skipped (a node without NVIDIA GPUs, or a pod without their devices).
 // kInvalidArgument / kNotFound: an NPD config that cannot be read or parsed
 // (its file and the reason in the message).
-Result<std::unique_ptr<CheckSource>> OpenCheckSource(const ChecksConfig& config,
-                                                     const Clock& clock);
+// `fail_holds_round`: CheckSource::Options::fail_holds_round (the agent
+// passes its rules' answer).
+Result<std::unique_ptr<CheckSource>> OpenCheckSource(
+    const ChecksConfig& config, const Clock& clock,
+    std::function<bool(const LogRecord& record)> fail_holds_round = {});
 
 }  // namespace faultline

@@ -37,9 +37,12 @@ void ReadNodeStateSections(const ConfigMap& parent, Tainter::Options& out,
     v->Duration("window", p.new_taint_window, false);
     v->Duration("event_interval", p.event_interval, false);
   }
-  if (auto r = parent.Sub("recovery", {"probation", "recurring_window", "annotation"})) {
+  if (auto r = parent.Sub("recovery", {"probation", "recurring_window", "annotation",
+                                       "require_validation", "inspection_after_reboots"})) {
     r->Duration("probation", out.policy.probation, false);
     r->Duration("recurring_window", out.policy.recurring_window, false);
+    r->Bool("require_validation", out.policy.require_validation);
+    r->Number("inspection_after_reboots", out.policy.inspection_after_reboots, 0);
     r->String("annotation", out.history_annotation_key);
     if (out.history_annotation_key.empty() || out.history_annotation_key == out.annotation_key) {
       r->Error("annotation", "C003",

@@ -63,17 +63,18 @@ std::vector<NodeCondition> Tainter::ConditionsToWrite(const std::string& node,
                                                       const std::vector<Reason>& active,
                                                       const std::set<std::string>& owned) {
   const auto now = clock_.Now();
+  const std::map<std::string, Waiting> waits = policy_.Waits(node);
   auto note = needs_person_.find(node);
   if (note != needs_person_.end() && active.empty()) {  // lifted: the note goes with the fault
     needs_person_.erase(note);
     note = needs_person_.end();
   }
-  if (note == needs_person_.end()) return ConditionUpdates(live, active, owned, now);
+  if (note == needs_person_.end()) return ConditionUpdates(live, active, owned, now, waits);
   // The True conditions as ConditionUpdates would write them from scratch,
   // saying that the node needs a person; each compared with the live one
   // as ConditionUpdates does (no write when it already says so).
   std::vector<NodeCondition> out;
-  for (NodeCondition c : ConditionUpdates({}, active, owned, now)) {
+  for (NodeCondition c : ConditionUpdates({}, active, owned, now, waits)) {
     c.reason = std::string(kNeedsPersonReason);
     c.message = TruncateUtf8(note->second + ". " + c.message, 1024);
     auto cur = std::find_if(live.begin(), live.end(),
@@ -87,7 +88,7 @@ std::vector<NodeCondition> Tainter::ConditionsToWrite(const std::string& node,
     }
     out.push_back(std::move(c));
   }
-  for (NodeCondition& c : ConditionUpdates(live, active, owned, now)) {
+  for (NodeCondition& c : ConditionUpdates(live, active, owned, now, waits)) {
     if (c.status != "True") out.push_back(std::move(c));  // lifted types, as ever
   }
   return out;

@@ -26,6 +26,10 @@ void DescribeChange(std::ostream& out, const NodeChange& change) {
     }
     out << '\n';
   }
+  for (const auto& [key, value] : change.labels) {
+    out << (value ? "  ~ label      " : "  - label      ") << key << (value ? "=" + *value : "")
+        << '\n';
+  }
 }
 
 // `text` (a JSON document dumped with indent 2), each line indented by 4.

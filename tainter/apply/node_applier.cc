@@ -329,10 +329,17 @@ NodeChange Tainter::ChangeFor(const NodePlan& plan) const {
       change.add_taint = options_.taint;
       change.annotations[options_.annotation_key] =
           EncodeReasons(plan.reasons, options_.max_annotation_bytes);
+      // The label an RMA workflow selects on: set with the reason that
+      // needs inspection, removed only with the taint (a person's untaint).
+      if (std::any_of(plan.reasons.begin(), plan.reasons.end(),
+                      [](const Reason& r) { return r.inspection; })) {
+        change.labels[std::string(kNeedsInspectionLabel)] = "true";
+      }
       break;
     case NodePlan::Write::kLift:
       change.remove_taint = options_.taint;
       change.annotations[options_.annotation_key] = std::nullopt;
+      change.labels[std::string(kNeedsInspectionLabel)] = std::nullopt;
       break;
     case NodePlan::Write::kNone:
       break;
@@ -653,14 +660,21 @@ Status Tainter::Untaint(const std::string& node, const std::string& why) {
   NodeChange change;
   change.remove_taint = options_.taint;
   change.annotations[options_.annotation_key] = std::nullopt;
+  change.labels[std::string(kNeedsInspectionLabel)] = std::nullopt;  // a person judged the node
   // Recorded in the node's history (a `faultline-tainter untaint` process
   // knows only what the node says), with one FaultlineRecovered per reason.
   std::vector<Recovery> lifted;
   if (auto a = info->annotations.find(options_.annotation_key); a != info->annotations.end()) {
     if (auto rs = DecodeReasons(a->second); rs) {
       for (const Reason& r : *rs) {
-        lifted.push_back({r.rule, "hand", why.empty() ? "no reason given" : why, clock_.Now(),
-                          r.first_seen, r.last_seen});
+        lifted.push_back({r.rule,
+                          "hand",
+                          why.empty() ? "no reason given" : why,
+                          clock_.Now(),
+                          r.first_seen,
+                          r.last_seen,
+                          {},
+                          false});
       }
     }
   }

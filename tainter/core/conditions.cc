@@ -18,6 +18,13 @@ const NodeCondition* Find(const std::vector<NodeCondition>& live, std::string_vi
   return nullptr;
 }
 
+int StateRank(std::string_view state) {
+  if (state == kNeedsInspectionReason) return 3;
+  if (state == kValidationFailedReason) return 2;
+  if (state == kAwaitingValidationReason) return 1;
+  return 0;
+}
+
 }  // namespace
 
 std::string ConditionTypeForCategory(std::string_view category) {
@@ -55,7 +62,8 @@ std::string ConditionReason(std::string_view rule) {
 std::vector<NodeCondition> ConditionUpdates(const std::vector<NodeCondition>& live,
                                             const std::vector<Reason>& active,
                                             const std::set<std::string>& owned,
-                                            std::chrono::system_clock::time_point now) {
+                                            std::chrono::system_clock::time_point now,
+                                            const std::map<std::string, Waiting>& waits) {
   // type -> its active reasons, earliest first (stable: the fault that made
   // the condition True keeps naming it while later ones join).
   std::map<std::string, std::vector<const Reason*>> by_type;
@@ -90,7 +98,24 @@ std::vector<NodeCondition> ConditionUpdates(const std::vector<NodeCondition>& li
       for (std::size_t i = 1; i < reasons.size(); ++i) message += " " + reasons[i]->rule;
       message += ")";
     }
-    want(type, "True", ConditionReason(first.rule), std::move(message));
+    // The gravest return-to-service state among the type's reasons.
+    const Waiting* wait = nullptr;
+    int rank = 0;
+    for (const Reason* r : reasons) {
+      auto w = waits.find(r->rule);
+      if (w == waits.end()) continue;
+      const int rk = StateRank(w->second.state);
+      if (rk > rank) {
+        rank = rk;
+        wait = &w->second;
+      }
+    }
+    if (wait) {
+      message += "; waits for: " + wait->text;
+      want(type, "True", wait->state, std::move(message));
+    } else {
+      want(type, "True", ConditionReason(first.rule), std::move(message));
+    }
   }
   for (const std::string& type : owned) {
     if (by_type.count(type) != 0) continue;

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <chrono>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "base/fault_event.h"
 #include "tainter/core/node_model.h"
 #include "tainter/core/reasons.h"
+#include "tainter/core/recovery.h"
 
 namespace faultline {
 
@@ -62,9 +64,16 @@ std::string ConditionReason(std::string_view rule);
 // else the live one, so "True for 10m" in a health check counts from the
 // fault. lastHeartbeatTime is `now` on every write. Types outside `owned`
 // and not named by an active reason are never written.
+//
+// `waits` (Policy::Waits, by rule) puts the return-to-service state in the
+// reason: a type with a reason in one of those states says the gravest,
+// NeedsInspection > ValidationFailed > AwaitingValidation, and its message
+// ends "; waits for: <what>". Otherwise the reason is the rule's. Either way
+// the status stays True, so lastTransitionTime stays put.
 std::vector<NodeCondition> ConditionUpdates(const std::vector<NodeCondition>& live,
                                             const std::vector<Reason>& active,
                                             const std::set<std::string>& owned,
-                                            std::chrono::system_clock::time_point now);
+                                            std::chrono::system_clock::time_point now,
+                                            const std::map<std::string, Waiting>& waits = {});
 
 }  // namespace faultline

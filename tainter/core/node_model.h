@@ -60,6 +60,9 @@ struct NodeChange {
   std::optional<NodeTaint> remove_taint;  // removed if a taint with its key+effect exists
   // Annotation key -> new value; nullopt removes the annotation.
   std::map<std::string, std::optional<std::string>> annotations;
+  // Label key -> new value; nullopt removes the label. faultline writes one
+  // label only, kNeedsInspectionLabel (tainter/core/recovery.h).
+  std::map<std::string, std::optional<std::string>> labels;
   // Non-empty: the change was computed from this version of the node (a
   // read-merge-write). If the node has moved since, UpdateNode returns
   // kAborted at once instead of re-applying the change to the newer node,

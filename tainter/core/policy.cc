@@ -109,7 +109,13 @@ void Policy::Plan(Decision& d, NodeState& state) {
       break;
   }
   for (const Recovery& r : d.recovered) event("Normal", "FaultlineRecovered", RecoveredMessage(r));
-  if (plan.write != NodePlan::Write::kNone) plan.history = state.history;
+  if (d.escalated) {
+    event("Warning", "FaultlineNeedsInspection", InspectionMessage(d.reason, state.history));
+  }
+  if (plan.write != NodePlan::Write::kNone) {
+    plan.history = state.history;
+    state.history_dirty = false;
+  }
 }
 
 Policy::Policy(Options options, const Clock& clock)
@@ -156,8 +162,68 @@ void Policy::ForgetNode(const std::string& node) { nodes_.erase(node); }
 void Policy::SetBootId(const std::string& node, const std::string& boot_id) {
   NodeState& state = nodes_[node];
   if (boot_id.empty() || state.boot_id == boot_id) return;
+  if (!state.boot_id.empty() && state.tainted) {
+    // Kept with the next write of the node (the history annotation).
+    Recovery rebooted{"boot",
+                      std::string(kHowRebooted),
+                      "boot id " + state.boot_id + " -> " + boot_id,
+                      clock_.Now(),
+                      {},
+                      {},
+                      boot_id,
+                      false};
+    AppendRecovery(state.history, std::move(rebooted));
+    state.history_dirty = true;
+  }
   state.boot_id = boot_id;
   state.boot_seen_at = clock_.Now();
+}
+
+std::map<std::string, Waiting> Policy::Waits(const std::string& node) const {
+  std::map<std::string, Waiting> out;
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return out;
+  const NodeState& state = it->second;
+  const Recovery* validation = LatestValidation(state.history, state.boot_id);
+  for (const auto& [rule, r] : state.reasons) {
+    out[rule] = WaitingFor(r, state.boot_id, validation, options_.require_validation);
+  }
+  return out;
+}
+
+bool Policy::NoteValidation(NodeState& state, const std::string& boot_id, bool passed,
+                            std::string detail, std::chrono::system_clock::time_point at) {
+  if (boot_id.empty()) return false;
+  const Recovery* last = LatestValidation(state.history, boot_id);
+  if (last && last->passed == passed) return false;
+  Recovery v{std::string(kRoundRule),
+             std::string(kHowValidation),
+             std::move(detail),
+             at,
+             at,
+             at,
+             boot_id,
+             passed};
+  AppendRecovery(state.history, std::move(v));
+  return true;
+}
+
+bool Policy::AwaitsValidation(const NodeState& state, const std::string& boot_id) {
+  return std::any_of(state.reasons.begin(), state.reasons.end(), [&](const auto& kv) {
+    const Reason& r = kv.second;
+    return r.recover == kRecoverReboot && !r.recurring && !r.inspection && !r.boot_id.empty() &&
+           !boot_id.empty() && r.boot_id != boot_id;
+  });
+}
+
+bool Policy::SurvivedReboot(Reason& r) {
+  ++r.reboots;
+  if (r.inspection || options_.inspection_after_reboots <= 0 ||
+      r.reboots < options_.inspection_after_reboots) {
+    return false;
+  }
+  MarkInspection(r);
+  return true;
 }
 
 void Policy::SetHistory(const std::string& node, const std::vector<Recovery>& history) {
@@ -312,6 +378,7 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
   d.reason = MakeReason(event, at);
   if (d.reason.boot_id.empty()) d.reason.boot_id = state.boot_id;
   if (!event.clears.empty()) return DecideClear(event, state, std::move(d));
+  if (event.rule == kRoundRule) return DecideRound(event, state, std::move(d));
 
   if (fresh && event.threshold && event.threshold->count > 1) {
     const std::uint64_t count = CountInWindow(event, at);
@@ -339,11 +406,26 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
   if (const Recovery* prev =
           RecentAutoRecovery(state.history, event.rule, clock_.Now(), options_.recurring_window)) {
     MarkRecurring(d.reason, *prev);
+    // Back after a reboot lift: it survived those reboots.
+    if (prev->how == kRecoverReboot) {
+      d.reason.reboots =
+          RebootLifts(state.history, event.rule, clock_.Now(), options_.recurring_window) - 1;
+      d.escalated = SurvivedReboot(d.reason);
+    }
+  }
+  // A new fault in a boot that was to prove a reboot cured the node: the
+  // validation failed (the node stays out; its condition says so).
+  bool validation_failed = false;
+  if (state.tainted && AwaitsValidation(state, d.reason.boot_id) &&
+      state.reasons.count(event.rule) == 0) {
+    validation_failed = NoteValidation(state, d.reason.boot_id, false,
+                                       event.rule + ": " + d.reason.summary, clock_.Now());
   }
   if (state.tainted) {
     auto [it, inserted] = state.reasons.try_emplace(event.rule, d.reason);
     Reason& r = it->second;
     const bool moved = !inserted && at > r.last_seen;
+    bool survived = false;
     if (!inserted) {
       r.first_seen = std::min(r.first_seen, at);
       if (d.reason.recurring && !r.recurring) {
@@ -358,6 +440,10 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
         r.event_id = d.reason.event_id;
         // The boot it was last seen in: a repeat after a reboot means the
         // reboot did not cure it.
+        if (!d.reason.boot_id.empty() && !r.boot_id.empty() && d.reason.boot_id != r.boot_id) {
+          survived = true;  // seen again in a later boot: written at once
+          d.escalated = SurvivedReboot(r) || d.escalated;
+        }
         if (!d.reason.boot_id.empty()) r.boot_id = d.reason.boot_id;
         if (!r.recurring) {
           r.recover = d.reason.recover;
@@ -371,7 +457,7 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
       } else if (r.expires_at) {
         r.expires_at = std::max(*r.expires_at, *d.reason.expires_at);
       }
-      if (r.recurring) {
+      if (r.recurring || r.inspection) {
         r.expires_at.reset();
         r.recover.clear();
         r.probation.reset();
@@ -380,9 +466,21 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
     d.reason = r;
     d.outcome = DecisionOutcome::kUpdateReasons;
     d.emit_event = inserted && EventDue(state, event.rule);
-    d.write_reasons = inserted || (moved && clock_.MonotonicNow() - state.persisted_at >=
-                                                options_.persist_interval);
+    d.write_reasons =
+        inserted || survived || d.escalated || validation_failed ||
+        (moved && clock_.MonotonicNow() - state.persisted_at >= options_.persist_interval);
+    if (d.escalated) {
+      AppendRecovery(state.history, {r.rule, std::string(kHowInspection),
+                                     "survived " + std::to_string(r.reboots) + " reboots",
+                                     clock_.Now(), r.first_seen, r.last_seen, r.boot_id, false});
+    }
     Plan(d, state);
+    if (validation_failed) {
+      d.plan.events.push_back({"Warning", "FaultlineValidationFailed",
+                               EventMessage(r,
+                                            "a new fault in the boot after the reboot; the "
+                                            "node stays out: ")});
+    }
     return d;
   }
   if (std::string refusal = ValveRefusal(event.rule); !refusal.empty()) {
@@ -394,6 +492,12 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
   }
   state.tainted = true;
   state.reasons[event.rule] = d.reason;
+  if (d.escalated) {
+    AppendRecovery(state.history,
+                   {d.reason.rule, std::string(kHowInspection),
+                    "survived " + std::to_string(d.reason.reboots) + " reboots", clock_.Now(),
+                    d.reason.first_seen, d.reason.last_seen, d.reason.boot_id, false});
+  }
   valve_.NoteNewTaint(clock_.MonotonicNow());
   d.outcome = DecisionOutcome::kTaint;
   d.emit_event = true;
@@ -418,8 +522,14 @@ Decision Policy::DecideClear(const FaultEvent& event, NodeState& state, Decision
       }
       // A fault seen after the recovery line is not cured by it.
       if (r.last_seen > d.reason.last_seen) continue;
-      lifted.push_back({rule, "clear", event.rule + ": " + TruncateUtf8(event.message, 200), now,
-                        r.first_seen, r.last_seen});
+      lifted.push_back({rule,
+                        "clear",
+                        event.rule + ": " + TruncateUtf8(event.message, 200),
+                        now,
+                        r.first_seen,
+                        r.last_seen,
+                        {},
+                        false});
       state.reasons.erase(it);
     }
   }
@@ -440,6 +550,43 @@ Decision Policy::DecideClear(const FaultEvent& event, NodeState& state, Decision
   d.emit_event = true;
   d.write_reasons = true;
   Plan(d, state);
+  return d;
+}
+
+Decision Policy::DecideRound(const FaultEvent& event, NodeState& state, Decision d) {
+  const std::string boot_id = d.reason.boot_id;  // the event's, else the node's
+  auto field = [&](const char* key) {
+    auto it = event.fields.find(key);
+    return it == event.fields.end() ? std::string() : it->second;
+  };
+  const bool passed = field("status") == "ok";
+  std::string detail = passed ? field("passed") + " of " + field("checks") + " checks passed (" +
+                                    field("names") + ")"
+                              : field("message");
+  if (detail.empty()) detail = d.reason.summary;
+  d.outcome = DecisionOutcome::kIgnored;
+  if (!state.tainted) {
+    // Nothing waits for it; an untainted node's rounds are not written.
+    d.detail = "check round: node not tainted";
+    return d;
+  }
+  if (!NoteValidation(state, boot_id, passed, std::move(detail), clock_.Now())) {
+    d.detail = "check round: nothing new";
+    return d;
+  }
+  // Written with the history, and the conditions follow (AwaitingValidation
+  // -> ValidationFailed, or on to the lift at the next Expire).
+  d.outcome = DecisionOutcome::kUpdateReasons;
+  d.reason = Reason{};  // no reason of its own: no "also faulty" Event
+  d.write_reasons = true;
+  Plan(d, state);
+  if (!passed && AwaitsValidation(state, boot_id)) {
+    d.plan.events.push_back(
+        {"Warning", "FaultlineValidationFailed",
+         TruncateUtf8("check round failed in boot " + boot_id +
+                          " after the reboot; the node stays out: " + field("message"),
+                      1024)});
+  }
   return d;
 }
 
@@ -479,14 +626,21 @@ std::vector<Decision> Policy::Expire(const std::function<bool(const std::string&
     std::vector<Recovery> lifted;
     for (auto it = state.reasons.begin(); it != state.reasons.end();) {
       const Reason& r = it->second;
-      Recovery l{r.rule, "", "", now, r.first_seen, r.last_seen};
+      Recovery l{r.rule, "", "", now, r.first_seen, r.last_seen, {}, false};
       if (r.expires_at && *r.expires_at <= now) {
         l.how = "expire";
         l.detail = "quiet since " + FormatRfc3339(r.last_seen);
       } else if (RebootRecoveryDue(r, state.boot_id, state.boot_seen_at, now, options_.probation)) {
-        l.how = std::string(kRecoverReboot);
-        l.detail = "boot id " + r.boot_id + " -> " + state.boot_id + ", quiet for " +
-                   FormatDuration(r.probation.value_or(options_.probation));
+        // Verified: a passing round of the agent's checks in this boot.
+        const Recovery* v = LatestValidation(state.history, state.boot_id);
+        if ((v && v->passed) || (!v && !options_.require_validation)) {
+          l.how = std::string(kRecoverReboot);
+          l.boot_id = state.boot_id;
+          l.detail = "boot id " + r.boot_id + " -> " + state.boot_id + ", quiet for " +
+                     FormatDuration(r.probation.value_or(options_.probation));
+          l.detail += v ? ", check round passed at " + FormatRfc3339(v->at) + ": " + v->detail
+                        : ", checks not required";
+        }
       }
       if (l.how.empty()) {
         ++it;
@@ -494,6 +648,17 @@ std::vector<Decision> Policy::Expire(const std::function<bool(const std::string&
       }
       lifted.push_back(std::move(l));
       it = state.reasons.erase(it);
+    }
+    if (lifted.empty() && state.history_dirty && state.tainted) {
+      // A reboot seen by the watch: written now, so `explain` and the
+      // node's annotation show it while the node waits for its checks.
+      Decision d;
+      d.node = name;
+      d.outcome = DecisionOutcome::kUpdateReasons;
+      d.write_reasons = true;
+      Plan(d, state);
+      out.push_back(std::move(d));
+      continue;
     }
     if (lifted.empty() || !state.tainted) continue;
     for (const Recovery& l : lifted) AppendRecovery(state.history, l);

@@ -68,6 +68,9 @@ struct Decision {
   // The reason the event stands for (rule, summary, message, times, expiry);
   // for kLift, empty.
   Reason reason;
+  // The reason was just marked for hardware inspection (Event
+  // FaultlineNeedsInspection, label kNeedsInspectionLabel).
+  bool escalated = false;
   // Whether a Warning Event is due: new rules, refused taints and opted-out
   // nodes are rate-limited per node and rule (with its action and severity,
   // never the summary, which may quote a pod's output) so a flapping fault
@@ -146,6 +149,13 @@ class Policy {
     // its rule is recurring (lifted by hand only).
     std::chrono::seconds probation{std::chrono::minutes(10)};
     std::chrono::seconds recurring_window{std::chrono::hours(24)};
+    // Verified lift: a `reboot` lift also needs a passing check round
+    // (rule check.round) reported in the node's current boot. false: the
+    // boot id and the probation suffice (nodes without an agent's checks).
+    bool require_validation = true;
+    // A fault that survived this many reboots is marked for hardware
+    // inspection (never lifted automatically). 0: never.
+    int inspection_after_reboots = 2;
   };
 
   Policy(Options options, const Clock& clock);
@@ -172,6 +182,9 @@ class Policy {
   void SetHistory(const std::string& node, const std::vector<Recovery>& history);
   void NoteRecoveries(const std::string& node, const std::vector<Recovery>& lifted);
   std::vector<Recovery> History(const std::string& node) const;
+  // What each active reason of `node` waits for (by rule), from its state,
+  // the node's boot id and the validations in its history.
+  std::map<std::string, Waiting> Waits(const std::string& node) const;
   bool Knows(const std::string& node) const { return nodes_.count(node) != 0; }
 
   // Decides one live event and updates the state as if the decision holds.
@@ -233,6 +246,7 @@ class Policy {
     std::string boot_id;                                 // status.nodeInfo.bootID
     std::chrono::system_clock::time_point boot_seen_at;  // when boot_id was first seen
     std::vector<Recovery> history;                       // newest last, bounded
+    bool history_dirty = false;  // holds an entry not yet written (a reboot seen)
   };
   struct Window {
     std::list<std::string>::iterator lru;  // in window_lru_
@@ -248,6 +262,18 @@ class Policy {
   Decision DecideEvent(const FaultEvent& event, bool fresh);
   // A `clear:` rule's match: lifts the named reasons (tainter/core/recovery.h).
   Decision DecideClear(const FaultEvent& event, NodeState& state, Decision d);
+  // The agent's check-round summary (rule check.round): the validation of
+  // its boot, recorded in the history (tainter/core/recovery.h).
+  Decision DecideRound(const FaultEvent& event, NodeState& state, Decision d);
+  // Records a validation verdict for `boot_id`; true when it is news (the
+  // first for that boot, or a different verdict).
+  bool NoteValidation(NodeState& state, const std::string& boot_id, bool passed, std::string detail,
+                      std::chrono::system_clock::time_point at);
+  // Whether `state` holds a reboot reason waiting in a boot after its fault's.
+  static bool AwaitsValidation(const NodeState& state, const std::string& boot_id);
+  // Counts a reboot the reason survived; marks it for inspection at the
+  // limit. true: it was just escalated.
+  bool SurvivedReboot(Reason& r);
   // true: first time this id is seen (and remembers it).
   bool Remember(const std::string& id);
   // Adds the event to its window; returns the weight within the window.

@@ -27,6 +27,8 @@ nlohmann::json ReasonToJson(const Reason& r) {
   if (!r.recover.empty()) j["recover"] = r.recover;
   if (r.probation) j["probation"] = FormatDuration(*r.probation);
   if (r.recurring) j["recurring"] = true;
+  if (r.reboots > 0) j["reboots"] = r.reboots;
+  if (r.inspection) j["inspection"] = true;
   if (!r.evidence.empty()) j["evidence"] = BoundEvidence(r.evidence);
   return j;
 }
@@ -107,6 +109,12 @@ Result<std::vector<Reason>> DecodeReasons(std::string_view text) {
     }
     if (auto it = item.find("recurring"); it != item.end() && it->is_boolean()) {
       r.recurring = it->get<bool>();
+    }
+    if (auto it = item.find("reboots"); it != item.end() && it->is_number_integer()) {
+      r.reboots = std::clamp(it->get<int>(), 0, 1000);
+    }
+    if (auto it = item.find("inspection"); it != item.end() && it->is_boolean()) {
+      r.inspection = it->get<bool>();
     }
     if (auto it = item.find("evidence"); it != item.end() && it->is_array()) {
       for (const nlohmann::json& line : *it) {

@@ -39,6 +39,13 @@ struct Reason {
   std::string recover;                            // "reboot": lifted after a reboot and `probation`
   std::optional<std::chrono::seconds> probation;  // nullopt: the tainter's default
   bool recurring = false;  // faulted again soon after a recovery: lifted by hand only
+  // Escalation (tainter/core/recovery.h): how many reboots the fault
+  // survived (seen again in a later boot, or recurring after a reboot
+  // lift), and whether that made it a case for hardware inspection (never
+  // lifted automatically). Annotation keys "reboots", "inspection", absent
+  // when 0/false.
+  int reboots = 0;
+  bool inspection = false;
   // The lines its source read just before the fault (FaultEvent::evidence,
   // same bounds), for `explain`. Annotation key "evidence", absent when
   // empty; the first thing dropped when the annotation does not fit.

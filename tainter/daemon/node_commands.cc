@@ -153,7 +153,8 @@ std::string Relative(std::chrono::system_clock::time_point t,
 }
 
 NodeReportKeys KeysOf(const Tainter& tainter) {
-  return {tainter.options().taint, tainter.options().annotation_key};
+  return {tainter.options().taint, tainter.options().annotation_key,
+          tainter.options().history_annotation_key};
 }
 
 int RunNodes(std::string_view program, Tainter& tainter, NodeApi& api, std::ostream& out,
@@ -250,14 +251,35 @@ int RunExplain(std::string_view program, Tainter& tainter, NodeApi& api, const s
     if (r.recurring) {
       out << "  recurring:  it came back soon after a recovery: only a person lifts it\n";
     }
+    if (r.reboots > 0) out << "  reboots:    it survived " << r.reboots << '\n';
+    if (r.inspection) {
+      out << "  inspection: marked for hardware inspection (label " << kNeedsInspectionLabel
+          << "=true): only a person lifts it\n";
+      by_hand = true;
+    }
+    if (report->tainted) {
+      const Waiting wait =
+          WaitingFor(r, report->boot_id, LatestValidation(report->history, report->boot_id),
+                     tainter.options().policy.require_validation);
+      out << "  waits for:  " << wait.text;
+      if (!wait.state.empty()) out << " [" << wait.state << "]";
+      out << '\n';
+    }
     if (!r.event_id.empty()) out << "  event id:   " << r.event_id << '\n';
+  }
+  if (!report->history.empty()) {
+    out << "\nHistory (" << tainter.options().history_annotation_key
+        << ", oldest first; node boot id "
+        << (report->boot_id.empty() ? std::string("unknown") : report->boot_id) << "):\n";
+    for (const Recovery& h : report->history) out << "  " << RecoveryLine(h) << '\n';
   }
   if (!report->tainted) return 0;
   out << "\nWhat lifts the taint: ";
   if (by_hand || (!lifts && !by_reboot)) {
     out << "only by hand: " << untaint << '\n';
   } else if (by_reboot) {
-    out << "faultline itself after a reboot and the probation"
+    out << "faultline itself after a reboot, a passing round of the node's checks in the new "
+           "boot and the probation"
         << (lifts ? ", once the other reasons have expired too" : "")
         << ", if no rule matches again; earlier by hand: " << untaint << '\n';
   } else {

@@ -13,6 +13,13 @@ TaintedNodeReport ReportFor(const NodeInfo& n, const NodeReportKeys& keys) {
   if (auto a = n.annotations.find(keys.annotation_key); a != n.annotations.end()) {
     if (auto rs = DecodeReasons(a->second); rs) report.reasons = std::move(*rs);
   }
+  report.boot_id = n.boot_id;
+  if (auto h = n.annotations.find(keys.history_annotation_key); h != n.annotations.end()) {
+    report.history = DecodeRecoveries(h->second);
+  }
+  if (auto l = n.labels.find(std::string(kNeedsInspectionLabel)); l != n.labels.end()) {
+    report.needs_inspection = l->second == "true";
+  }
   if (report.reasons.empty() && report.tainted) {
     Reason adopted;
     adopted.rule = std::string(Reason::kAdoptedRule);

@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "tainter/core/node_model.h"
 #include "tainter/core/reasons.h"
+#include "tainter/core/recovery.h"
 #include "tainter/kube/node_api.h"
 
 namespace faultline {
@@ -19,6 +20,12 @@ struct TaintedNodeReport {
   std::chrono::system_clock::time_point since;  // the earliest first_seen
   std::vector<Reason> reasons;
   bool tainted = true;  // carries faultline's taint (explain also reports nodes that do not)
+  // Return to service: the node's boot id (status.nodeInfo.bootID), its
+  // recovery history (faults lifted, reboots, check rounds, escalations) and
+  // whether it carries the needs-inspection label.
+  std::string boot_id;
+  std::vector<Recovery> history;
+  bool needs_inspection = false;
 };
 
 // Which taint and annotation are faultline's (the config's taint.key and
@@ -26,6 +33,7 @@ struct TaintedNodeReport {
 struct NodeReportKeys {
   NodeTaint taint;
   std::string annotation_key;
+  std::string history_annotation_key = "faultline.dev/recoveries";
 };
 
 // The report of `node` as read: whether it carries faultline's taint, and

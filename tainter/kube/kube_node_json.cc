@@ -218,28 +218,35 @@ json BuildNodePatch(const json& node, const NodeChange& change) {
     }
   }
 
-  const bool has_annotations = meta.contains("annotations") && meta["annotations"].is_object();
-  const json annotations = has_annotations ? meta["annotations"] : json::object();
-  json new_annotations = json::object();  // used when there is no annotations map yet
-  for (const auto& [key, value] : change.annotations) {
-    const auto it = annotations.find(key);
-    const bool exists = it != annotations.end();
-    const std::string path = "/metadata/annotations/" + EscapeJsonPointer(key);
-    if (!value) {
-      if (exists) ops.push_back({{"op", "remove"}, {"path", path}});
-      continue;
+  // Annotations and labels: the same JSON patch ops under their own map.
+  auto map_ops = [&](const char* field,
+                     const std::map<std::string, std::optional<std::string>>& wanted) {
+    const bool has_map = meta.contains(field) && meta[field].is_object();
+    const json current = has_map ? meta[field] : json::object();
+    json new_map = json::object();  // used when there is no such map yet
+    for (const auto& [key, value] : wanted) {
+      const auto it = current.find(key);
+      const bool exists = it != current.end();
+      const std::string path = "/metadata/" + std::string(field) + "/" + EscapeJsonPointer(key);
+      if (!value) {
+        if (exists) ops.push_back({{"op", "remove"}, {"path", path}});
+        continue;
+      }
+      if (!has_map) {
+        new_map[key] = *value;
+      } else if (!exists) {
+        ops.push_back({{"op", "add"}, {"path", path}, {"value", *value}});
+      } else if (!it->is_string() || it->get<std::string>() != *value) {
+        ops.push_back({{"op", "replace"}, {"path", path}, {"value", *value}});
+      }
     }
-    if (!has_annotations) {
-      new_annotations[key] = *value;
-    } else if (!exists) {
-      ops.push_back({{"op", "add"}, {"path", path}, {"value", *value}});
-    } else if (!it->is_string() || it->get<std::string>() != *value) {
-      ops.push_back({{"op", "replace"}, {"path", path}, {"value", *value}});
+    if (!new_map.empty()) {
+      ops.push_back(
+          {{"op", "add"}, {"path", "/metadata/" + std::string(field)}, {"value", new_map}});
     }
-  }
-  if (!new_annotations.empty()) {
-    ops.push_back({{"op", "add"}, {"path", "/metadata/annotations"}, {"value", new_annotations}});
-  }
+  };
+  map_ops("annotations", change.annotations);
+  map_ops("labels", change.labels);
 
   if (ops.empty()) return ops;
   json patch = json::array();

@@ -92,7 +92,7 @@ function event(u, kind, name, operation = 'CREATE') {
 }
 
 const OWN = 'faultline-agent may patch only the node its pod runs on'
-const LABELS = 'faultline-agent may not change node labels'
+const LABELS = 'faultline-agent may not change node labels but faultline.dev/needs-inspection'
 const EVENTS = 'faultline-agent may record Events only about the node its pod runs on'
 const agentCases = () => [
   ['the agent taints its own node', patchNode(user(AGENT, 'gpu-1'), node('gpu-1'),
@@ -109,6 +109,17 @@ const agentCases = () => [
     node('gpu-1', {taints: [TAINT]})), `denied: ${OWN}`],
   ['the agent relabels its own node', patchNode(user(AGENT, 'gpu-1'), node('gpu-1'),
     node('gpu-1', {labels: {'kubernetes.io/hostname': 'gpu-1', 'node-role': 'control-plane'}})),
+    `denied: ${LABELS}`],
+  // Issue 28: the one label faultline writes, a fault that survived reboots.
+  ['the agent marks its own node for inspection', patchNode(user(AGENT, 'gpu-1'), node('gpu-1'),
+    node('gpu-1', {labels: {'kubernetes.io/hostname': 'gpu-1',
+      'faultline.dev/needs-inspection': 'true'}})), 'allowed'],
+  ['the agent lifts the inspection label of its own node', patchNode(user(AGENT, 'gpu-1'),
+    node('gpu-1', {labels: {'kubernetes.io/hostname': 'gpu-1',
+      'faultline.dev/needs-inspection': 'true'}}), node('gpu-1')), 'allowed'],
+  ['the agent marks an unlabelled node for inspection and adds another label',
+    patchNode(user(AGENT, 'gpu-1'), node('gpu-1', {labels: null}),
+      node('gpu-1', {labels: {'faultline.dev/needs-inspection': 'true', a: 'b'}})),
     `denied: ${LABELS}`],
   ['the agent removes every label of its own node', patchNode(user(AGENT, 'gpu-1'),
     node('gpu-1'), node('gpu-1', {labels: null})), `denied: ${LABELS}`],
@@ -141,7 +152,7 @@ function annotated(n, annotations) { n.metadata.annotations = annotations; retur
 const SCOPE_TAINT = "faultline-tainter may change only faultline's own taint"
 const SCOPE_NOEXEC = 'faultline-tainter may not set a NoExecute taint'
 const SCOPE_ANN = 'faultline-tainter may change only annotations under faultline.dev/'
-const SCOPE_LABELS = 'faultline-tainter may not change node labels'
+const SCOPE_LABELS = 'faultline-tainter may not change node labels but faultline.dev/needs-inspection'
 const SCOPE_CORDON = 'faultline-tainter may not cordon or uncordon a node'
 const tainterCases = () => {
   const t = user(TAINTER)
@@ -178,6 +189,12 @@ const tainterCases = () => {
     ['the tainter relabels a node', patchNode(t, node('gpu-1'),
       node('gpu-1', {labels: {'kubernetes.io/hostname': 'gpu-1', x: 'y'}})),
       `denied: ${SCOPE_LABELS}`],
+    ['the tainter marks a node for inspection', patchNode(t, node('gpu-1'),
+      node('gpu-1', {labels: {'kubernetes.io/hostname': 'gpu-1',
+        'faultline.dev/needs-inspection': 'true'}})), 'allowed'],
+    ['the tainter lifts the inspection label', patchNode(t,
+      node('gpu-1', {labels: {'kubernetes.io/hostname': 'gpu-1',
+        'faultline.dev/needs-inspection': 'true'}}), node('gpu-1')), 'allowed'],
     ['the tainter cordons a node', patchNode(t, node('gpu-1', {taints: [FOREIGN]}), cordoned),
       `denied: ${SCOPE_CORDON}`],
     ['another user (an admin) is not this policy\'s business', patchNode(

@@ -162,18 +162,23 @@ class FakeNodeApi final : public NodeApi, public EventApi, public PodApi {
         changed = true;
       }
     }
-    for (const auto& [key, value] : change.annotations) {
-      auto a = node.annotations.find(key);
-      if (!value) {
-        if (a != node.annotations.end()) {
-          node.annotations.erase(a);
+    auto apply = [&](std::map<std::string, std::string>& have,
+                     const std::map<std::string, std::optional<std::string>>& wanted) {
+      for (const auto& [key, value] : wanted) {
+        auto a = have.find(key);
+        if (!value) {
+          if (a != have.end()) {
+            have.erase(a);
+            changed = true;
+          }
+        } else if (a == have.end() || a->second != *value) {
+          have[key] = *value;
           changed = true;
         }
-      } else if (a == node.annotations.end() || a->second != *value) {
-        node.annotations[key] = *value;
-        changed = true;
       }
-    }
+    };
+    apply(node.annotations, change.annotations);
+    apply(node.labels, change.labels);
     if (changed) {
       node.resource_version = NextVersionLocked();
       ++writes_;

@@ -316,6 +316,55 @@ TEST_CASE("the condition has the shape draino, NodeHealthCheck and MachineHealth
   }
 }
 
+TEST_CASE("Karpenter #2833: a repair controller waiting from lastTransitionTime gets to act") {
+  // The failure mode: a repair controller (Karpenter's node repair, a
+  // NodeHealthCheck) acts once a condition has been True for N minutes,
+  // counted from lastTransitionTime. A writer that resets that time on
+  // every report of a fault that keeps being reported holds it off forever.
+  // Here the same fault is reported every 2 minutes for 40 minutes, with
+  // a log line that differs each time, a second rule of the same type
+  // joining, and a tainter restart in between; the controller must see the
+  // time stay put and fire after its 30 minutes.
+  TainterFixture t;
+  auto repair_due = [&](std::chrono::minutes wait) {
+    const json c = t.Condition("GPUFault");
+    if (!c.is_object() || c["status"] != "True") return false;
+    auto since = ParseRfc3339(c["lastTransitionTime"].get<std::string>());
+    return since && t.f.clock.Now() - *since >= wait;
+  };
+  t.tainter->Handle(t.Xid79("boot:0"));
+  REQUIRE(t.tainter->pending() == 0);
+  const json first = t.Condition("GPUFault");
+  const std::string start = first["lastTransitionTime"];
+  int fired_at = -1;
+  for (int minute = 2; minute <= 40; minute += 2) {
+    t.f.clock.Advance(minutes(2));
+    FaultEvent again = t.Xid79("boot:" + std::to_string(minute));
+    again.message = "NVRM: Xid (PCI:0000:3b:00): 79, pid=" + std::to_string(1000 + minute) +
+                    ", GPU has fallen off the bus.";
+    if (minute == 10) {  // another GPU rule joins: the message changes, the status does not
+      again.rule = "nvidia.gpu-fallen-off-bus";
+      again.id = MakeEventId("gpu-1", "kmsg", "fob", again.rule);
+    }
+    t.tainter->Handle(again);
+    REQUIRE(t.tainter->pending() == 0);
+    if (minute == 20) {  // a new tainter process adopts the node
+      auto restarted = Tainter::Create(t.tainter->options(), t.f.Api(), t.f.metrics, t.f.clock);
+      REQUIRE(restarted.ok());
+      t.tainter = std::move(*restarted);
+      REQUIRE(t.tainter->AdoptAll().ok());
+      t.tainter->Tick();
+    }
+    const json c = t.Condition("GPUFault");
+    CAPTURE(minute);
+    CHECK(c["status"] == "True");
+    CHECK(c["lastTransitionTime"] == start);
+    CHECK(c["reason"] == "NvidiaXid");  // stable: the state, not the latest line
+    if (fired_at < 0 && repair_due(minutes(30))) fired_at = minute;
+  }
+  CHECK(fired_at == 30);
+}
+
 TEST_CASE("node_conditions: false in the config: the taint without any status write") {
   Result<TainterConfig> c = ParseTainterConfig(
       "kafka: {brokers: 'localhost:9092'}\nnode_conditions: false\n", "tainter.yaml");

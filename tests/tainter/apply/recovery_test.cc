@@ -65,6 +65,52 @@ struct RecoveryFixture : KubeTainterFixture {
     e.recover.clear();
     return e;
   }
+  // The agent's check-round summary (rule check.round) from boot `boot_id`.
+  FaultEvent Round(const std::string& cursor, const std::string& boot_id, bool pass,
+                   const std::string& message = "every check passed") const {
+    FaultEvent e;
+    e.id = MakeEventId("gpu-1", "checks", cursor, "check.round");
+    e.node = "gpu-1";
+    e.boot_id = boot_id;
+    e.source = "checks";
+    e.origin = Origin::kCheck;
+    e.rule = "check.round";
+    e.pack = "check-rounds";
+    e.category = "informational";
+    e.action = Action::kEvent;
+    e.severity = Severity::kInfo;
+    e.fields = {{"status", pass ? "ok" : "fail"},
+                {"passed", pass ? "4" : "3"},
+                {"checks", "4"},
+                {"names", "gpu-inventory,pcie-link,pcie-aer,nvidia-driver"},
+                {"message", message}};
+    if (!pass) e.fields["failed"] = "gpu-inventory";
+    e.summary = "check round";
+    e.message = "check=round status=" + e.fields["status"] + " ... msg=" + message;
+    e.log_time = e.detected_time = f.clock.Now();
+    return e;
+  }
+  void Handle(FaultEvent e) {
+    tainter->Handle(std::move(e));
+    REQUIRE(tainter->pending() == 0);
+  }
+  json Condition(const std::string& type) {
+    const json node = Node();
+    for (const json& c : node["status"].value("conditions", json::array())) {
+      if (c.value("type", "") == type) return c;
+    }
+    return json::object();
+  }
+  std::string Label(const std::string& key) {
+    const json node = Node();
+    const json& l = node["metadata"].value("labels", json::object());
+    return l.contains(key) ? l[key].get<std::string>() : std::string();
+  }
+  // The node reboots into `boot_id` (the kubelet's new status.nodeInfo.bootID).
+  void Reboot(const std::string& boot_id) {
+    REQUIRE(f.server->SetBootId("gpu-1", boot_id));
+    Watch();
+  }
   bool Tainted() {
     const json node = Node();
     for (const json& t : node["spec"].value("taints", json::array())) {
@@ -115,6 +161,7 @@ struct RecoveryFixture : KubeTainterFixture {
     REQUIRE(tainter->pending() == 0);
     REQUIRE(f.server->SetBootId("gpu-1", "boot-b"));
     Watch();
+    Handle(Round("round:b1", "boot-b", true));
     f.clock.Advance(minutes(10));
     Settle();
     REQUIRE_FALSE(Tainted());
@@ -141,6 +188,8 @@ TEST_CASE("recover: reboot: a new bootID and a quiet probation lift the taint") 
   // status write; the watch sees MODIFIED). Probation starts now.
   REQUIRE(t.f.server->SetBootId("gpu-1", "boot-b"));
   t.Watch();
+  // The agent in the new boot reports a passing round of its checks.
+  t.Handle(t.Round("round:b1", "boot-b", true));
   t.f.clock.Advance(minutes(9));
   t.Settle();
   CHECK(t.Tainted());  // 9 of 10 minutes
@@ -153,12 +202,20 @@ TEST_CASE("recover: reboot: a new bootID and a quiet probation lift the taint") 
   REQUIRE(recovered.size() == 1);
   CHECK(recovered[0]["type"] == "Normal");
   CHECK(recovered[0]["message"].get<std::string>().find(
-            "nvidia.xid recovered (reboot: boot id boot-a -> boot-b, quiet for 10m)") == 0);
-  // The lift is in the node's history, which outlives the reasons.
+            "nvidia.xid recovered (reboot: boot id boot-a -> boot-b, quiet for 10m, check round "
+            "passed at ") == 0);
+  // The lift is in the node's history, which outlives the reasons, after
+  // the reboot and the passing round of the new boot it needed.
   const std::vector<Recovery> history = t.History();
-  REQUIRE(history.size() == 1);
-  CHECK(history[0].rule == "nvidia.xid");
-  CHECK(history[0].how == "reboot");
+  REQUIRE(history.size() == 3);
+  CHECK(history[0].how == "rebooted");
+  CHECK(history[1].how == "validation");
+  CHECK(history[1].boot_id == "boot-b");
+  CHECK(history[1].passed);
+  CHECK(history[2].rule == "nvidia.xid");
+  CHECK(history[2].how == "reboot");
+  CHECK(history[2].boot_id == "boot-b");
+  CHECK(history[2].detail.find("check round passed at") != std::string::npos);
   CHECK(t.f.metrics.RenderPrometheus().find(
             "faultline_tainter_taints_lifted_total{why=\"reboot\"} 1") != std::string::npos);
 }
@@ -183,6 +240,7 @@ TEST_CASE("recover: reboot: a fault after the reboot restarts the wait, per-rule
   CHECK(t.Reasons()[0].boot_id == "boot-b");
   REQUIRE(t.f.server->SetBootId("gpu-1", "boot-c"));
   t.Watch();
+  t.Handle(t.Round("round:c1", "boot-c", true));
   t.f.clock.Advance(minutes(29));
   t.Settle();
   CHECK(t.Tainted());  // the rule's 30m, not the default 10m
@@ -310,12 +368,18 @@ TEST_CASE("the recovery history survives a tainter restart and is bounded") {
 
   std::vector<Recovery> history;
   for (int i = 0; i < 20; ++i) {
-    AppendRecovery(history, {"r" + std::to_string(i), "expire", "", {}, {}, {}});
+    AppendRecovery(history, {"r" + std::to_string(i), "expire", "", {}, {}, {}, {}, false});
   }
   CHECK(history.size() == kMaxRecoveryHistory);
   CHECK(history.back().rule == "r19");
   CHECK(DecodeRecoveries(EncodeRecoveries(history)) == history);
   CHECK(DecodeRecoveries("not json").empty());
+  // Memory keeps nanoseconds, the annotation microseconds: an entry read
+  // back from the node is the same entry, not a second one.
+  Recovery fine{"nvidia.xid", "validation", "", {}, {}, {}, "boot-b", true};
+  fine.at =
+      std::chrono::system_clock::time_point(std::chrono::nanoseconds(1'800'000'000'123'456'789));
+  CHECK(MergeRecoveries({fine}, DecodeRecoveries(EncodeRecoveries({fine}))).size() == 1);
 }
 
 TEST_CASE("expiry is a recovery too: recorded, with FaultlineRecovered") {
@@ -333,13 +397,163 @@ TEST_CASE("expiry is a recovery too: recorded, with FaultlineRecovered") {
   CHECK(t.EventsWithReason("FaultlineUntainted").size() == 1);
 }
 
+TEST_CASE("verified lift: a reboot is not enough without a passing check round of the new boot") {
+  RecoveryFixture t;
+  t.Handle(t.Xid79("kmsg:1"));
+  const std::string transition = t.Condition("GPUFault").value("lastTransitionTime", "");
+  CHECK(t.Condition("GPUFault").value("reason", "") == "NvidiaXid");
+  t.f.clock.Advance(minutes(1));
+  t.Reboot("boot-b");
+  // Rebooted, nothing reported from the new boot yet: the condition says
+  // what the node waits for; the status (and its transition time) stays.
+  t.Settle();
+  CHECK(t.Condition("GPUFault").value("reason", "") == "AwaitingValidation");
+  CHECK(t.Condition("GPUFault").value("message", "").find("a passing check round in boot boot-b") !=
+        std::string::npos);
+  CHECK(t.Condition("GPUFault").value("lastTransitionTime", "") == transition);
+  // Quiet for hours, but no round: quiet is not healthy.
+  t.f.clock.Advance(hours(2));
+  t.Settle();
+  CHECK(t.Tainted());
+  // A passing round from the OLD boot proves nothing about the new one.
+  t.Handle(t.Round("round:a1", "boot-a", true));
+  t.Settle();
+  CHECK(t.Tainted());
+  // The new boot's first complete round passes: lifted at the next tick
+  // (the probation is long over), the round recorded with the lift.
+  t.Handle(t.Round("round:b1", "boot-b", true));
+  t.Settle();
+  CHECK_FALSE(t.Tainted());
+  CHECK(t.Condition("GPUFault").value("status", "") == "False");
+  const std::vector<Recovery> h = t.History();
+  REQUIRE_FALSE(h.empty());
+  CHECK(h.back().how == "reboot");
+  CHECK(h.back().boot_id == "boot-b");
+  const Recovery* v = LatestValidation(h, "boot-b");
+  REQUIRE(v != nullptr);
+  CHECK(v->passed);
+  CHECK(h.back().detail.find("check round passed at " + FormatRfc3339(v->at)) != std::string::npos);
+}
+
+TEST_CASE(
+    "a failing check round after the reboot: ValidationFailed, an Event, the node stays out") {
+  RecoveryFixture t;
+  t.Handle(t.Xid79("kmsg:1"));
+  t.Reboot("boot-b");
+  t.Handle(t.Round("round:b1", "boot-b", false,
+                   "gpu-inventory: 7 of 8 nvidia accelerators on the PCI bus (node nvidia 7)"));
+  t.f.clock.Advance(minutes(30));
+  t.Settle();
+  CHECK(t.Tainted());
+  const json c = t.Condition("GPUFault");
+  CHECK(c.value("status", "") == "True");
+  CHECK(c.value("reason", "") == "ValidationFailed");
+  CHECK(c.value("message", "").find("7 of 8 nvidia accelerators") != std::string::npos);
+  const std::vector<json> failed = t.EventsWithReason("FaultlineValidationFailed");
+  REQUIRE(failed.size() == 1);
+  CHECK(failed[0]["type"] == "Warning");
+  CHECK(failed[0]["message"].get<std::string>().find("7 of 8 nvidia accelerators") !=
+        std::string::npos);
+  const Recovery* v = LatestValidation(t.History(), "boot-b");
+  REQUIRE(v != nullptr);
+  CHECK_FALSE(v->passed);
+  // The GPU is back (the agent's verdict changed): now it goes.
+  t.Handle(t.Round("round:b2", "boot-b", true));
+  t.Settle();
+  CHECK_FALSE(t.Tainted());
+}
+
+TEST_CASE("a new tainting fault in the boot after the reboot is a failed validation") {
+  RecoveryFixture t;
+  t.Handle(t.Xid79("kmsg:1"));
+  t.Reboot("boot-b");
+  FaultEvent init = t.Nvlink("kmsg:b1");
+  init.id = MakeEventId("gpu-1", "kmsg", "kmsg:b1", "nvidia.rm-init-adapter-failed");
+  init.rule = "nvidia.rm-init-adapter-failed";
+  init.summary = "RmInitAdapter failed on 0000:3b:00.0";
+  init.boot_id = "boot-b";
+  t.Handle(init);
+  CHECK(t.Condition("GPUFault").value("reason", "") == "ValidationFailed");
+  CHECK(t.EventsWithReason("FaultlineValidationFailed").size() == 1);
+  // Even a later passing round does not lift the new fault (no recover).
+  t.Handle(t.Round("round:b1", "boot-b", true));
+  t.f.clock.Advance(minutes(30));
+  t.Settle();
+  CHECK(t.Tainted());
+  REQUIRE(t.Reasons().size() == 1);
+  CHECK(t.Reasons()[0].rule == "nvidia.rm-init-adapter-failed");
+}
+
+TEST_CASE("the same fault after two reboots is marked for inspection and never lifted") {
+  RecoveryFixture t;
+  t.Handle(t.Xid79("kmsg:1"));
+  t.f.clock.Advance(minutes(20));
+  t.Reboot("boot-b");
+  t.f.clock.Advance(minutes(3));
+  t.Handle(t.Xid79("kmsg:b1", "boot-b"));  // survived one reboot
+  CHECK(t.Reasons()[0].reboots == 1);
+  CHECK_FALSE(t.Reasons()[0].inspection);
+  CHECK(t.Label("faultline.dev/needs-inspection").empty());
+  t.f.clock.Advance(minutes(20));
+  t.Reboot("boot-c");
+  t.f.clock.Advance(minutes(3));
+  t.Handle(t.Xid79("kmsg:c1", "boot-c"));  // survived two
+  REQUIRE(t.Reasons().size() == 1);
+  CHECK(t.Reasons()[0].reboots == 2);
+  CHECK(t.Reasons()[0].inspection);
+  CHECK(t.Reasons()[0].recover.empty());
+  CHECK(t.Label("faultline.dev/needs-inspection") == "true");
+  CHECK(t.Condition("GPUFault").value("reason", "") == "NeedsInspection");
+  const std::vector<json> inspect = t.EventsWithReason("FaultlineNeedsInspection");
+  REQUIRE(inspect.size() == 1);
+  const std::string message = inspect[0]["message"].get<std::string>();
+  CHECK(message.find("survived 2 reboots") != std::string::npos);
+  CHECK(message.find("rebooted boot: boot id boot-a -> boot-b") != std::string::npos);
+  CHECK(message.find("rebooted boot: boot id boot-b -> boot-c") != std::string::npos);
+  // A third reboot with a passing round and a long quiet: still out.
+  t.Reboot("boot-d");
+  t.Handle(t.Round("round:d1", "boot-d", true));
+  t.f.clock.Advance(hours(6));
+  t.Settle();
+  CHECK(t.Tainted());
+  CHECK(t.Condition("GPUFault").value("reason", "") == "NeedsInspection");
+  // A person lifts it by hand: the label goes with the taint.
+  REQUIRE(t.tainter->Untaint("gpu-1", "GPU replaced (RMA 1234)").ok());
+  CHECK_FALSE(t.Tainted());
+  CHECK(t.Label("faultline.dev/needs-inspection").empty());
+  CHECK(t.History().back().how == "hand");
+}
+
+TEST_CASE("recovery.require_validation false: the boot id and the probation suffice") {
+  RecoveryFixture t;
+  Tainter::Options o = t.tainter->options();
+  o.policy.require_validation = false;
+  auto replaced = Tainter::Create(o, t.f.Api(), t.f.metrics, t.f.clock);
+  REQUIRE(replaced.ok());
+  t.tainter = std::move(*replaced);
+  REQUIRE(t.tainter->AdoptAll().ok());
+  t.Handle(t.Xid79("kmsg:1"));
+  t.Reboot("boot-b");
+  t.Settle();
+  CHECK(t.Condition("GPUFault").value("message", "").find(
+            "waits for: quiet for the probation after the reboot (checks not required)") !=
+        std::string::npos);
+  t.f.clock.Advance(minutes(10));
+  t.Settle();
+  CHECK_FALSE(t.Tainted());
+  CHECK(t.History().back().detail.find("checks not required") != std::string::npos);
+}
+
 TEST_CASE("recovery config keys: probation, recurring_window, annotation") {
   Diagnostics diags;
   auto c = ParseTainterConfig(
       "kafka: {brokers: 'k:9092'}\n"
-      "recovery: {probation: 2s, recurring_window: 1h, annotation: example.com/history}\n",
+      "recovery: {probation: 2s, recurring_window: 1h, annotation: example.com/history,\n"
+      "           require_validation: false, inspection_after_reboots: 3}\n",
       "t.yaml", diags, true);
   REQUIRE(c);
+  CHECK_FALSE(c->tainter.policy.require_validation);
+  CHECK(c->tainter.policy.inspection_after_reboots == 3);
   CHECK(c->tainter.policy.probation == seconds(2));
   CHECK(c->tainter.policy.recurring_window == hours(1));
   CHECK(c->tainter.history_annotation_key == "example.com/history");

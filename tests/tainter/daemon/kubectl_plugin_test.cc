@@ -15,6 +15,7 @@
 
 #include "base/time_format.h"
 #include "tainter/core/reasons.h"
+#include "tainter/core/recovery.h"
 #include "tests/support/fake_api_server.h"
 #include "tests/support/temp_dir.h"
 
@@ -140,6 +141,35 @@ TEST_CASE("explain NODE gives each reason and says a hardware fault is lifted on
   CHECK(Has(r.out, "expires:    " + FormatRfc3339(*c.flap.expires_at) + " (in "));
   CHECK(Has(r.out, "event id:   " + c.xid.event_id));
   CHECK(Has(r.out, "What lifts the taint: only by hand: kubectl faultline untaint gpu-1\n"));
+  CHECK(c.OnlyReads());
+}
+
+TEST_CASE("explain NODE shows what a rebooted node waits for, and its history") {
+  // Return to service (issue 28): gpu-5 faulted in boot-a, rebooted into
+  // boot-b, and the first check round of boot-b failed.
+  Cluster c;
+  Reason xid = c.xid;
+  xid.boot_id = "boot-a";
+  xid.recover = "reboot";
+  const auto now = Seconds(std::chrono::system_clock::now());
+  std::vector<Recovery> history = {
+      {"boot", "rebooted", "boot id boot-a -> boot-b", now - minutes(20), {}, {}, "boot-b", false},
+      {"check.round", "validation", "gpu-inventory: 7 of 8 nvidia accelerators on the PCI bus",
+       now - minutes(18), now - minutes(18), now - minutes(18), "boot-b", false}};
+  nlohmann::json node = TaintedNode("gpu-5", {xid});
+  node["metadata"]["annotations"]["faultline.dev/recoveries"] = EncodeRecoveries(history);
+  node["status"]["nodeInfo"]["bootID"] = "boot-b";
+  c.api->PutNodeJson(node);
+  Run r = Exec(c.dir, c.env, kPlugin + " explain gpu-5");
+  CHECK(r.status == 0);
+  INFO(r.out);
+  CHECK(Has(r.out,
+            "waits for:  a passing check round in boot boot-b; the last failed: "
+            "gpu-inventory: 7 of 8 nvidia accelerators on the PCI bus [ValidationFailed]\n"));
+  CHECK(Has(r.out, "History (faultline.dev/recoveries, oldest first; node boot id boot-b):\n"));
+  CHECK(Has(r.out, " rebooted boot: boot id boot-a -> boot-b\n"));
+  CHECK(Has(r.out, " validation check.round failed (boot boot-b): gpu-inventory: 7 of 8"));
+  CHECK(Has(r.out, "a passing round of the node's checks in the new boot"));
   CHECK(c.OnlyReads());
 }
 

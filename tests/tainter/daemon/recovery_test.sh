@@ -63,6 +63,19 @@ event() {
       detected_time: $t} + $x' |
     kcat -P -b "$BS" -t events -k "$1" 2>/dev/null || e2e_fail "kcat -P failed"
 }
+# round NODE BOOT_ID STATUS: the agent's check-round summary (rule check.round,
+# rules/check-rounds.yaml) from that boot.
+round() {
+  local now
+  now=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
+  jq -nc --arg id "$RUN-$RANDOM$RANDOM" --arg n "$1" --arg b "$2" --arg st "$3" --arg t "$now" \
+    '{schema: 1, id: $id, node: $n, boot_id: $b, source: "checks", origin: "check",
+      rule: "check.round", pack: "check-rounds", category: "informational", severity: "info",
+      action: "event", summary: "check round", log_time: $t, detected_time: $t,
+      message: ("check=round status=" + $st + " device=node counter=round value=4 expected=4 checks=a,b,c,d msg=every check passed"),
+      fields: {status: $st, passed: "4", checks: "4", names: "a,b,c,d", message: "every check passed"}}' |
+    kcat -P -b "$BS" -t events -k "$1" 2>/dev/null || e2e_fail "kcat -P failed"
+}
 xid79() {
   event "$1" "$2" test.xid79 hardware critical taint \
     'NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.' \
@@ -100,23 +113,32 @@ reboot)
   "$TAINTER" explain gpu-1 --config "$T/tainter.yaml" >"$T/explain.txt" 2>&1 || e2e_fail "explain failed"
   grep -q "recovers once the node reboots (it faulted in boot id boot-a) and stays quiet for 3s" \
     "$T/explain.txt" || e2e_fail "explain: $(cat "$T/explain.txt")"
-  grep -q "What lifts the taint: faultline itself after a reboot and the probation" "$T/explain.txt" ||
+  grep -q "What lifts the taint: faultline itself after a reboot, a passing round of the node's checks in the new boot and the probation" "$T/explain.txt" ||
     e2e_fail "explain: $(cat "$T/explain.txt")"
   sleep 4  # past the probation without a reboot: the taint stays
   has_taint gpu-1 || e2e_fail "the taint was lifted without a reboot"
 
-  # 2. The reboot, then the probation: the node returns to service.
+  # 2. The reboot: quiet is not healthy. Past the probation without a
+  # check round of the new boot the node stays out, AwaitingValidation.
   reboot gpu-1 boot-b
   START=$SECONDS
-  e2e_wait 20 lacks_taint gpu-1 || e2e_fail "the taint was not lifted after the reboot and probation"
+  sleep 4
+  has_taint gpu-1 || e2e_fail "lifted after the reboot without a passing check round"
+  e2e_node gpu-1 | jq -e '[.status.conditions[] | select(.type == "GPUFault")][0].reason == "AwaitingValidation"' \
+    >/dev/null || e2e_fail "GPUFault does not say AwaitingValidation: $(e2e_node gpu-1 | jq -c .status.conditions)"
+  # The agent's first round in the new boot passes: back in service.
+  round gpu-1 boot-b ok
+  e2e_wait 20 lacks_taint gpu-1 || e2e_fail "the taint was not lifted after the reboot, the round and the probation"
   ((SECONDS - START >= 2)) || e2e_fail "lifted after $((SECONDS - START))s, before the 3s probation"
   e2e_wait 10 condition_is gpu-1 GPUFault False || e2e_fail "GPUFault did not go back to False"
   e2e_wait 10 events_count FaultlineRecovered 1 || e2e_fail "no FaultlineRecovered Event"
   events_with FaultlineRecovered | jq -e '.[0].type == "Normal" and
     (.[0].message | startswith("test.xid79 recovered (reboot: boot id boot-a -> boot-b"))' >/dev/null ||
     e2e_fail "FaultlineRecovered: $(events_with FaultlineRecovered)"
-  [[ $(history gpu-1 | jq -r '.[0].rule + " " + .[0].how') == "test.xid79 reboot" ]] ||
+  [[ $(history gpu-1 | jq -r '.[-1].rule + " " + .[-1].how + " " + .[-1].boot_id') == "test.xid79 reboot boot-b" ]] ||
     e2e_fail "history: $(history gpu-1)"
+  history gpu-1 | jq -e '[.[] | select(.how == "validation" and .boot_id == "boot-b" and .passed)] | length == 1' \
+    >/dev/null || e2e_fail "the passing round of boot-b is not in the history: $(history gpu-1)"
   e2e_node gpu-1 | jq -e '.metadata.annotations["faultline.dev/reasons"] == null' >/dev/null ||
     e2e_fail "the reasons annotation outlived the taint"
 
