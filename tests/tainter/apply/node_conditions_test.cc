@@ -349,7 +349,8 @@ TEST_CASE("Karpenter #2833: a repair controller waiting from lastTransitionTime 
     t.tainter->Handle(again);
     REQUIRE(t.tainter->pending() == 0);
     if (minute == 20) {  // a new tainter process adopts the node
-      auto restarted = Tainter::Create(t.tainter->options(), t.f.Api(), t.f.metrics, t.f.clock);
+      auto restarted = Tainter::Create(t.tainter->options(), ApplierApis::All(t.f.Api()),
+                                       t.f.metrics, t.f.clock);
       REQUIRE(restarted.ok());
       t.tainter = std::move(*restarted);
       REQUIRE(t.tainter->AdoptAll().ok());

@@ -528,15 +528,16 @@ TEST_CASE("recovery.require_validation false: the boot id and the probation suff
   RecoveryFixture t;
   Tainter::Options o = t.tainter->options();
   o.policy.require_validation = false;
-  auto replaced = Tainter::Create(o, t.f.Api(), t.f.metrics, t.f.clock);
+  auto replaced = Tainter::Create(o, ApplierApis::All(t.f.Api()), t.f.metrics, t.f.clock);
   REQUIRE(replaced.ok());
   t.tainter = std::move(*replaced);
   REQUIRE(t.tainter->AdoptAll().ok());
   t.Handle(t.Xid79("kmsg:1"));
   t.Reboot("boot-b");
   t.Settle();
-  CHECK(t.Condition("GPUFault").value("message", "").find(
-            "waits for: quiet for the probation after the reboot (checks not required)") !=
+  CHECK(t.Condition("GPUFault")
+            .value("message", "")
+            .find("waits for: quiet for the probation after the reboot (checks not required)") !=
         std::string::npos);
   t.f.clock.Advance(minutes(10));
   t.Settle();
