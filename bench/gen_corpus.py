@@ -575,6 +575,14 @@ def fault_templates(rng, px):
             [(X("check=nvidia-driver status=ok device=node counter=driver_gpu value=8 expected=8 was=%s msg=8 of 8 NVIDIA GPUs initialised by the driver" % was), ["check.nvidia-driver-ok"])],
             [(X("check=npd.gpu-count-custom-plugin-monitor.0.GPUCountMismatch status=fail device=node counter=exit value=1 type=permanent condition=GPUMissing reason=GPUCountMismatch msg=GPU count mismatch: expected 8, found %d" % (n - 1)), ["check.exec-permanent"])],
             [(X("check=nhc status=fail device=node counter=exit value=1 msg=ERROR:  nhc:  Health check failed:  Check check_fs_mount_rw / failed"), ["check.exec-problem"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=xid value=%s expected=0 gpu=%d hostname=gpu-node msg=Xid" % (pci, C(["79", "48", "13", "94"]), n)), ["check.dcgm-xid"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=row_remap_failure value=1 expected=0 gpu=%d msg=row remapping failed: the GPU needs replacing" % (pci, n)), ["check.dcgm-row-remap-failure"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=ecc_dbe_volatile value=%d expected=0 gpu=%d msg=%d uncorrectable (double-bit) ECC errors since the driver loaded" % (pci, n, n, n)), ["check.dcgm-ecc-dbe-volatile"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=uncorrectable_remapped_rows value=%d expected=%d delta=1 gpu=%d msg=1 new since the previous scrape" % (pci, n + 1, n, n)), ["check.dcgm-remapped-rows"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=pcie_replay value=%d expected=%d delta=%d gpu=%d msg=%d new since the previous scrape" % (pci, 10 + n, 10, n, n, n)), ["check.dcgm-pcie-replay"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=%s value=%d expected=0 delta=%d gpu=%d msg=%d new since the previous scrape" % (pci, C(["nvlink_crc_flit", "nvlink_crc_data", "nvlink_replay", "nvlink_recovery"]), n, n, n, n)), ["check.dcgm-nvlink-errors"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=clocks value=0x48 reasons=hw_slowdown,hw_thermal gpu=%d msg=clocks slowed down: hw_slowdown,hw_thermal" % (pci, n)), ["check.dcgm-clocks-slowdown"])],
+            [(X("check=dcgm-exporter status=ok device=node counter=clocks value=8 expected=8 was=%s msg=8 of 8 GPUs pass clocks" % was), ["check.dcgm-clocks-ok"])],
             [(X("check=nvml status=hung device=node counter=run value=10s msg=the check did not finish within its timeout"), ["check.not-conclusive"])],
         ])
 

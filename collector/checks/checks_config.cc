@@ -4,8 +4,10 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "collector/checks/dcgm_exporter_check.h"
 #include "collector/checks/exec_check.h"
 #include "collector/checks/gpu_inventory_check.h"
+#include "collector/checks/http_get.h"
 #include "collector/checks/npd_plugin_config.h"
 #include "collector/checks/nvidia_proc_check.h"
 #include "collector/checks/nvml_check.h"
@@ -25,9 +27,10 @@ void ReadSchedule(const ConfigMap& m, CheckSchedule& s) {
 
 const std::vector<std::string_view>& ChecksConfigKeys() {
   static const std::vector<std::string_view> kKeys = {
-      "enabled",     "concurrency",   "jitter",      "repeat", "sysfs_root",
-      "procfs_root", "gpu_inventory", "pcie",        "aer",    "nvidia_driver",
-      "nvml",        "env",           "working_dir", "exec",   "npd"};
+      "enabled",    "concurrency",   "jitter",        "repeat",
+      "sysfs_root", "procfs_root",   "gpu_inventory", "pcie",
+      "aer",        "nvidia_driver", "nvml",          "dcgm",
+      "env",        "working_dir",   "exec",          "npd"};
   return kKeys;
 }
 
@@ -88,6 +91,15 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
       c.nvml_expected = static_cast<int>(v);
     }
     n->Number("ecc_aggregate_max", c.nvml_ecc_aggregate_max, 0ULL);
+  }
+  if (auto d = checks.Sub("dcgm", {"enabled", "url", "interval", "timeout"})) {
+    d->Bool("enabled", c.dcgm_enabled);
+    d->String("url", c.dcgm_url);
+    ReadSchedule(*d, c.dcgm);
+    if (c.dcgm_url.rfind("http://", 0) != 0 && c.dcgm_url.rfind("https://", 0) != 0) {
+      d->Error("url", "C003",
+               "'checks.dcgm.url' must be an http:// or https:// URL, not '" + c.dcgm_url + "'");
+    }
   }
   checks.StringMap("env", c.exec_env);
   checks.String("working_dir", c.exec_working_dir);
@@ -167,6 +179,18 @@ Result<std::unique_ptr<CheckSource>> OpenCheckSource(const ChecksConfig& config,
       LogInfo(kComponent, "NVML loaded", {{"library", config.nvml_library}});
     } else {
       LogInfo(kComponent, "NVML checks skipped", {{"reason", nvml.error().message()}});
+    }
+  }
+  if (config.dcgm_enabled) {
+    if (const Status curl = LoadHttpClient(); curl.ok()) {
+      DcgmExporterCheck::Options o;
+      o.url = config.dcgm_url;
+      // The GET gives up before the run would be reported hung, so a
+      // slow exporter is a `timeout` error record, not a hung check.
+      o.http.timeout = config.dcgm.timeout * 3 / 4;
+      entries.push_back({std::make_unique<DcgmExporterCheck>(o), with_jitter(config.dcgm), ""});
+    } else {
+      LogInfo(kComponent, "dcgm-exporter check skipped", {{"reason", curl.message()}});
     }
   }
   const std::map<std::string, std::string> env =

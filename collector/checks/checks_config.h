@@ -48,6 +48,10 @@ struct ChecksConfig {
   std::optional<int> nvml_expected;
   unsigned long long nvml_ecc_aggregate_max = 0;
 
+  // dcgm-exporter's /metrics on this node (opt-in: it loads libcurl).
+  std::string dcgm_url = "http://localhost:9400/metrics";
+  CheckSchedule dcgm{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
+
   // Commands: the environment and working directory of every one of them
   // (exec[] and the NPD configs' rules).
   std::map<std::string, std::string> exec_env;  // empty: PATH only (DefaultCheckEnvironment)
@@ -63,6 +67,7 @@ struct ChecksConfig {
   bool aer_enabled = true;
   bool nvidia_driver_enabled = true;
   bool nvml_enabled = true;  // without the library: said once, skipped
+  bool dcgm_enabled = false;
 };
 
 // The keys of the `checks:` mapping.

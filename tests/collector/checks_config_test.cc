@@ -111,6 +111,46 @@ TEST_CASE("the default config's checks section parses back to the defaults") {
   (void)c;
 }
 
+TEST_CASE("checks.dcgm: off by default, read when given, a URL that is not http(s) refused") {
+  CHECK_FALSE(ChecksConfig().dcgm_enabled);
+  CHECK(ChecksConfig().dcgm_url == "http://localhost:9400/metrics");
+  Diagnostics diags;
+  auto c = ParseAgentConfig(R"(node_name: n
+kafka: {brokers: 'k:9092'}
+checks:
+  dcgm: {enabled: true, url: 'http://127.0.0.1:9500/metrics', interval: 30s, timeout: 4s}
+)",
+                            "a.yaml", diags);
+  REQUIRE_MESSAGE(c.has_value(), Errors(diags).front());
+  CHECK(c->checks.dcgm_enabled);
+  CHECK(c->checks.dcgm_url == "http://127.0.0.1:9500/metrics");
+  CHECK(c->checks.dcgm.interval == milliseconds(30'000));
+  CHECK(c->checks.dcgm.timeout == milliseconds(4000));
+
+  Diagnostics bad;
+  auto b = ParseAgentConfig(R"(node_name: n
+kafka: {brokers: 'k:9092'}
+checks:
+  dcgm: {enabled: true, url: 'file:///etc/shadow'}
+)",
+                            "b.yaml", bad);
+  CHECK_FALSE(b.has_value());
+  const std::vector<std::string> errors = Errors(bad);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("C003 'checks.dcgm.url' must be an http:// or https:// URL") !=
+        std::string::npos);
+
+  // Only the dcgm-exporter check: the source exists (the exporter need not
+  // be up at start: an unreachable one is an error record per run).
+  ChecksConfig only;
+  only.gpu_inventory_enabled = only.pcie_enabled = only.aer_enabled = false;
+  only.nvidia_driver_enabled = only.nvml_enabled = false;
+  only.dcgm_enabled = true;
+  auto source = OpenCheckSource(only, RealClock());
+  REQUIRE(source.ok());
+  CHECK(*source != nullptr);
+}
+
 TEST_CASE("OpenCheckSource: nothing enabled, no NVML, a bad NPD config") {
   ChecksConfig off;
   off.enabled = false;
