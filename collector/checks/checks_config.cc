@@ -11,6 +11,7 @@
 #include "collector/checks/npd_plugin_config.h"
 #include "collector/checks/nvidia_proc_check.h"
 #include "collector/checks/nvml_check.h"
+#include "collector/checks/nvml_xid_check.h"
 #include "collector/checks/pcie_checks.h"
 
 namespace faultline {
@@ -80,8 +81,8 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
     d->Bool("enabled", c.nvidia_driver_enabled);
     ReadSchedule(*d, c.nvidia_driver);
   }
-  if (auto n = checks.Sub(
-          "nvml", {"enabled", "library", "interval", "timeout", "expected", "ecc_aggregate_max"})) {
+  if (auto n = checks.Sub("nvml", {"enabled", "library", "interval", "timeout", "expected",
+                                   "ecc_aggregate_max", "xid_events", "xid_interval"})) {
     n->Bool("enabled", c.nvml_enabled);
     n->String("library", c.nvml_library);
     ReadSchedule(*n, c.nvml);
@@ -91,6 +92,8 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
       c.nvml_expected = static_cast<int>(v);
     }
     n->Number("ecc_aggregate_max", c.nvml_ecc_aggregate_max, 0ULL);
+    n->Bool("xid_events", c.nvml_xid_enabled);
+    n->Duration("xid_interval", c.nvml_xid.interval, false);
   }
   if (auto d = checks.Sub("dcgm", {"enabled", "url", "interval", "timeout"})) {
     d->Bool("enabled", c.dcgm_enabled);
@@ -176,6 +179,10 @@ Result<std::unique_ptr<CheckSource>> OpenCheckSource(const ChecksConfig& config,
       o.expected_count = config.nvml_expected;
       o.ecc_aggregate_max = config.nvml_ecc_aggregate_max;
       entries.push_back({std::make_unique<NvmlCheck>(*nvml, o), with_jitter(config.nvml), ""});
+      if (config.nvml_xid_enabled) {
+        entries.push_back(
+            {std::make_unique<NvmlXidCheck>(*nvml), with_jitter(config.nvml_xid), ""});
+      }
       LogInfo(kComponent, "NVML loaded", {{"library", config.nvml_library}});
     } else {
       LogInfo(kComponent, "NVML checks skipped", {{"reason", nvml.error().message()}});

@@ -47,6 +47,9 @@ struct ChecksConfig {
   CheckSchedule nvml{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
   std::optional<int> nvml_expected;
   unsigned long long nvml_ecc_aggregate_max = 0;
+  // Xid events through NVML's event API (nvml_xid_check.h): each run only
+  // takes what NVML queued, so a short interval is cheap.
+  CheckSchedule nvml_xid{std::chrono::milliseconds(10'000), std::chrono::milliseconds(5000)};
 
   // dcgm-exporter's /metrics on this node (opt-in: it loads libcurl).
   std::string dcgm_url = "http://localhost:9400/metrics";
@@ -67,6 +70,7 @@ struct ChecksConfig {
   bool aer_enabled = true;
   bool nvidia_driver_enabled = true;
   bool nvml_enabled = true;  // without the library: said once, skipped
+  bool nvml_xid_enabled = true;
   bool dcgm_enabled = false;
 };
 

@@ -35,7 +35,8 @@ checks:
   gpu_inventory: {interval: 30s, timeout: 5s, expected: {nvidia: 8, amd: 0}}
   pcie: {enabled: false}
   aer: {interval: 2m}
-  nvml: {library: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1, expected: 8, ecc_aggregate_max: 10}
+  nvml: {library: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1, expected: 8, ecc_aggregate_max: 10,
+         xid_events: false, xid_interval: 30s}
   env: {PATH: /usr/bin, LANG: C}
   working_dir: /etc/faultline/plugins
   exec:
@@ -61,6 +62,10 @@ checks:
   CHECK(k.nvml_library == "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1");
   CHECK(k.nvml_expected == 8);
   CHECK(k.nvml_ecc_aggregate_max == 10);
+  CHECK_FALSE(k.nvml_xid_enabled);
+  CHECK(k.nvml_xid.interval == milliseconds(30'000));
+  CHECK(ChecksConfig().nvml_xid_enabled);
+  CHECK(ChecksConfig().nvml_xid.interval == milliseconds(10'000));
   CHECK(k.exec_env == std::map<std::string, std::string>{{"LANG", "C"}, {"PATH", "/usr/bin"}});
   CHECK(k.exec_working_dir == "/etc/faultline/plugins");
   REQUIRE(k.exec.size() == 1);
