@@ -2,6 +2,7 @@
 #include "collector/checks/checks_config.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "base/log.h"
 #include "collector/checks/dcgm_exporter_check.h"
@@ -41,7 +42,8 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
   checks.Duration("jitter", c.jitter, true);
   checks.Duration("repeat", c.repeat, true);
   checks.String("sysfs_root", c.sysfs_root);
-  if (auto g = checks.Sub("gpu_inventory", {"enabled", "interval", "timeout", "expected"})) {
+  if (auto g = checks.Sub("gpu_inventory",
+                          {"enabled", "interval", "timeout", "expected", "expected_labels"})) {
     g->Bool("enabled", c.gpu_inventory_enabled);
     ReadSchedule(*g, c.gpu_inventory);
     std::map<std::string, std::string> expected;
@@ -66,6 +68,18 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
         continue;
       }
       c.gpu_expected[kind] = static_cast<int>(n);
+    }
+    g->StringMap("expected_labels", c.gpu_expected_labels);
+    const std::vector<std::string> known = BuiltinAcceleratorKindNames();
+    for (const auto& [kind, label] : c.gpu_expected_labels) {
+      if (std::find(known.begin(), known.end(), kind) == known.end()) {
+        g->Error("expected_labels", "C003",
+                 "'checks.gpu_inventory.expected_labels' has unknown kind '" + kind +
+                     "' (nvidia, amd, habana or neuron)");
+      } else if (label.empty()) {
+        g->Error("expected_labels", "C003",
+                 "'checks.gpu_inventory.expected_labels." + kind + "' needs a label key");
+      }
     }
   }
   if (auto p = checks.Sub("pcie", {"enabled", "interval", "timeout"})) {
@@ -131,9 +145,44 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
   if (auto npd = checks.Sub("npd", {"configs"})) npd->StringList("configs", c.npd_configs);
 }
 
+void ApplyNodeLabels(const std::map<std::string, std::string>& labels, ChecksConfig& config) {
+  config.node_labels_applied = true;
+  for (const auto& [kind, key] : config.gpu_expected_labels) {
+    if (config.gpu_expected.count(kind) != 0) {
+      LogInfo(kComponent, "expected GPU count set in the config; node label not used",
+              {{"kind", kind}, {"label", key}});
+      continue;
+    }
+    auto it = labels.find(key);
+    if (it == labels.end()) {
+      LogInfo(kComponent, "node label absent; expected GPU count is the baseline",
+              {{"kind", kind}, {"label", key}});
+      continue;
+    }
+    char* end = nullptr;
+    const long n = std::strtol(it->second.c_str(), &end, 10);
+    if (it->second.empty() || *end != '\0' || n < 0 || n > 1024) {
+      LogWarning(kComponent, "node label is not a GPU count; expected GPU count is the baseline",
+                 {{"kind", kind}, {"label", key}, {"value", it->second}});
+      continue;
+    }
+    config.gpu_expected[kind] = static_cast<int>(n);
+    if (kind == "nvidia" && !config.nvml_expected) config.nvml_expected = static_cast<int>(n);
+    LogInfo(kComponent, "expected GPU count from node label",
+            {{"kind", kind}, {"label", key}, {"count", n}});
+  }
+}
+
 Result<std::unique_ptr<CheckSource>> OpenCheckSource(const ChecksConfig& config,
                                                      const Clock& clock) {
   if (!config.enabled) return std::unique_ptr<CheckSource>();
+  if (!config.gpu_expected_labels.empty() && !config.node_labels_applied) {
+    // The Kafka-mode agent has no Kubernetes credentials by design.
+    LogWarning(kComponent,
+               "checks.gpu_inventory.expected_labels ignored: only the standalone agent reads "
+               "its node; expected GPU counts come from checks.gpu_inventory.expected or the "
+               "baseline");
+  }
   CheckSource::Options options;
   options.concurrency = config.concurrency;
   options.repeat_interval = config.repeat;

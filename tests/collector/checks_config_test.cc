@@ -156,6 +156,57 @@ checks:
   CHECK(*source != nullptr);
 }
 
+TEST_CASE("checks.gpu_inventory.expected_labels: a node label gives the expected count") {
+  Diagnostics diags;
+  auto c = ParseAgentConfig(R"(node_name: n
+kafka: {brokers: 'k:9092'}
+checks:
+  gpu_inventory: {expected: {amd: 4}, expected_labels: {nvidia: nvidia.com/gpu.count, amd: amd.com/gpu.count}}
+)",
+                            "a.yaml", diags);
+  REQUIRE_MESSAGE(c.has_value(), Errors(diags).front());
+  ChecksConfig k = c->checks;
+  CHECK(k.gpu_expected_labels ==
+        std::map<std::string, std::string>{{"amd", "amd.com/gpu.count"},
+                                           {"nvidia", "nvidia.com/gpu.count"}});
+  CHECK_FALSE(k.node_labels_applied);
+
+  SUBCASE("the label sets the count; the config's own count wins") {
+    ApplyNodeLabels({{"nvidia.com/gpu.count", "8"}, {"amd.com/gpu.count", "8"}}, k);
+    CHECK(k.node_labels_applied);
+    CHECK(k.gpu_expected == std::map<std::string, int>{{"amd", 4}, {"nvidia", 8}});
+    CHECK(k.nvml_expected == 8);
+  }
+  SUBCASE("nvml.expected set in the config stays") {
+    k.nvml_expected = 4;
+    ApplyNodeLabels({{"nvidia.com/gpu.count", "8"}}, k);
+    CHECK(k.gpu_expected.at("nvidia") == 8);
+    CHECK(k.nvml_expected == 4);
+  }
+  SUBCASE("absent or not a count: the baseline") {
+    ApplyNodeLabels({{"nvidia.com/gpu.present", "true"}}, k);
+    CHECK(k.gpu_expected.count("nvidia") == 0);
+    ApplyNodeLabels({{"nvidia.com/gpu.count", "eight"}}, k);
+    CHECK(k.gpu_expected.count("nvidia") == 0);
+    ApplyNodeLabels({{"nvidia.com/gpu.count", "-1"}}, k);
+    CHECK(k.gpu_expected.count("nvidia") == 0);
+    CHECK_FALSE(k.nvml_expected.has_value());
+  }
+
+  Diagnostics bad;
+  auto b = ParseAgentConfig(R"(node_name: n
+kafka: {brokers: 'k:9092'}
+checks:
+  gpu_inventory: {expected_labels: {nvidea: nvidia.com/gpu.count}}
+)",
+                            "b.yaml", bad);
+  CHECK_FALSE(b.has_value());
+  const std::vector<std::string> errors = Errors(bad);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("C003 'checks.gpu_inventory.expected_labels' has unknown kind 'nvidea'") !=
+        std::string::npos);
+}
+
 TEST_CASE("OpenCheckSource: nothing enabled, no NVML, a bad NPD config") {
   ChecksConfig off;
   off.enabled = false;
