@@ -575,6 +575,8 @@ def fault_templates(rng, px):
             [(X("check=nvidia-driver status=ok device=node counter=driver_gpu value=8 expected=8 was=%s msg=8 of 8 NVIDIA GPUs initialised by the driver" % was), ["check.nvidia-driver-ok"])],
             [(X("check=npd.gpu-count-custom-plugin-monitor.0.GPUCountMismatch status=fail device=node counter=exit value=1 type=permanent condition=GPUMissing reason=GPUCountMismatch msg=GPU count mismatch: expected 8, found %d" % (n - 1)), ["check.exec-permanent"])],
             [(X("check=nhc status=fail device=node counter=exit value=1 msg=ERROR:  nhc:  Health check failed:  Check check_fs_mount_rw / failed"), ["check.exec-problem"])],
+            [(X("check=amd-ras status=fail device=%s counter=%s_ue value=%d expected=0 block=%s msg=%d uncorrectable errors since the driver loaded" % ((lambda b: (pci, b, n, b, n))(C(["umc", "gfx", "xgmi_wafl", "sdma"])))), ["check.amd-ras-uncorrectable"])],
+            [(X("check=amd-ras status=fail device=%s counter=umc_ce value=%d expected=0 block=umc msg=%d new correctable umc errors since the previous run" % (pci, n, n)), ["check.amd-ras-correctable"])],
             [(X("check=nvml-xid status=fail device=%s counter=xid value=%d xid=%s xids=%s msg=Xid (NVML event)" % ((lambda x: (pci, n, x, x))(C(["79", "48", "13", "94"])))), ["check.nvml-xid"])],
             [(X("check=nvml status=fail device=%s counter=retired_pages value=%d expected=0 sbe=0 dbe=%d msg=%d pages retired since the agent started" % (pci, n, n, n)), ["check.retired-pages"])],
             [(X("check=nvml status=fail device=%s counter=retired_pages_pending value=1 msg=a page retirement is pending: it takes effect when the driver reloads (a reboot)" % pci), ["check.retired-pages-pending"])],
@@ -592,7 +594,7 @@ def fault_templates(rng, px):
 
     # Weighted so every rule shows up many times in a few MiB; Xids are the most common.
     return [(xid, 6), (nv_gpu, 3), (nccl, 3), (ib, 4), (host, 4), (amd, 3), (habana, 2), (round3, 5),
-            (checks, 3)]
+            (checks, 6)]
 
 
 def main():

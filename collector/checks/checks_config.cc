@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "base/log.h"
+#include "collector/checks/amd_ras_check.h"
 #include "collector/checks/dcgm_exporter_check.h"
 #include "collector/checks/exec_check.h"
 #include "collector/checks/gpu_inventory_check.h"
@@ -29,10 +30,9 @@ void ReadSchedule(const ConfigMap& m, CheckSchedule& s) {
 
 const std::vector<std::string_view>& ChecksConfigKeys() {
   static const std::vector<std::string_view> kKeys = {
-      "enabled",    "concurrency",   "jitter",        "repeat",
-      "sysfs_root", "procfs_root",   "gpu_inventory", "pcie",
-      "aer",        "nvidia_driver", "nvml",          "dcgm",
-      "env",        "working_dir",   "exec",          "npd"};
+      "enabled",       "concurrency", "jitter",      "repeat",        "sysfs_root", "procfs_root",
+      "gpu_inventory", "pcie",        "aer",         "nvidia_driver", "amd_ras",    "nvml",
+      "dcgm",          "env",         "working_dir", "exec",          "npd"};
   return kKeys;
 }
 
@@ -89,6 +89,10 @@ void ReadChecksConfig(const ConfigMap& checks, ChecksConfig& c) {
   if (auto a = checks.Sub("aer", {"enabled", "interval", "timeout"})) {
     a->Bool("enabled", c.aer_enabled);
     ReadSchedule(*a, c.aer);
+  }
+  if (auto r = checks.Sub("amd_ras", {"enabled", "interval", "timeout"})) {
+    r->Bool("enabled", c.amd_ras_enabled);
+    ReadSchedule(*r, c.amd_ras);
   }
   checks.String("procfs_root", c.procfs_root);
   if (auto d = checks.Sub("nvidia_driver", {"enabled", "interval", "timeout"})) {
@@ -216,6 +220,10 @@ Result<std::unique_ptr<CheckSource>> OpenCheckSource(const ChecksConfig& config,
   if (config.aer_enabled) {
     entries.push_back(
         {std::make_unique<AerCheck>(config.sysfs_root, kinds), with_jitter(config.aer), ""});
+  }
+  if (config.amd_ras_enabled) {
+    entries.push_back(
+        {std::make_unique<AmdRasCheck>(config.sysfs_root), with_jitter(config.amd_ras), ""});
   }
   if (config.nvidia_driver_enabled) {
     entries.push_back({std::make_unique<NvidiaProcCheck>(config.sysfs_root, config.procfs_root),

@@ -44,6 +44,8 @@ struct ChecksConfig {
   CheckSchedule pcie{std::chrono::milliseconds(300'000), std::chrono::milliseconds(10'000)};
   // PCIe AER fatal/non-fatal counters.
   CheckSchedule aer{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
+  // AMD RAS error counters in sysfs (amd_ras_check.h).
+  CheckSchedule amd_ras{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
   // /proc/driver/nvidia against the PCI bus.
   CheckSchedule nvidia_driver{std::chrono::milliseconds(60'000), std::chrono::milliseconds(10'000)};
 
@@ -73,6 +75,7 @@ struct ChecksConfig {
   bool pcie_enabled = true;
   bool aer_enabled = true;
   bool nvidia_driver_enabled = true;
+  bool amd_ras_enabled = true;
   bool nvml_enabled = true;  // without the library: said once, skipped
   bool nvml_xid_enabled = true;
   bool node_labels_applied = false;  // ApplyNodeLabels ran (the standalone agent)

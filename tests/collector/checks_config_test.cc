@@ -116,7 +116,7 @@ TEST_CASE("the default config's checks section parses back to the defaults") {
   (void)c;
 }
 
-TEST_CASE("checks.dcgm: off by default, read when given, a URL that is not http(s) refused") {
+TEST_CASE("checks.dcgm and checks.amd_ras: defaults, read when given, a URL that is not http(s) refused") {
   CHECK_FALSE(ChecksConfig().dcgm_enabled);
   CHECK(ChecksConfig().dcgm_url == "http://localhost:9400/metrics");
   Diagnostics diags;
@@ -124,6 +124,7 @@ TEST_CASE("checks.dcgm: off by default, read when given, a URL that is not http(
 kafka: {brokers: 'k:9092'}
 checks:
   dcgm: {enabled: true, url: 'http://127.0.0.1:9500/metrics', interval: 30s, timeout: 4s}
+  amd_ras: {enabled: false, interval: 2m}
 )",
                             "a.yaml", diags);
   REQUIRE_MESSAGE(c.has_value(), Errors(diags).front());
@@ -131,6 +132,9 @@ checks:
   CHECK(c->checks.dcgm_url == "http://127.0.0.1:9500/metrics");
   CHECK(c->checks.dcgm.interval == milliseconds(30'000));
   CHECK(c->checks.dcgm.timeout == milliseconds(4000));
+  CHECK_FALSE(c->checks.amd_ras_enabled);
+  CHECK(c->checks.amd_ras.interval == milliseconds(120'000));
+  CHECK(ChecksConfig().amd_ras_enabled);
 
   Diagnostics bad;
   auto b = ParseAgentConfig(R"(node_name: n
