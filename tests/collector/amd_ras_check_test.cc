@@ -49,7 +49,7 @@ TEST_CASE("ParseRasErrCount: the driver's format, and nothing else") {
   CHECK_FALSE(ParseRasErrCount("ue: 0\nce: 0\nde: 1\nmore\n"));
 }
 
-TEST_CASE("amd-ras: healthy GPUs pass; an uncorrectable error fails, correctable ones when new") {
+TEST_CASE("amd-ras: healthy GPUs pass, an uncorrectable error fails, correctable ones when new") {
   TempDir sys;
   AddMi300(sys, "0000:05:00.0");
   AddMi300(sys, "0000:15:00.0");
