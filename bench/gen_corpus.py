@@ -575,13 +575,27 @@ def fault_templates(rng, px):
             [(X("check=nvidia-driver status=ok device=node counter=driver_gpu value=8 expected=8 was=%s msg=8 of 8 NVIDIA GPUs initialised by the driver" % was), ["check.nvidia-driver-ok"])],
             [(X("check=npd.gpu-count-custom-plugin-monitor.0.GPUCountMismatch status=fail device=node counter=exit value=1 type=permanent condition=GPUMissing reason=GPUCountMismatch msg=GPU count mismatch: expected 8, found %d" % (n - 1)), ["check.exec-permanent"])],
             [(X("check=nhc status=fail device=node counter=exit value=1 msg=ERROR:  nhc:  Health check failed:  Check check_fs_mount_rw / failed"), ["check.exec-problem"])],
+            [(X("check=amd-ras status=fail device=%s counter=%s_ue value=%d expected=0 block=%s msg=%d uncorrectable errors since the driver loaded" % ((lambda b: (pci, b, n, b, n))(C(["umc", "gfx", "xgmi_wafl", "sdma"])))), ["check.amd-ras-uncorrectable"])],
+            [(X("check=amd-ras status=fail device=%s counter=umc_ce value=%d expected=0 block=umc msg=%d new correctable umc errors since the previous run" % (pci, n, n)), ["check.amd-ras-correctable"])],
+            [(X("check=nvml-xid status=fail device=%s counter=xid value=%d xid=%s xids=%s msg=Xid (NVML event)" % ((lambda x: (pci, n, x, x))(C(["79", "48", "13", "94"])))), ["check.nvml-xid"])],
+            [(X("check=nvml status=fail device=%s counter=retired_pages value=%d expected=0 sbe=0 dbe=%d msg=%d pages retired since the agent started" % (pci, n, n, n)), ["check.retired-pages"])],
+            [(X("check=nvml status=fail device=%s counter=retired_pages_pending value=1 msg=a page retirement is pending: it takes effect when the driver reloads (a reboot)" % pci), ["check.retired-pages-pending"])],
+            [(X("check=nvml status=ok device=node counter=retired_pages_pending value=8 expected=8 was=%s msg=8 of 8 GPUs pass retired_pages_pending" % was), ["check.retired-pages-pending-ok"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=xid value=%s expected=0 gpu=%d hostname=gpu-node msg=Xid" % (pci, C(["79", "48", "13", "94"]), n)), ["check.dcgm-xid"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=row_remap_failure value=1 expected=0 gpu=%d msg=row remapping failed: the GPU needs replacing" % (pci, n)), ["check.dcgm-row-remap-failure"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=ecc_dbe_volatile value=%d expected=0 gpu=%d msg=%d uncorrectable (double-bit) ECC errors since the driver loaded" % (pci, n, n, n)), ["check.dcgm-ecc-dbe-volatile"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=uncorrectable_remapped_rows value=%d expected=%d delta=1 gpu=%d msg=1 new since the previous scrape" % (pci, n + 1, n, n)), ["check.dcgm-remapped-rows"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=pcie_replay value=%d expected=%d delta=%d gpu=%d msg=%d new since the previous scrape" % (pci, 10 + n, 10, n, n, n)), ["check.dcgm-pcie-replay"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=%s value=%d expected=0 delta=%d gpu=%d msg=%d new since the previous scrape" % (pci, C(["nvlink_crc_flit", "nvlink_crc_data", "nvlink_replay", "nvlink_recovery"]), n, n, n, n)), ["check.dcgm-nvlink-errors"])],
+            [(X("check=dcgm-exporter status=fail device=%s counter=clocks value=0x48 reasons=hw_slowdown,hw_thermal gpu=%d msg=clocks slowed down: hw_slowdown,hw_thermal" % (pci, n)), ["check.dcgm-clocks-slowdown"])],
+            [(X("check=dcgm-exporter status=ok device=node counter=clocks value=8 expected=8 was=%s msg=8 of 8 GPUs pass clocks" % was), ["check.dcgm-clocks-ok"])],
             [(X("check=nvml status=hung device=node counter=run value=10s msg=the check did not finish within its timeout"), ["check.not-conclusive"])],
             [(X("check=round status=fail device=node counter=round value=4 expected=5 checks=gpu-inventory,pcie-link,pcie-aer,nvidia-driver,nvml failed=nvml msg=nvml: %d of 8 GPUs visible to NVML (node gpu_count %d)" % (n - 1, n - 1)), ["check.round"])],
         ])
 
     # Weighted so every rule shows up many times in a few MiB; Xids are the most common.
     return [(xid, 6), (nv_gpu, 3), (nccl, 3), (ib, 4), (host, 4), (amd, 3), (habana, 2), (round3, 5),
-            (checks, 3)]
+            (checks, 6)]
 
 
 def main():

@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "collector/checks/check_record.h"
+#include "collector/sources/produced_records.h"
 
 namespace faultline {
 
@@ -360,23 +361,22 @@ void CheckSource::Publish(const Slot& slot, const std::vector<CheckFinding>& fin
 
 Status CheckSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
                          std::stop_token stop) {
-  for (;;) {
-    Collect();
-    ExpireAndLaunch(std::chrono::steady_clock::now());
-    std::size_t appended = 0;
-    while (!ready_.empty() && appended < max_records) {
-      out.push_back(std::move(ready_.front()));
-      ready_.pop_front();
-      ++appended;
-    }
-    if (appended > 0 || max_records == 0 || stop.stop_requested()) return OkStatus();
-    // Sleep until a run finishes, a deadline or a due time passes, or stop;
-    // at most 1 s, so that a long interval never hides a missed wake-up.
-    const SteadyTime now = std::chrono::steady_clock::now();
-    const SteadyTime wake = std::min(NextWake(now), now + std::chrono::seconds(1));
-    std::unique_lock lock(inbox_->mu);
-    inbox_->cv.wait_until(lock, stop, wake, [&] { return !inbox_->done.empty(); });
-  }
+  return ReadProducedRecords(
+      ready_, out, max_records, stop,
+      [this] {
+        Collect();
+        ExpireAndLaunch(std::chrono::steady_clock::now());
+      },
+      [this, &stop] {
+        // Sleep until a run finishes, a deadline or a due time passes, or
+        // stop; at most 1 s, so that a long interval never hides a missed
+        // wake-up.
+        const SteadyTime now = std::chrono::steady_clock::now();
+        const SteadyTime wake = std::min(NextWake(now), now + std::chrono::seconds(1));
+        std::unique_lock lock(inbox_->mu);
+        inbox_->cv.wait_until(lock, stop, wake, [&] { return !inbox_->done.empty(); });
+        return OkStatus();
+      });
 }
 
 }  // namespace faultline

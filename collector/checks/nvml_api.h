@@ -55,6 +55,24 @@ typedef struct nvmlPciInfo_st {
   char busId[32];  // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE
 } nvmlPciInfo_t;
 
+// Page retirement (GPUs before Ampere; Ampere and later remap rows and
+// answer NVML_ERROR_NOT_SUPPORTED).
+typedef int nvmlPageRetirementCause_t;
+inline constexpr nvmlPageRetirementCause_t
+    NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0;
+inline constexpr nvmlPageRetirementCause_t NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1;
+
+// Events: a set that devices register event types with, waited on.
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
+inline constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x0000000000000008ULL;
+typedef struct nvmlEventData_st {
+  nvmlDevice_t device;             // the device where the event occurred
+  unsigned long long eventType;    // nvmlEventType*
+  unsigned long long eventData;    // for Xid events, the Xid
+  unsigned int gpuInstanceId;      // MIG: the GPU instance, else 0xFFFFFFFF
+  unsigned int computeInstanceId;  // MIG: the compute instance, else 0xFFFFFFFF
+} nvmlEventData_t;
+
 typedef nvmlReturn_t (*nvmlInit_v2_fn)();
 typedef nvmlReturn_t (*nvmlShutdown_fn)();
 typedef const char* (*nvmlErrorString_fn)(nvmlReturn_t);
@@ -68,5 +86,13 @@ typedef nvmlReturn_t (*nvmlDeviceGetRemappedRows_fn)(nvmlDevice_t, unsigned int*
                                                      unsigned int*, unsigned int*);
 typedef nvmlReturn_t (*nvmlDeviceGetCurrentClocksThrottleReasons_fn)(nvmlDevice_t,
                                                                      unsigned long long*);
+typedef nvmlReturn_t (*nvmlDeviceGetRetiredPages_fn)(nvmlDevice_t, nvmlPageRetirementCause_t,
+                                                     unsigned int*, unsigned long long*);
+typedef nvmlReturn_t (*nvmlDeviceGetRetiredPagesPendingStatus_fn)(nvmlDevice_t, nvmlEnableState_t*);
+typedef nvmlReturn_t (*nvmlEventSetCreate_fn)(nvmlEventSet_t*);
+typedef nvmlReturn_t (*nvmlDeviceRegisterEvents_fn)(nvmlDevice_t, unsigned long long,
+                                                    nvmlEventSet_t);
+typedef nvmlReturn_t (*nvmlEventSetWait_v2_fn)(nvmlEventSet_t, nvmlEventData_t*, unsigned int);
+typedef nvmlReturn_t (*nvmlEventSetFree_fn)(nvmlEventSet_t);
 
 }  // extern "C"

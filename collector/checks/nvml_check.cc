@@ -17,8 +17,9 @@ CheckFinding Finding(CheckStatus status, const std::string& device, const std::s
 }
 
 // Counters summed up per node (see Run).
-constexpr std::string_view kNodeSummaries[] = {"gpu", "nvlink", "ecc_volatile_uncorrected",
-                                               "remap_pending", "clocks"};
+constexpr std::string_view kNodeSummaries[] = {
+    "gpu",   "nvlink", "ecc_volatile_uncorrected", "remap_pending", "retired_pages_pending",
+    "clocks"};
 
 std::string Hex(unsigned long long v) {
   char buf[24];
@@ -191,6 +192,51 @@ void NvmlCheck::Device(unsigned int index, std::vector<CheckFinding>& out) {
           pending ? CheckStatus::kFail : CheckStatus::kOk, device, "remap_pending",
           pending ? "1" : "0",
           pending ? "a row remap is pending: the GPU needs a reset" : "no row remap pending"));
+    }
+  }
+  if (nvml_->GetRetiredPages && nvml_->GetRetiredPagesPendingStatus) {
+    // Page retirement is what GPUs before Ampere do instead of row
+    // remapping (later ones answer NOT_SUPPORTED: nothing reported). A count
+    // of 0 asks for the number of pages; INSUFFICIENT_SIZE then is the answer.
+    unsigned int sbe = 0;
+    unsigned int dbe = 0;
+    nvmlReturn_t r = nvml_->GetRetiredPages(
+        dev, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &sbe, nullptr);
+    if (r == NVML_ERROR_INSUFFICIENT_SIZE) r = NVML_SUCCESS;
+    if (r == NVML_SUCCESS) {
+      r = nvml_->GetRetiredPages(dev, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &dbe,
+                                 nullptr);
+      if (r == NVML_ERROR_INSUFFICIENT_SIZE) r = NVML_SUCCESS;
+    }
+    if (failed(r, "retired_pages") && out.back().Field("value") == "lost") return;
+    nvmlEnableState_t pending = 0;
+    nvmlReturn_t p = r == NVML_SUCCESS ? nvml_->GetRetiredPagesPendingStatus(dev, &pending) : r;
+    if (r == NVML_SUCCESS && failed(p, "retired_pages_pending") &&
+        out.back().Field("value") == "lost") {
+      return;
+    }
+    if (r == NVML_SUCCESS) {
+      // Pages retired since the agent started: a new one is news (an
+      // event); the count itself is the GPU's history.
+      const unsigned long long total = static_cast<unsigned long long>(sbe) + dbe;
+      const unsigned long long base = retired_baseline_.try_emplace(device, total).first->second;
+      CheckFinding f = Finding(
+          total > base ? CheckStatus::kFail : CheckStatus::kOk, device, "retired_pages",
+          std::to_string(total),
+          total > base ? std::to_string(total - base) + " pages retired since the agent started"
+                       : "no page retired since the agent started");
+      f.fields.emplace_back("expected", std::to_string(base));
+      f.fields.emplace_back("sbe", std::to_string(sbe));
+      f.fields.emplace_back("dbe", std::to_string(dbe));
+      out.push_back(std::move(f));
+    }
+    if (p == NVML_SUCCESS) {
+      const bool is_pending = pending == NVML_FEATURE_ENABLED;
+      out.push_back(Finding(is_pending ? CheckStatus::kFail : CheckStatus::kOk, device,
+                            "retired_pages_pending", is_pending ? "1" : "0",
+                            is_pending ? "a page retirement is pending: it takes effect when the "
+                                         "driver reloads (a reboot)"
+                                       : "no page retirement pending"));
     }
   }
   if (nvml_->GetClocksEventReasons) {

@@ -25,14 +25,18 @@ namespace faultline {
 //   counter=ecc_aggregate_uncorrected  value=<n> expected=<=max       fail when > max
 //   counter=remap_failure   value=0|1 (uncorrectable=<rows>)          fail when 1
 //   counter=remap_pending   value=0|1                                 fail when 1
+//   counter=retired_pages   value=<sbe+dbe> expected=<at first look> sbe=<n> dbe=<n>
+//                           fail when pages were retired since the agent started
+//                           (GPUs before Ampere; later ones remap rows: none)
+//   counter=retired_pages_pending  value=0|1                         fail when 1
 //   counter=clocks          value=0x<reasons> reasons=hw_slowdown,... fail on HW slowdown,
 //                           HW thermal, HW power brake or SW thermal slowdown
 //
 // and, after the devices, one finding per node for each of gpu, nvlink,
-// ecc_volatile_uncorrected, remap_pending and clocks: device=node value=<GPUs
-// that passed> expected=<GPUs checked>, ok only when all passed (unknown
-// when one could not be read). Rules clear a fault with these only: a
-// `clear:` lifts a rule's reason for the whole node.
+// ecc_volatile_uncorrected, remap_pending, retired_pages_pending and clocks: device=node
+// value=<GPUs that passed> expected=<GPUs checked>, ok only when all passed (unknown when one could
+// not be read). Rules clear a fault with these only: a `clear:` lifts a rule's reason for the whole
+// node.
 //
 // A call that returns an error (other than NOT_SUPPORTED, which means the
 // GPU has no such feature) is `status=unknown value=<NVML's error text>` for
@@ -59,6 +63,7 @@ class NvmlCheck final : public Check {
   Options options_;
   int baseline_ = 0;
   std::map<unsigned int, std::string> address_of_;  // index -> PCI address, as last seen
+  std::map<std::string, unsigned long long> retired_baseline_;  // address -> pages at first look
 };
 
 }  // namespace faultline

@@ -37,6 +37,13 @@ Result<std::shared_ptr<NvmlLibrary>> NvmlLibrary::Load(const std::string& path) 
   lib->GetRemappedRows = Symbol<nvmlDeviceGetRemappedRows_fn>(handle, "nvmlDeviceGetRemappedRows");
   lib->GetClocksEventReasons = Symbol<nvmlDeviceGetCurrentClocksThrottleReasons_fn>(
       handle, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  lib->GetRetiredPages = Symbol<nvmlDeviceGetRetiredPages_fn>(handle, "nvmlDeviceGetRetiredPages");
+  lib->GetRetiredPagesPendingStatus = Symbol<nvmlDeviceGetRetiredPagesPendingStatus_fn>(
+      handle, "nvmlDeviceGetRetiredPagesPendingStatus");
+  lib->EventSetCreate = Symbol<nvmlEventSetCreate_fn>(handle, "nvmlEventSetCreate");
+  lib->RegisterEvents = Symbol<nvmlDeviceRegisterEvents_fn>(handle, "nvmlDeviceRegisterEvents");
+  lib->EventSetWait = Symbol<nvmlEventSetWait_v2_fn>(handle, "nvmlEventSetWait_v2");
+  lib->EventSetFree = Symbol<nvmlEventSetFree_fn>(handle, "nvmlEventSetFree");
   if (!init || !lib->shutdown_ || !lib->GetCount || !lib->GetHandleByIndex || !lib->GetPciInfo) {
     lib->shutdown_ = nullptr;  // never initialised
     return FailedPreconditionError(path +

@@ -42,6 +42,12 @@ class NvmlLibrary {
   nvmlDeviceGetTotalEccErrors_fn GetTotalEccErrors = nullptr;
   nvmlDeviceGetRemappedRows_fn GetRemappedRows = nullptr;
   nvmlDeviceGetCurrentClocksThrottleReasons_fn GetClocksEventReasons = nullptr;
+  nvmlDeviceGetRetiredPages_fn GetRetiredPages = nullptr;
+  nvmlDeviceGetRetiredPagesPendingStatus_fn GetRetiredPagesPendingStatus = nullptr;
+  nvmlEventSetCreate_fn EventSetCreate = nullptr;
+  nvmlDeviceRegisterEvents_fn RegisterEvents = nullptr;
+  nvmlEventSetWait_v2_fn EventSetWait = nullptr;
+  nvmlEventSetFree_fn EventSetFree = nullptr;
 
  private:
   NvmlLibrary() = default;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/log.h"
+#include "collector/sources/produced_records.h"
 
 namespace faultline {
 namespace {
@@ -194,22 +195,19 @@ void IbCountersSource::Advance() {
 
 Status IbCountersSource::Read(std::vector<LogRecord>& out, std::size_t max_records,
                               std::stop_token stop) {
-  for (;;) {
-    std::size_t appended = 0;
-    while (!ready_.empty() && appended < max_records) {
-      out.push_back(std::move(ready_.front()));
-      ready_.pop_front();
-      ++appended;
-    }
-    if (appended > 0 || max_records == 0 || stop.stop_requested()) return OkStatus();
-    if (!poll_now_) {
-      Result<WaitOutcome> w = WaitReadable(-1, wakeup_, stop, options_.interval);
-      if (!w.ok()) return w.error();
-      if (*w == WaitOutcome::kStopped) return OkStatus();
-    }
-    poll_now_ = false;
-    Poll();
-  }
+  return ReadProducedRecords(
+      ready_, out, max_records, stop,
+      [this] {
+        if (!poll_now_) return;
+        poll_now_ = false;
+        Poll();
+      },
+      [this, &stop]() -> Status {
+        Result<WaitOutcome> w = WaitReadable(-1, wakeup_, stop, options_.interval);
+        if (!w.ok()) return w.error();
+        poll_now_ = *w != WaitOutcome::kStopped;  // the interval passed: poll
+        return OkStatus();
+      });
 }
 
 void IbCountersSource::Commit(std::string_view cursor) {

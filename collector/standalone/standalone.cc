@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "collector/agent/agent_config.h"
 #include "collector/agent/agent_stack.h"
+#include "collector/checks/checks_config.h"
 #include "collector/standalone/own_node_api.h"
 #include "collector/standalone/standalone_config.h"
 #include "collector/standalone/standalone_sink.h"
@@ -258,6 +259,20 @@ int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
     dry_api = std::make_unique<DryRunNodeApi>(node, std::cout, clock, own_api.get());
     own_dry_api = std::make_unique<OwnNodeApi>(node, *dry_api, *dry_api);
     api = own_dry_api.get();
+  }
+
+  // Expected GPU counts from this node's labels
+  // (checks.gpu_inventory.expected_labels), read once before the check
+  // source opens in Assemble below.
+  if (!config->checks.gpu_expected_labels.empty() && own_api) {
+    if (Result<NodeInfo> self = own_api->GetNode(node); self.ok()) {
+      ApplyNodeLabels(self->labels, config->checks);
+    } else {
+      LogWarning("standalone",
+                 "cannot read this node's labels; expected GPU counts from the baseline",
+                 {{"node", node}, {"error", self.error().ToString()}});
+      config->checks.node_labels_applied = true;  // tried: said why above
+    }
   }
 
   // A dry run swaps the API (DryRunNodeApi) rather than setting

@@ -35,7 +35,8 @@ checks:
   gpu_inventory: {interval: 30s, timeout: 5s, expected: {nvidia: 8, amd: 0}}
   pcie: {enabled: false}
   aer: {interval: 2m}
-  nvml: {library: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1, expected: 8, ecc_aggregate_max: 10}
+  nvml: {library: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1, expected: 8, ecc_aggregate_max: 10,
+         xid_events: false, xid_interval: 30s}
   env: {PATH: /usr/bin, LANG: C}
   working_dir: /etc/faultline/plugins
   exec:
@@ -61,6 +62,10 @@ checks:
   CHECK(k.nvml_library == "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1");
   CHECK(k.nvml_expected == 8);
   CHECK(k.nvml_ecc_aggregate_max == 10);
+  CHECK_FALSE(k.nvml_xid_enabled);
+  CHECK(k.nvml_xid.interval == milliseconds(30'000));
+  CHECK(ChecksConfig().nvml_xid_enabled);
+  CHECK(ChecksConfig().nvml_xid.interval == milliseconds(10'000));
   CHECK(k.exec_env == std::map<std::string, std::string>{{"LANG", "C"}, {"PATH", "/usr/bin"}});
   CHECK(k.exec_working_dir == "/etc/faultline/plugins");
   REQUIRE(k.exec.size() == 1);
@@ -109,6 +114,101 @@ TEST_CASE("the default config's checks section parses back to the defaults") {
   REQUIRE(diags.all().size() == 1);
   CHECK(diags.all()[0].message.find("kafka.brokers is required") == 0);
   (void)c;
+}
+
+TEST_CASE("checks.dcgm and checks.amd_ras: defaults, read when given, a URL that is not http(s) refused") {
+  CHECK_FALSE(ChecksConfig().dcgm_enabled);
+  CHECK(ChecksConfig().dcgm_url == "http://localhost:9400/metrics");
+  Diagnostics diags;
+  auto c = ParseAgentConfig(R"(node_name: n
+kafka: {brokers: 'k:9092'}
+checks:
+  dcgm: {enabled: true, url: 'http://127.0.0.1:9500/metrics', interval: 30s, timeout: 4s}
+  amd_ras: {enabled: false, interval: 2m}
+)",
+                            "a.yaml", diags);
+  REQUIRE_MESSAGE(c.has_value(), Errors(diags).front());
+  CHECK(c->checks.dcgm_enabled);
+  CHECK(c->checks.dcgm_url == "http://127.0.0.1:9500/metrics");
+  CHECK(c->checks.dcgm.interval == milliseconds(30'000));
+  CHECK(c->checks.dcgm.timeout == milliseconds(4000));
+  CHECK_FALSE(c->checks.amd_ras_enabled);
+  CHECK(c->checks.amd_ras.interval == milliseconds(120'000));
+  CHECK(ChecksConfig().amd_ras_enabled);
+
+  Diagnostics bad;
+  auto b = ParseAgentConfig(R"(node_name: n
+kafka: {brokers: 'k:9092'}
+checks:
+  dcgm: {enabled: true, url: 'file:///etc/shadow'}
+)",
+                            "b.yaml", bad);
+  CHECK_FALSE(b.has_value());
+  const std::vector<std::string> errors = Errors(bad);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("C003 'checks.dcgm.url' must be an http:// or https:// URL") !=
+        std::string::npos);
+
+  // Only the dcgm-exporter check: the source exists (the exporter need not
+  // be up at start: an unreachable one is an error record per run).
+  ChecksConfig only;
+  only.gpu_inventory_enabled = only.pcie_enabled = only.aer_enabled = false;
+  only.nvidia_driver_enabled = only.nvml_enabled = false;
+  only.dcgm_enabled = true;
+  auto source = OpenCheckSource(only, RealClock());
+  REQUIRE(source.ok());
+  CHECK(*source != nullptr);
+}
+
+TEST_CASE("checks.gpu_inventory.expected_labels: a node label gives the expected count") {
+  Diagnostics diags;
+  auto c = ParseAgentConfig(R"(node_name: n
+kafka: {brokers: 'k:9092'}
+checks:
+  gpu_inventory: {expected: {amd: 4}, expected_labels: {nvidia: nvidia.com/gpu.count, amd: amd.com/gpu.count}}
+)",
+                            "a.yaml", diags);
+  REQUIRE_MESSAGE(c.has_value(), Errors(diags).front());
+  ChecksConfig k = c->checks;
+  CHECK(k.gpu_expected_labels ==
+        std::map<std::string, std::string>{{"amd", "amd.com/gpu.count"},
+                                           {"nvidia", "nvidia.com/gpu.count"}});
+  CHECK_FALSE(k.node_labels_applied);
+
+  SUBCASE("the label sets the count; the config's own count wins") {
+    ApplyNodeLabels({{"nvidia.com/gpu.count", "8"}, {"amd.com/gpu.count", "8"}}, k);
+    CHECK(k.node_labels_applied);
+    CHECK(k.gpu_expected == std::map<std::string, int>{{"amd", 4}, {"nvidia", 8}});
+    CHECK(k.nvml_expected == 8);
+  }
+  SUBCASE("nvml.expected set in the config stays") {
+    k.nvml_expected = 4;
+    ApplyNodeLabels({{"nvidia.com/gpu.count", "8"}}, k);
+    CHECK(k.gpu_expected.at("nvidia") == 8);
+    CHECK(k.nvml_expected == 4);
+  }
+  SUBCASE("absent or not a count: the baseline") {
+    ApplyNodeLabels({{"nvidia.com/gpu.present", "true"}}, k);
+    CHECK(k.gpu_expected.count("nvidia") == 0);
+    ApplyNodeLabels({{"nvidia.com/gpu.count", "eight"}}, k);
+    CHECK(k.gpu_expected.count("nvidia") == 0);
+    ApplyNodeLabels({{"nvidia.com/gpu.count", "-1"}}, k);
+    CHECK(k.gpu_expected.count("nvidia") == 0);
+    CHECK_FALSE(k.nvml_expected.has_value());
+  }
+
+  Diagnostics bad;
+  auto b = ParseAgentConfig(R"(node_name: n
+kafka: {brokers: 'k:9092'}
+checks:
+  gpu_inventory: {expected_labels: {nvidea: nvidia.com/gpu.count}}
+)",
+                            "b.yaml", bad);
+  CHECK_FALSE(b.has_value());
+  const std::vector<std::string> errors = Errors(bad);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("C003 'checks.gpu_inventory.expected_labels' has unknown kind 'nvidea'") !=
+        std::string::npos);
 }
 
 TEST_CASE("OpenCheckSource: nothing enabled, no NVML, a bad NPD config") {

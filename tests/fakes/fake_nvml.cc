@@ -13,9 +13,19 @@
 //                 "remap": {"correctable": 0, "uncorrectable": 0,
 //                           "pending": 0, "failure": 0},
 //                 "clocks_event_reasons": 0,
+//                 "retired_pages": {"sbe": 0, "dbe": 0, "pending": 0},  // absent: NOT_SUPPORTED,
+//                                                                      // as on Ampere and later
 //                 "lost": false}],             // true: every call on it is GPU_IS_LOST
+//    "xid_events": [{"device": 0, "xid": 79}],  // Xids in the order they happen; an event
+//                                               // set sees those appended after its creation
 //    "errors": {"nvmlDeviceGetRemappedRows": 999},  // a function's forced return
 //    "hang_ms": {"nvmlDeviceGetNvLinkState": 3000}} // a function blocks this long
+//
+// Event sets behave as NVML's: events that happened before the set was
+// created are not seen, each event is returned once, only for devices
+// registered with the set for nvmlEventTypeXidCriticalError, and
+// nvmlEventSetWait_v2 returns NVML_ERROR_TIMEOUT when none is left (after
+// waiting up to its timeout).
 //
 // A handle is its device's index + 1; a call on a handle whose device is
 // gone from the file returns NVML_ERROR_INVALID_ARGUMENT, as NVML does for a
@@ -30,6 +40,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -92,7 +103,18 @@ nvmlReturn_t Guard(Body body) {
   }
 }
 
+std::size_t XidEventCount(const nlohmann::json& s) {
+  auto e = s.find("xid_events");
+  return e != s.end() && e->is_array() ? e->size() : 0;
+}
+
 }  // namespace
+
+// What nvmlEventSet_t points to in this fake.
+struct nvmlEventSet_st {
+  std::size_t seen = 0;                 // xid_events before this index were delivered or predate it
+  std::vector<std::uintptr_t> devices;  // handles registered for Xid events
+};
 
 extern "C" {
 
@@ -240,6 +262,108 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetCurrentClocksTh
     *reasons = d->value("clocks_event_reasons", 0ULL);
     return NVML_SUCCESS;
   });
+}
+
+}  // extern "C"
+
+extern "C" {
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetRetiredPages(
+    nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int* count,
+    unsigned long long* addresses) {
+  return Guard([&]() -> nvmlReturn_t {
+    nlohmann::json s = State();
+    if (nvmlReturn_t rc = Enter(s, "nvmlDeviceGetRetiredPages"); rc != NVML_SUCCESS) return rc;
+    nvmlReturn_t rc = NVML_SUCCESS;
+    std::optional<nlohmann::json> d = DeviceOf(s, device, &rc);
+    if (!d) return rc;
+    if (!d->contains("retired_pages")) return NVML_ERROR_NOT_SUPPORTED;
+    const nlohmann::json& r = (*d)["retired_pages"];
+    const unsigned int n =
+        r.value(cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR ? "dbe" : "sbe", 0U);
+    // As NVML: a buffer too small for the pages is INSUFFICIENT_SIZE with
+    // the count needed (a count of 0 asks for the size).
+    if (*count < n) {
+      *count = n;
+      return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    for (unsigned int i = 0; i < n; ++i) addresses[i] = 0x1000ULL * (i + 1);
+    *count = n;
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(
+    nvmlDevice_t device, nvmlEnableState_t* pending) {
+  return Guard([&]() -> nvmlReturn_t {
+    nlohmann::json s = State();
+    if (nvmlReturn_t rc = Enter(s, "nvmlDeviceGetRetiredPagesPendingStatus"); rc != NVML_SUCCESS) {
+      return rc;
+    }
+    nvmlReturn_t rc = NVML_SUCCESS;
+    std::optional<nlohmann::json> d = DeviceOf(s, device, &rc);
+    if (!d) return rc;
+    if (!d->contains("retired_pages")) return NVML_ERROR_NOT_SUPPORTED;
+    *pending = (*d)["retired_pages"].value("pending", 0) != 0 ? NVML_FEATURE_ENABLED : 0;
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+  return Guard([&]() -> nvmlReturn_t {
+    nlohmann::json s = State();
+    if (nvmlReturn_t rc = Enter(s, "nvmlEventSetCreate"); rc != NVML_SUCCESS) return rc;
+    auto* created = new nvmlEventSet_st();  // NOLINT(cppcoreguidelines-owning-memory): C API
+    created->seen = XidEventCount(s);
+    *set = created;
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceRegisterEvents(
+    nvmlDevice_t device, unsigned long long types, nvmlEventSet_t set) {
+  return Guard([&]() -> nvmlReturn_t {
+    nlohmann::json s = State();
+    if (nvmlReturn_t rc = Enter(s, "nvmlDeviceRegisterEvents"); rc != NVML_SUCCESS) return rc;
+    nvmlReturn_t rc = NVML_SUCCESS;
+    if (!DeviceOf(s, device, &rc)) return rc;
+    if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if ((types & nvmlEventTypeXidCriticalError) == 0) return NVML_ERROR_NOT_SUPPORTED;
+    set->devices.push_back(reinterpret_cast<std::uintptr_t>(device));  // NOLINT: our encoding
+    return NVML_SUCCESS;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set,
+                                                                        nvmlEventData_t* data,
+                                                                        unsigned int timeout_ms) {
+  return Guard([&]() -> nvmlReturn_t {
+    nlohmann::json s = State();
+    if (nvmlReturn_t rc = Enter(s, "nvmlEventSetWait_v2"); rc != NVML_SUCCESS) return rc;
+    if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const std::size_t n = XidEventCount(s);
+    while (set->seen < n) {
+      const nlohmann::json& e = s["xid_events"][set->seen++];
+      const auto handle = static_cast<std::uintptr_t>(e.value("device", 0)) + 1;
+      bool registered = false;
+      for (std::uintptr_t h : set->devices) registered = registered || h == handle;
+      if (!registered) continue;
+      *data = nvmlEventData_t{};
+      data->device = reinterpret_cast<nvmlDevice_t>(handle);  // NOLINT: our encoding
+      data->eventType = nvmlEventTypeXidCriticalError;
+      data->eventData = e.value("xid", 0ULL);
+      data->gpuInstanceId = 0xFFFFFFFFU;
+      data->computeInstanceId = 0xFFFFFFFFU;
+      return NVML_SUCCESS;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+    return NVML_ERROR_TIMEOUT;
+  });
+}
+
+__attribute__((visibility("default"))) nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  delete set;  // NOLINT(cppcoreguidelines-owning-memory): C API
+  return NVML_SUCCESS;
 }
 
 }  // extern "C"
