@@ -124,5 +124,44 @@ TEST_CASE(
   CHECK(api_server.Requests().size() == 5);
 }
 
+TEST_CASE(
+    "in a storm the pod listing is shared: past pod_events.node_lists_per_minute a taint costs 6 "
+    "requests, and one listing of the cluster's pods serves the waiting taints") {
+  Tainter::Options topts;
+  topts.policy.max_fraction = 1.0;
+  topts.policy.per_rule_max_fraction = 1.0;
+  topts.policy.max_new_taints = 0;
+  topts.pod_events.node_lists_per_minute = 2;
+  CostFixture c(topts);
+  FakeApiServer& api_server = c.api_server;
+  Tainter* tainter = c.tainter.get();
+  for (int i = 0; i < 12; ++i) {
+    const std::string n = std::to_string(i);
+    api_server.PutPodJson(
+        {{"apiVersion", "v1"},
+         {"kind", "Pod"},
+         {"metadata", {{"name", "w-" + n}, {"namespace", "ml"}, {"uid", "u-" + n}}},
+         {"spec", {{"nodeName", "gpu-" + n}}},
+         {"status", {{"phase", "Running"}}}});
+  }
+
+  api_server.ClearRequests();
+  for (int i = 0; i < 12; ++i) tainter->Handle(TaintEvent("gpu-" + std::to_string(i), c.f.clock));
+  REQUIRE(tainter->policy().tainted_nodes() == 12);
+  CHECK(api_server.CountRequests("GET", "/api/v1/pods") == 2);  // the first two, by node
+  c.f.clock.Advance(std::chrono::seconds(10));                  // pod_events.batch_delay
+  tainter->Tick();
+  // One more listing, of every running pod (no spec.nodeName), for the ten waiting.
+  CHECK(api_server.CountRequests("GET", "/api/v1/pods") == 3);
+  const auto requests = api_server.Requests();
+  CHECK(requests.back().path == "/api/v1/namespaces/ml/events");
+  std::size_t pod_events = 0;
+  for (const auto& r : requests) pod_events += r.path == "/api/v1/namespaces/ml/events";
+  CHECK(pod_events == 12);  // every pod told
+  // Per taint, as the double counted: the lease read and written, the node
+  // read and patched, its conditions, its Event (6), plus 3 listings for 12.
+  CHECK(requests.size() - pod_events <= 12 * 6 + 3 + 1);  // + the lease's creation
+}
+
 }  // namespace
 }  // namespace faultline
