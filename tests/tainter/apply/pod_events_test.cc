@@ -202,8 +202,9 @@ TEST_CASE("a storm: past node_lists_per_minute the new taints share one listing,
   CHECK(f.api.calls(FakeNodeApi::Op::kListPods) == 2);
   REQUIRE(f.PodEvents().size() == 1);
   // Past the budget: the next taints wait for one shared listing.
-  for (int i : {4, 5, 6, 7})
+  for (int i : {4, 5, 6, 7}) {
     f.tainter->Handle(f.Ev("gpu-" + std::to_string(i), "ev-" + std::to_string(i)));
+  }
   CHECK(f.api.HasTaint("gpu-7", "faultline.dev/faulty", "NoSchedule"));  // never held back
   CHECK(f.PodEvents().size() == 1);
   f.clock.Advance(std::chrono::seconds(5));
@@ -252,8 +253,9 @@ TEST_CASE("fewer waiting nodes than the last shared listing had pages: a list pe
   Fixture f(o);
   // 1,200 running pods elsewhere: the shared listing costs 3 pages of 500.
   for (int i = 0; i < 1200; ++i) f.api.AddPod(Pod("web", "w-" + std::to_string(i), "gpu-9"));
-  for (int i : {3, 0, 1, 2})
+  for (int i : {3, 0, 1, 2}) {
     f.tainter->Handle(f.Ev("gpu-" + std::to_string(i), "ev-" + std::to_string(i)));
+  }
   f.clock.Advance(std::chrono::seconds(10));
   f.tainter->Tick();
   CHECK(f.api.calls(FakeNodeApi::Op::kListPods) == 1);  // 4 nodes > 0 pages known: shared
