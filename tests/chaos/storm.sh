@@ -143,6 +143,7 @@ told() {
 pods_told() { [[ $(told) -ge $((LIMIT * PODS_PER_NODE)) ]]; }
 e2e_wait 60 pods_told || e2e_fail "$(told) pods told, $((LIMIT * PODS_PER_NODE)) ran on the tainted nodes"
 t_told=$(date +%s.%N)
+# shellcheck disable=SC2154  # E2E_PID_tainter: set by e2e_start
 rss_kb=$(awk '/^VmHWM/ { print $2 }' "/proc/$E2E_PID_tainter/status")
 
 # API requests per new taint, from the API double's own log (the storm only:
