@@ -2,7 +2,9 @@
 #include "tainter/apply/node_applier.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <string_view>
 
 #include "base/fault_event.h"
 #include "base/log.h"
@@ -599,7 +601,21 @@ void Tainter::ObserveDeleted(const std::string& node) {
 }
 
 void Tainter::Observe(std::vector<NodeWatchChange> changes) {
-  for (NodeWatchChange& c : changes) {
+  // A node seen again later in the batch is judged by its last picture only:
+  // our own taint comes back as two (the node patch, then the status patch),
+  // and the first one's conditions, stale by then, would cost a GET.
+  std::map<std::string_view, std::size_t> last;
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    if (changes[i].kind != NodeWatchChange::Kind::kList && !changes[i].objects.empty()) {
+      last[changes[i].objects[0].name] = i;
+    }
+  }
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    NodeWatchChange& c = changes[i];
+    if (c.kind == NodeWatchChange::Kind::kUpsert && !c.objects.empty() &&
+        last[c.objects[0].name] != i) {
+      continue;
+    }
     switch (c.kind) {
       case NodeWatchChange::Kind::kList: {
         std::set<std::string> listed;
@@ -640,6 +656,7 @@ void Tainter::Tick() {
     Enqueue(node, std::move(work));
   }
   RetryParked();
+  TellWaitingPods();
   std::vector<std::string> ready;
   for (const auto& [node, q] : queues_) {
     if (!q.work.empty() && (q.attempts == 0 || now >= q.next_try)) ready.push_back(node);

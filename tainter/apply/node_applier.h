@@ -253,6 +253,12 @@ class Tainter {
   // one Event per pod, best effort: a failure is logged and counted, never
   // retried, and never holds the node's queue (the taint is already in).
   void TellPods(const std::string& node, const Reason& reason);
+  // Past pod_events.node_lists_per_minute: the waiting nodes' pods, from one
+  // listing of the cluster's running pods (called by Tick()).
+  void TellWaitingPods();
+  void ListWaitingPods();  // the waiting nodes' pods: one shared listing, or one list each
+  std::optional<std::vector<PodInfo>> ListNodePods(const std::string& node);
+  void TellListedPods(const std::string& node, const Reason& reason, std::vector<PodInfo> pods);
   // Brings the node's conditions in line with its active reasons
   // (ConditionUpdates): one status PATCH if anything changed, computed from
   // `seen` (the node as just read or watched) or else from a GET.
@@ -298,6 +304,19 @@ class Tainter {
   std::map<std::string, std::set<std::string>> condition_types_;
   std::map<std::string, std::string> needs_person_;  // node -> why (MarkNeedsPerson)
   std::chrono::steady_clock::time_point next_resync_{};
+  // Pod notices (pod_notices.cc): when the last minute's per-node pod lists
+  // were sent, and the new taints waiting for the shared listing.
+  struct PodsWaiting {
+    std::string node;
+    Reason reason;
+    bool listed = false;  // `pods` holds the shared listing's pods of the node
+    std::vector<PodInfo> pods;
+  };
+  std::deque<std::chrono::steady_clock::time_point> pod_lists_;
+  std::deque<PodsWaiting> pods_waiting_;
+  std::size_t pods_unlisted_ = 0;      // the waiting nodes not yet listed (the last ones)
+  std::size_t pods_shared_pages_ = 0;  // pages of the last shared listing (0: none yet)
+  std::chrono::steady_clock::time_point pods_due_{};
 };
 
 }  // namespace faultline

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -20,6 +21,14 @@ struct PodEventOptions {
   // At most this many pods are told per decision (a node runs ~110 pods at
   // most by default; a GPU node a handful). Past it, the rest are counted.
   std::size_t max_pods = 50;
+  // While at most this many nodes were taken out in the last minute, each
+  // one's pods are listed by node at once (one request, exact at the moment
+  // of the taint). Past it (a storm: a bad rule, a spine switch) the nodes
+  // wait up to `batch_delay` and share one listing of every running pod of
+  // the cluster, so the listing is not paid per taint when the client's QPS
+  // is what bounds the storm. 0: always shared.
+  std::size_t node_lists_per_minute = 6;
+  std::chrono::seconds batch_delay{10};
 };
 
 inline constexpr std::string_view kPodEventReason = "FaultlineNodeTakenOut";

@@ -327,6 +327,7 @@ int RunNodeCommand(std::string_view program, const std::vector<std::string>& arg
   if (!flags->kubeconfig.empty()) config.kubernetes.kubeconfig = flags->kubeconfig;
   if (!flags->context.empty()) config.kubernetes.context = flags->context;
   if (flags->dry_run) config.tainter.dry_run = true;
+  config.list_page_size = kCommandListPageSize;
   // A command prints its answer; the client's info lines would be noise.
   SetLogLevel(std::max(config.log_level, LogLevel::kWarning));
   std::unique_ptr<TainterStack> stack = TainterStack::Create(config, program, err);

@@ -117,9 +117,11 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
       map.Error("node_selector", "C003", "'node_selector': " + s.error().message());
     }
     // The tainter's alone: the standalone agent cannot list pods (deploy/README.md).
-    if (auto p = map.Sub("pod_events", {"enabled", "max_pods"})) {
+    if (auto p = map.Sub("pod_events", {"enabled", "max_pods", "node_lists_per_minute"})) {
       p->Bool("enabled", c.tainter.pod_events.enabled);
       p->Number("max_pods", c.tainter.pod_events.max_pods, std::size_t{1});
+      p->Number("node_lists_per_minute", c.tainter.pod_events.node_lists_per_minute,
+                std::size_t{0});
     }
     if (auto d = map.Sub("dedupe", {"capacity", "ttl"})) {
       d->Number("capacity", c.tainter.policy.dedupe_capacity, std::size_t{1});

@@ -39,6 +39,7 @@ Result<std::unique_ptr<KubeNodeApi>> MakeApi(const TainterConfig& config, Metric
   o.http.qps = config.kubernetes.qps;
   o.http.burst = config.kubernetes.burst;
   o.http.request_timeout = config.kubernetes.request_timeout;
+  o.list_page_size = config.list_page_size;
   // The daemon's one thread calls the API between Kafka polls: one call,
   // retries included, must end well within max.poll.interval.ms (with the
   // default 300 s this leaves the 30 s deadline as it is).

@@ -315,6 +315,11 @@ constexpr char kValveAnnotation[] = "faultline.dev/new-taints";
 }  // namespace
 
 Result<SharedRecord> KubeNodeApi::GetValveRecord() {
+  if (valve_written_) {
+    SharedRecord mine = std::move(*valve_written_);
+    valve_written_.reset();  // once: a retry after a conflict reads the live one
+    return mine;
+  }
   const std::string path = "/apis/coordination.k8s.io/v1/namespaces/" +
                            UrlEncode(options_.events.namespace_name) + "/leases/" +
                            UrlEncode(options_.valve_lease);
@@ -359,8 +364,16 @@ Status KubeNodeApi::PutValveRecord(const std::string& value, const std::string& 
                             .content_type = "application/json",
                             .body = lease.dump()});
   }
+  valve_written_.reset();
   if (!response) return response.error();
-  if (response->status >= 200 && response->status < 300) return OkStatus();
+  if (response->status >= 200 && response->status < 300) {
+    // The Lease as written, with its new version, is the next read.
+    if (auto body = ParseBody(*response, "write valve lease"); body) {
+      const std::string version = ResourceVersionOf(*body);
+      if (!version.empty()) valve_written_ = SharedRecord{value, version};
+    }
+    return OkStatus();
+  }
   return StatusFromResponse(*response, "write valve lease");  // 409: kAborted
 }
 

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,6 +98,15 @@ class KubeNodeApi final : public NodeApi,
   // The Lease `valve_lease` in the event namespace; the value is its
   // annotation faultline.dev/new-taints. GET, then POST (create) or PUT with
   // metadata.resourceVersion (409: kAborted).
+  //
+  // After this client's own write, the next GetValveRecord returns what was
+  // written, at the version the server answered, without a GET: in a storm
+  // one replica writes the Lease for every taint, and the read cost one
+  // request of the client's QPS each. If another replica wrote since, the PUT
+  // at that version gets 409 (kAborted) and the caller reads again, which
+  // then GETs. A refusal from the remembered record is a refusal from the
+  // live one too: the record only gains entries (each replica's new taints)
+  // until they age out of the window, which the valve computes from time.
   Result<SharedRecord> GetValveRecord() override;
   Status PutValveRecord(const std::string& value, const std::string& expected_version) override;
 
@@ -120,6 +130,7 @@ class KubeNodeApi final : public NodeApi,
   KubeMetrics metrics_;
   std::map<std::string, int> event_counts_;  // "namespace/event name" -> count we last wrote
   // The node the last GetNode read, for UpdateNode (see above).
+  std::optional<SharedRecord> valve_written_;  // our last write of the Lease (see above)
   std::string last_read_name_;
   nlohmann::json last_read_;
 };

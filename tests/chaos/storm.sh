@@ -5,15 +5,25 @@
 # SPREAD_S (5; the documented command 60) seconds, as a bad rule or a spine
 # switch failure would make them. One faultline-tainter with
 # valve.max_fraction 0.1 and no max_new_taints limit (so the share, not the
-# rate, is what holds), kubernetes.qps QPS (50) / burst 2 x QPS.
+# rate, is what holds), kubernetes.qps QPS (50) / burst 2 x QPS; QPS=default
+# leaves them out (the tainter's defaults, qps 5 / burst 10). Each node runs
+# PODS_PER_NODE (1) pods of a Job, which are told when their node is taken out.
 #
 # Checked: the tainted share never exceeds max_fraction and reaches it;
 # `faultline-tainter nodes` answers during the storm; `untaint` of one node
 # works and the freed place goes to a waiting refused fault (the share stays
-# at the limit); the API write rate stays within qps + burst per second.
+# at the limit); the API write rate stays within qps + burst per second; every
+# pod of a tainted node got its FaultlineNodeTakenOut Event; the API requests
+# per new taint, counted from the API double's own request log (the storm's
+# requests but node lists, watches, refusal Events and pod Events, divided by
+# the taints), stay within MAX_REQUESTS_PER_TAINT (5.5: the valve Lease
+# written (read only after a conflict), the node read and patched, its
+# conditions, its Event; the pod listing is shared once more than
+# pod_events.node_lists_per_minute nodes are taken out in a minute).
 # Figure line: peak tainted share, writes/s (peak 1 s and mean), decision
 # latency (event produced -> "tainted node"/"refused" log line, p50/p99/max),
-# the `nodes` command's wall time.
+# the `nodes` command's wall time (slowest of the storm), requests per taint,
+# the tainter's peak RSS (VmHWM).
 #
 # API-double semantics relied on (as kube-apiserver): GET /api/v1/nodes lists
 # every node with a resourceVersion and a watch from it streams each later
@@ -32,6 +42,18 @@ NODES=${NODES:-200}
 FAULTY_PCT=${FAULTY_PCT:-40}
 SPREAD_S=${SPREAD_S:-5}
 QPS=${QPS:-50}
+PODS_PER_NODE=${PODS_PER_NODE:-1}
+MAX_REQUESTS_PER_TAINT=${MAX_REQUESTS_PER_TAINT:-5.5}
+TIMEOUT_S=${TIMEOUT_S:-600}  # every fault decided within this, or the test fails
+# The checks below read every node: every 0.5 s, or 2 s for a big fleet.
+POLL_S=$( ((NODES > 1000)) && echo 2 || echo 0.5)
+if [[ $QPS == default ]]; then
+  limits=""
+  QPS=5 BURST=10
+else
+  BURST=$((2 * QPS))
+  limits=", qps: $QPS, burst: $BURST"
+fi
 MAX_FRACTION=0.1
 LIMIT=$((NODES / 10))
 FAULTY=$((NODES * FAULTY_PCT / 100))
@@ -40,7 +62,7 @@ TAINT_KEY=faultline.dev/faulty
 args=()
 for ((i = 0; i < NODES; i++)); do args+=(--node "gpu-$i"); done
 e2e_start_mock -b 1 -t events:6:1 -t events.dead-letter:1:1
-e2e_start_api "${args[@]}"
+e2e_start_api "${args[@]}" --pods-per-node "$PODS_PER_NODE"
 
 cat >"$T/tainter.yaml" <<YAML
 kafka:
@@ -49,7 +71,7 @@ kafka:
   group: faultline-storm-$$
   dead_letter_topic: events.dead-letter
   properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500", log_level: "0"}
-kubernetes: {kubeconfig: $T/kubeconfig, qps: $QPS, burst: $((2 * QPS))}
+kubernetes: {kubeconfig: $T/kubeconfig$limits}
 rules: {builtin: true, paths: [$HERE/storm_rules.yaml]}
 valve: {max_fraction: $MAX_FRACTION, per_rule_max_fraction: $MAX_FRACTION, max_new_taints: 0, min_allowed: 1}
 metrics_address: 127.0.0.1:0
@@ -65,6 +87,18 @@ decided() {
   grep -c '"msg":"tainted node"\|"msg":"safety valve refused a taint"' "$T/tainter.log" || true
 }
 
+# `faultline-tainter nodes` (its own client, the default rate limit) during
+# the storm: its slowest answer is the figure.
+nodes_ms=0
+nodes_cmd() {
+  local t0 ms
+  t0=$(date +%s%N)
+  "$TAINTER" nodes --kubeconfig "$T/kubeconfig" >"$T/nodes.out" 2>&1 || e2e_fail "nodes failed during the storm"
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  ((ms > nodes_ms)) && nodes_ms=$ms
+  return 0
+}
+
 # The storm: FAULTY nodes (spread over the fleet), in 10 batches over SPREAD_S.
 batch=$(((FAULTY + 9) / 10))
 : >"$T/produced"
@@ -78,28 +112,66 @@ for ((b = 0; b < 10; b++)); do
     printf '%s:{"schema":1,"id":"storm-%s","node":"%s","source":"kmsg","origin":"kernel","rule":"storm.link_down","category":"network","severity":"critical","action":"taint","summary":"link down","message":"mlx5: link down","log_time":"%s","detected_time":"%s"}\n' \
       "$node" "$j" "$node" "$now" "$now"
   done | kcat -P -b "$BS" -t events -K: 2>/dev/null || e2e_fail "kcat -P failed"
-  sleep "$(awk -v s="$SPREAD_S" 'BEGIN { printf "%.3f", s / 10 }')"
+  t_batch=$(date +%s.%N)
+  nodes_cmd
+  sleep "$(awk -v s="$SPREAD_S" -v a="$t_batch" -v b="$(date +%s.%N)" \
+    'BEGIN { w = s / 10 - (b - a); printf "%.3f", (w > 0 ? w : 0) }')"
 done
 
 # During the storm: the tainter answers `nodes`, and the share never exceeds the limit.
 peak=0
-nodes_ms=""
 while (($(decided) < FAULTY)); do
   n=$(tainted)
   ((n > peak)) && peak=$n
   ((n <= LIMIT)) || e2e_fail "$n nodes tainted; max_fraction allows $LIMIT"
-  if [[ -z "$nodes_ms" ]]; then
-    t0=$(date +%s%N)
-    "$TAINTER" nodes --kubeconfig "$T/kubeconfig" >"$T/nodes.out" 2>&1 || e2e_fail "nodes failed during the storm"
-    nodes_ms=$((($(date +%s%N) - t0) / 1000000))
-  fi
-  (($(date +%s) - ${t_storm%.*} < 600)) || e2e_fail "only $(decided) of $FAULTY faults decided in 600 s"
-  sleep 0.5
+  nodes_cmd
+  (($(date +%s) - ${t_storm%.*} < TIMEOUT_S)) ||
+    e2e_fail "only $(decided) of $FAULTY faults decided in $TIMEOUT_S s"
+  sleep "$POLL_S"
 done
 t_done=$(date +%s.%N)
 n=$(tainted)
 ((n > peak)) && peak=$n
 [[ $n -eq $LIMIT ]] || e2e_fail "$n nodes tainted after the storm, the limit is $LIMIT"
+
+# Every pod of a tainted node is told (some from the shared listing, within
+# pod_events' batch delay of 10 s).
+told() {
+  e2e_api_get /debug/events |
+    jq '[.items[] | select(.reason == "FaultlineNodeTakenOut") | .involvedObject.name] | unique | length'
+}
+pods_told() { [[ $(told) -ge $((LIMIT * PODS_PER_NODE)) ]]; }
+e2e_wait 60 pods_told || e2e_fail "$(told) pods told, $((LIMIT * PODS_PER_NODE)) ran on the tainted nodes"
+t_told=$(date +%s.%N)
+# shellcheck disable=SC2154  # E2E_PID_tainter: set by e2e_start
+rss_kb=$(awk '/^VmHWM/ { print $2 }' "/proc/$E2E_PID_tainter/status")
+
+# API requests per new taint, from the API double's own log (the storm only:
+# before the untaint below). Left out: node lists and watches (the informer
+# and the `nodes` command), the refusals' FaultlineValveShut Events, the
+# pods' own Events (one per pod, reported apart).
+e2e_api_get /debug/requests >"$T/requests.json"
+read -r per_taint pod_events pod_lists < <(jq -r --argjson from "${t_storm%.*}" --argjson to "${t_told%.*}" \
+  --argjson taints "$LIMIT" '
+  [.[] | select(.time_unix_us >= $from * 1000000 and .time_unix_us <= ($to + 1) * 1000000)
+       | select(.params.watch != "true" and .path != "/api/v1/nodes")
+       | select((.body | fromjson? // {} | if type == "object" then .reason else null end)
+                != "FaultlineValveShut")] as $r
+  | ($r | map(select(.path == "/api/v1/namespaces/ml/events")) | length) as $pod_events
+  | [(($r | length) - $pod_events) / $taints, $pod_events,
+     ($r | map(select(.path == "/api/v1/pods")) | length)] | @tsv' "$T/requests.json")
+# Which requests, by method and path with the node's name as NODE.
+breakdown=$(jq -r --argjson from "${t_storm%.*}" --argjson to "${t_told%.*}" '
+  [.[] | select(.time_unix_us >= $from * 1000000 and .time_unix_us <= ($to + 1) * 1000000)
+       | select(.params.watch != "true")
+       | .method + " " + (.path | sub("/nodes/[^/]+"; "/nodes/NODE") | sub("/leases/.*"; "/leases/L"))
+         + (if .path == "/api/v1/pods" then (if (.params.fieldSelector // "" | startswith("spec.nodeName"))
+            then "?node" else "?all" end) else "" end)
+         + ((.body | fromjson? // {} | if type == "object" and .reason then " " + .reason else "" end))]
+  | group_by(.) | map("\(length) \(.[0])") | join(", ")' "$T/requests.json")
+echo "requests in the storm: $breakdown"
+awk -v a="$per_taint" -v b="$MAX_REQUESTS_PER_TAINT" 'BEGIN { exit !(a <= b) }' ||
+  e2e_fail "$per_taint API requests per new taint (bound $MAX_REQUESTS_PER_TAINT)"
 
 # Lifting works in the storm: untaint one node; a waiting refused fault takes its place.
 victim=$(e2e_api_get /debug/nodes | jq -r --arg k "$TAINT_KEY" \
@@ -118,7 +190,7 @@ jq -r '.[] | select(.method != "GET") | (.time_unix_us / 1000000 | floor)' "$T/r
 writes=$(jq '[.[] | select(.method != "GET")] | length' "$T/requests.json")
 peak_wps=$(tail -n1 "$T/writes_per_s")
 storm_s=$(awk -v a="$t_storm" -v b="$t_done" 'BEGIN { printf "%.1f", b - a }')
-((peak_wps <= 3 * QPS)) || e2e_fail "$peak_wps writes in one second; qps $QPS, burst $((2 * QPS))"
+((peak_wps <= QPS + BURST)) || e2e_fail "$peak_wps writes in one second; qps $QPS, burst $BURST"
 
 # Decision latency: produced -> the tainter's decision log line for that node.
 jq -r 'select(.msg == "tainted node" or .msg == "safety valve refused a taint") | .node + " " + .ts' \
@@ -133,5 +205,5 @@ count=$(wc -l <<<"$lat")
 p50=$(sed -n "$(((count + 1) / 2))p" <<<"$lat")
 p99=$(sed -n "$(((count * 99 + 99) / 100))p" <<<"$lat")
 max=$(tail -n1 <<<"$lat")
-echo "figure: nodes=$NODES faulty=$FAULTY within_s=$SPREAD_S peak_tainted=$peak ($(awk -v p="$peak" -v n="$NODES" 'BEGIN { printf "%.1f", 100 * p / n }')%, limit $LIMIT) decided_in_s=$storm_s writes=$writes peak_writes_per_s=$peak_wps (qps $QPS burst $((2 * QPS))) decision_latency_s p50=$p50 p99=$p99 max=$max nodes_cmd_ms=$nodes_ms untaint_refilled=yes"
+echo "figure: nodes=$NODES faulty=$FAULTY within_s=$SPREAD_S peak_tainted=$peak ($(awk -v p="$peak" -v n="$NODES" 'BEGIN { printf "%.1f", 100 * p / n }')%, limit $LIMIT) decided_in_s=$storm_s writes=$writes peak_writes_per_s=$peak_wps (qps $QPS burst $BURST) decision_latency_s p50=$p50 p99=$p99 max=$max nodes_cmd_max_ms=$nodes_ms requests_per_taint=$per_taint pod_lists=$pod_lists pod_events=$pod_events tainter_rss_max_mib=$((rss_kb / 1024)) untaint_refilled=yes"
 echo "PASS: storm"

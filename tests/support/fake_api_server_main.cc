@@ -6,6 +6,7 @@
 //                     [--token TOKEN] [--port N]
 //                     [--node NAME[:k=v,k=v...]]...          (repeatable)
 //                     [--taint NODE=KEY[=VALUE]:EFFECT]...    (repeatable; foreign taints)
+//                     [--pods-per-node N]   (N Running pods of a Job on each --node, ns "ml")
 //
 // Prints "URL=https://127.0.0.1:PORT" on stdout once serving, writes the
 // kubeconfig (server, CA data, token) and the other files atomically, and
@@ -21,6 +22,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "base/stop_signals.h"
 #include "tests/support/fake_api_server.h"
@@ -46,7 +49,7 @@ int Usage(const char* why) {
   std::cerr << "fl-fake-apiserver: " << why
             << "\nusage: fl-fake-apiserver [--kubeconfig PATH] [--ca-file PATH] [--url-file PATH]"
                " [--token TOKEN] [--port N] [--node NAME[:k=v,...]]... "
-               "[--taint NODE=KEY[=VALUE]:EFFECT]...\n";
+               "[--taint NODE=KEY[=VALUE]:EFFECT]... [--pods-per-node N]\n";
   return 2;
 }
 
@@ -57,6 +60,7 @@ int main(int argc, char** argv) {
   std::string kubeconfig_path, ca_path, url_path;
   std::vector<std::pair<std::string, std::map<std::string, std::string>>> nodes;
   std::vector<std::string> taints;
+  int pods_per_node = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") return Usage("help");
@@ -94,6 +98,9 @@ int main(int argc, char** argv) {
       nodes.emplace_back(value.substr(0, colon), labels);
     } else if (flag == "--taint") {
       taints.push_back(value);
+    } else if (flag == "--pods-per-node") {
+      pods_per_node = std::atoi(value.c_str());
+      if (pods_per_node < 0 || pods_per_node > 1000) return Usage("--pods-per-node: 0 to 1000");
     } else {
       return Usage(("unknown flag " + flag).c_str());
     }
@@ -109,7 +116,28 @@ int main(int argc, char** argv) {
     std::cerr << "fl-fake-apiserver: " << server.error().ToString() << "\n";
     return 1;
   }
-  for (const auto& [name, labels] : nodes) (*server)->AddNode(name, labels);
+  for (const auto& [name, labels] : nodes) {
+    (*server)->AddNode(name, labels);
+    // A job's pods, as the storm's nodes run them: each is told when its node
+    // is taken out (FaultlineNodeTakenOut).
+    for (int p = 0; p < pods_per_node; ++p) {
+      const std::string pod = name + "-job-" + std::to_string(p);
+      (*server)->PutPodJson(
+          {{"apiVersion", "v1"},
+           {"kind", "Pod"},
+           {"metadata",
+            {{"name", pod},
+             {"namespace", "ml"},
+             {"uid", "uid-" + pod},
+             {"ownerReferences", nlohmann::json::array({{{"apiVersion", "batch/v1"},
+                                                         {"kind", "Job"},
+                                                         {"name", "job-" + name},
+                                                         {"uid", "uid-job-" + name},
+                                                         {"controller", true}}})}}},
+           {"spec", {{"nodeName", name}}},
+           {"status", {{"phase", "Running"}}}});
+    }
+  }
   for (const std::string& spec : taints) {
     // NODE=KEY[=VALUE]:EFFECT
     const auto eq = spec.find('=');

@@ -281,6 +281,37 @@ TEST_CASE("a node that needs a person says so in its condition's reason until th
   CHECK(t.Condition("GPUFault")["reason"] == "NvidiaXid");
 }
 
+TEST_CASE("the watch's pictures of our own taint, taken together, cost no request") {
+  TainterFixture t;
+  t.tainter->Handle(t.Xid79("boot:1"));
+  REQUIRE(t.tainter->pending() == 0);
+  REQUIRE(t.Condition("GPUFault")["status"] == "True");
+  // The watch delivers the node as of our patch of it (the taint, not yet
+  // the condition), then as of our status patch. Taken in one batch, the
+  // last picture is the one to judge: before, the first one's stale
+  // conditions cost a GET per taint (a storm's 7th request).
+  json before_status = t.Node();
+  before_status["status"]["conditions"] = json::array();
+  Result<NodeInfo> first = NodeInfoFromJson(before_status);
+  Result<NodeInfo> last = NodeInfoFromJson(t.Node());
+  REQUIRE(first.ok());
+  REQUIRE(last.ok());
+  t.f.server->ClearRequests();
+  std::vector<NodeWatchChange> batch(2);
+  batch[0].objects = {*first};
+  batch[1].objects = {*last};
+  t.tainter->Observe(std::move(batch));
+  CHECK(t.f.server->Requests().empty());
+  // A picture that is the last of its batch is still judged: a kubectl lift.
+  t.f.server->MutateNode("gpu-1", [](json& n) { n["spec"].erase("taints"); });
+  Result<NodeInfo> lifted = NodeInfoFromJson(t.Node());
+  REQUIRE(lifted.ok());
+  std::vector<NodeWatchChange> one(1);
+  one[0].objects = {*lifted};
+  t.tainter->Observe(std::move(one));
+  CHECK(t.Condition("GPUFault")["status"] == "False");
+}
+
 TEST_CASE("the condition has the shape draino, NodeHealthCheck and MachineHealthCheck read") {
   // Each tool's documented configuration (tainter/README.md, "Node
   // conditions") reads a condition by exact `type`, a `status` string

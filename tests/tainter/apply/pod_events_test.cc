@@ -3,6 +3,8 @@
 // (BuildPodEvents) and applied by the Tainter after the taint.
 #include "tainter/core/pod_events.h"
 
+#include <set>
+
 #include <doctest/doctest.h>
 
 #include "tainter/apply/node_applier.h"
@@ -183,6 +185,88 @@ TEST_CASE("pod Events are off when disabled, and a failing pod list never holds 
     CHECK(f.metrics.CounterValue("faultline_tainter_pod_events_total", {{"outcome", "failed"}}) ==
           1);
   }
+}
+
+TEST_CASE("a storm: past node_lists_per_minute the new taints share one listing, all pods told") {
+  Tainter::Options o;
+  o.policy.max_fraction = 1.0;
+  o.policy.per_rule_max_fraction = 1.0;
+  o.policy.max_new_taints = 0;
+  o.pod_events.node_lists_per_minute = 2;
+  Fixture f(o);
+  f.api.AddPod(Pod("ml", "train-llm-worker-6", "gpu-6", "kubeflow.org/v1", "PyTorchJob", "x"));
+  f.api.AddPod(Pod("ml", "train-llm-worker-7", "gpu-7", "kubeflow.org/v1", "PyTorchJob", "x"));
+  // Few nodes: each one's pods listed by node, told at once.
+  f.tainter->Handle(f.Ev("gpu-3", "ev-3"));
+  f.tainter->Handle(f.Ev("gpu-0", "ev-0"));
+  CHECK(f.api.calls(FakeNodeApi::Op::kListPods) == 2);
+  REQUIRE(f.PodEvents().size() == 1);
+  // Past the budget: the next taints wait for one shared listing.
+  for (int i : {4, 5, 6, 7}) {
+    f.tainter->Handle(f.Ev("gpu-" + std::to_string(i), "ev-" + std::to_string(i)));
+  }
+  CHECK(f.api.HasTaint("gpu-7", "faultline.dev/faulty", "NoSchedule"));  // never held back
+  CHECK(f.PodEvents().size() == 1);
+  f.clock.Advance(std::chrono::seconds(5));
+  f.tainter->Tick();
+  CHECK(f.PodEvents().size() == 1);  // within batch_delay: still waiting
+  f.clock.Advance(std::chrono::seconds(5));
+  f.tainter->Tick();
+  CHECK(f.api.calls(FakeNodeApi::Op::kListPods) == 3);  // one listing for the four nodes
+  std::set<std::string> told;
+  for (const NodeEvent& e : f.PodEvents()) told.insert(e.subject->name);
+  CHECK(told == std::set<std::string>{"train-llm-worker-3", "train-llm-worker-4",
+                                      "train-llm-worker-6", "train-llm-worker-7"});
+  CHECK(f.metrics.CounterValue("faultline_tainter_pod_events_total", {{"outcome", "recorded"}}) ==
+        4);
+  f.tainter->Tick();
+  CHECK(f.api.calls(FakeNodeApi::Op::kListPods) == 3);  // nothing waits: no listing
+
+  SUBCASE("a quiet minute later, a new taint is listed by node again, at once") {
+    f.clock.Advance(std::chrono::minutes(1));
+    f.api.AddPod(Pod("ml", "late", "gpu-8"));
+    f.tainter->Handle(f.Ev("gpu-8", "ev-8"));
+    CHECK(f.api.calls(FakeNodeApi::Op::kListPods) == 4);
+    CHECK(f.PodEvents().size() == 5);
+  }
+  SUBCASE("the shared listing fails: each waiting node counted, none retried") {
+    f.clock.Advance(std::chrono::seconds(1));
+    f.tainter->Handle(f.Ev("gpu-8", "ev-8"));
+    f.tainter->Handle(f.Ev("gpu-9", "ev-9"));
+    f.api.FailNext(UnavailableError("apiserver away"), FakeNodeApi::Op::kListPods);
+    f.clock.Advance(std::chrono::seconds(10));
+    f.tainter->Tick();
+    CHECK(f.metrics.CounterValue("faultline_tainter_pod_events_total",
+                                 {{"outcome", "list_failed"}}) == 2);
+    f.clock.Advance(std::chrono::seconds(10));
+    f.tainter->Tick();
+    CHECK(f.api.calls(FakeNodeApi::Op::kListPods) == 4);
+  }
+}
+
+TEST_CASE("fewer waiting nodes than the last shared listing had pages: a list per node instead") {
+  Tainter::Options o;
+  o.policy.max_fraction = 1.0;
+  o.policy.per_rule_max_fraction = 1.0;
+  o.policy.max_new_taints = 0;
+  o.pod_events.node_lists_per_minute = 0;  // always wait
+  Fixture f(o);
+  // 1,200 running pods elsewhere: the shared listing costs 3 pages of 500.
+  for (int i = 0; i < 1200; ++i) f.api.AddPod(Pod("web", "w-" + std::to_string(i), "gpu-9"));
+  for (int i : {3, 0, 1, 2}) {
+    f.tainter->Handle(f.Ev("gpu-" + std::to_string(i), "ev-" + std::to_string(i)));
+  }
+  f.clock.Advance(std::chrono::seconds(10));
+  f.tainter->Tick();
+  CHECK(f.api.calls(FakeNodeApi::Op::kListPods) == 1);  // 4 nodes > 0 pages known: shared
+  REQUIRE(f.PodEvents().size() == 1);
+  f.tainter->Handle(f.Ev("gpu-4", "ev-4"));
+  f.tainter->Handle(f.Ev("gpu-5", "ev-5"));
+  f.clock.Advance(std::chrono::seconds(10));
+  f.tainter->Tick();
+  CHECK(f.api.calls(FakeNodeApi::Op::kListPods) == 3);  // 2 nodes <= 3 pages: one list each
+  REQUIRE(f.PodEvents().size() == 2);
+  CHECK(f.PodEvents()[1].subject->name == "train-llm-worker-4");
 }
 
 }  // namespace

@@ -84,13 +84,50 @@ TEST_CASE(
   CHECK(api_server.CountRequests("GET", "/api/v1/nodes/") == 2 * 1);
   CHECK(api_server.CountRequests("PATCH", "/api/v1/nodes/") == 2 * 2);  // node and its status
   CHECK(api_server.CountRequests("GET", "/api/v1/pods") == 2);          // pod_events' list
-  CHECK(api_server.Requests().size() <= 2 * 7 + 1);                     // + the lease's creation
+  // The lease is read once: after its own write the client knows the Lease
+  // and its version (a conflict would make it read again).
+  CHECK(api_server.CountRequests("GET", "/apis/coordination.k8s.io/") == 1);
+  CHECK(api_server.Requests().size() <= 2 * 6 + 1 + 1);  // + the lease's first read, its creation
 
   api_server.ClearRequests();
   for (int i = 2; i < 6; ++i) tainter->Handle(TaintEvent("gpu-" + std::to_string(i), clock));
   CHECK(tainter->policy().tainted_nodes() == 2);
   CHECK(api_server.CountRequests("POST", "/api/v1/namespaces/default/events") == 4);
   CHECK(api_server.Requests().size() == 4);  // the refusal's Event, nothing read
+}
+
+TEST_CASE("the valve Lease is not read again after the client's own write, unless it conflicts") {
+  KubeFixture a{Unpaced()};
+  KubeFixture& f = a;
+  FakeApiServer& server = *f.server;
+  KubeNodeApi& mine = f.Api();
+  Result<SharedRecord> first = mine.GetValveRecord();  // none yet: 404
+  REQUIRE(first.ok());
+  REQUIRE(mine.PutValveRecord("[1]", first->resource_version).ok());  // POST: created
+  server.ClearRequests();
+  Result<SharedRecord> known = mine.GetValveRecord();
+  REQUIRE(known.ok());
+  CHECK(known->value == "[1]");
+  CHECK(server.Requests().empty());  // what it wrote, at the version the server gave
+  REQUIRE(mine.PutValveRecord("[1,2]", known->resource_version).ok());  // PUT at that version
+
+  // Another replica writes in between: our remembered version is stale, the
+  // PUT is refused (409, as kube-apiserver does), and the next read is live.
+  auto theirs = KubeNodeApi::Create(f.config, Unpaced(), f.clock, f.metrics);
+  REQUIRE(theirs.ok());
+  Result<SharedRecord> live = (*theirs)->GetValveRecord();
+  REQUIRE(live.ok());
+  REQUIRE((*theirs)->PutValveRecord("[1,2,3]", live->resource_version).ok());
+  Result<SharedRecord> stale = mine.GetValveRecord();
+  REQUIRE(stale.ok());
+  CHECK(stale->value == "[1,2]");
+  CHECK(mine.PutValveRecord("[1,2,4]", stale->resource_version).code() == StatusCode::kAborted);
+  server.ClearRequests();
+  Result<SharedRecord> again = mine.GetValveRecord();
+  REQUIRE(again.ok());
+  CHECK(again->value == "[1,2,3]");
+  CHECK(server.CountRequests("GET", "/apis/coordination.k8s.io/") == 1);
+  CHECK(mine.PutValveRecord("[1,2,3,4]", again->resource_version).ok());
 }
 
 TEST_CASE(
@@ -122,6 +159,45 @@ TEST_CASE(
   CHECK(api_server.CountRequests("PATCH", "/api/v1/nodes/") == 2);  // node and its status
   CHECK(api_server.CountRequests("POST", "/api/v1/namespaces/default/events") == 2);
   CHECK(api_server.Requests().size() == 5);
+}
+
+TEST_CASE(
+    "in a storm the pod listing is shared: past pod_events.node_lists_per_minute a taint costs 5 "
+    "requests, and one listing of the cluster's pods serves the waiting taints") {
+  Tainter::Options topts;
+  topts.policy.max_fraction = 1.0;
+  topts.policy.per_rule_max_fraction = 1.0;
+  topts.policy.max_new_taints = 0;
+  topts.pod_events.node_lists_per_minute = 2;
+  CostFixture c(topts);
+  FakeApiServer& api_server = c.api_server;
+  Tainter* tainter = c.tainter.get();
+  for (int i = 0; i < 12; ++i) {
+    const std::string n = std::to_string(i);
+    api_server.PutPodJson(
+        {{"apiVersion", "v1"},
+         {"kind", "Pod"},
+         {"metadata", {{"name", "w-" + n}, {"namespace", "ml"}, {"uid", "u-" + n}}},
+         {"spec", {{"nodeName", "gpu-" + n}}},
+         {"status", {{"phase", "Running"}}}});
+  }
+
+  api_server.ClearRequests();
+  for (int i = 0; i < 12; ++i) tainter->Handle(TaintEvent("gpu-" + std::to_string(i), c.f.clock));
+  REQUIRE(tainter->policy().tainted_nodes() == 12);
+  CHECK(api_server.CountRequests("GET", "/api/v1/pods") == 2);  // the first two, by node
+  c.f.clock.Advance(std::chrono::seconds(10));                  // pod_events.batch_delay
+  tainter->Tick();
+  // One more listing, of every running pod (no spec.nodeName), for the ten waiting.
+  CHECK(api_server.CountRequests("GET", "/api/v1/pods") == 3);
+  const auto requests = api_server.Requests();
+  CHECK(requests.back().path == "/api/v1/namespaces/ml/events");
+  std::size_t pod_events = 0;
+  for (const auto& r : requests) pod_events += r.path == "/api/v1/namespaces/ml/events";
+  CHECK(pod_events == 12);  // every pod told
+  // Per taint, as the double counted: the lease written, the node read and
+  // patched, its conditions, its Event (5), plus 3 listings for 12.
+  CHECK(requests.size() - pod_events <= 12 * 5 + 3 + 1 + 1);  // + the lease's first read, creation
 }
 
 }  // namespace

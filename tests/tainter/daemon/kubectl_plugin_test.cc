@@ -211,6 +211,11 @@ TEST_CASE("nodes lists only faultline's tainted nodes, reading only") {
   CHECK(!Has(r.out, "gpu-3"));
   CHECK(Has(r.out, "nvidia.xid (" + c.xid.summary + ")"));
   CHECK(c.OnlyReads());
+  // One list, in pages of 1,000 (10,000 nodes within the client's burst).
+  const auto requests = c.api->Requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].path == "/api/v1/nodes");
+  CHECK(requests[0].params.at("limit") == "1000");
 }
 
 TEST_CASE("untaint lifts only faultline's taint, and explain then says the node is clean") {

@@ -43,6 +43,13 @@ TEST_CASE("pod_events: on by default with a bound of 50, both keys read, max_pod
   CHECK(c->tainter.pod_events.max_pods == 7);
   CHECK_FALSE(ParseTainterConfig("pod_events: {max_pods: 0}\n", "t.yaml").ok());
   CHECK_FALSE(ParseTainterConfig("pod_events: {per_node: 3}\n", "t.yaml").ok());
+  // Per-node pod lists a minute before a storm's taints share one listing.
+  CHECK(d->tainter.pod_events.node_lists_per_minute == 6);
+  Result<TainterConfig> n =
+      ParseTainterConfig("pod_events: {node_lists_per_minute: 0}\n", "t.yaml");
+  REQUIRE(n.ok());
+  CHECK(n->tainter.pod_events.node_lists_per_minute == 0);
+  CHECK_FALSE(ParseTainterConfig("pod_events: {node_lists_per_minute: -1}\n", "t.yaml").ok());
 }
 
 TEST_CASE("every documented key is read") {
