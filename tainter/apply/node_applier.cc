@@ -79,8 +79,9 @@ bool Tainter::HasOurTaint(const NodeInfo& node) const {
                      [&](const NodeTaint& t) { return t.SameAs(options_.taint); });
 }
 
-void Tainter::AdoptNode(const NodeInfo& node, bool merge_memory) {
-  observed_at_[node.name] = clock_.Now();
+void Tainter::AdoptNode(const NodeInfo& node, bool merge_memory,
+                        std::optional<std::chrono::system_clock::time_point> read_at) {
+  observed_at_[node.name] = read_at.value_or(clock_.Now());
   const bool managed = selector_.Matches(node.labels);
   policy_.SetNode(node.name, managed, opt_out_.Matches(node.labels));
   node_uids_[node.name] = node.uid;
@@ -120,11 +121,12 @@ void Tainter::AdoptNode(const NodeInfo& node, bool merge_memory) {
 }
 
 Status Tainter::AdoptAll() {
+  const auto read_at = clock_.Now();
   Result<std::vector<NodeInfo>> nodes = api_.nodes.ListNodes(selector_.text());
   FL_RETURN_IF_ERROR(nodes.status());
   for (const NodeInfo& n : *nodes) {
     if (auto q = queues_.find(n.name); q != queues_.end() && !q->second.work.empty()) continue;
-    AdoptNode(n, /*merge_memory=*/adopted_);
+    AdoptNode(n, /*merge_memory=*/adopted_, read_at);
     ReconcileConditions(n);
   }
   MarkAdopted();
@@ -134,9 +136,10 @@ Status Tainter::AdoptAll() {
 }
 
 Status Tainter::LearnNode(const std::string& node) {
+  const auto read_at = clock_.Now();
   Result<NodeInfo> info = api_.nodes.GetNode(node);
   FL_RETURN_IF_ERROR(info.status());
-  AdoptNode(*info, /*merge_memory=*/false);
+  AdoptNode(*info, /*merge_memory=*/false, read_at);
   return OkStatus();
 }
 
@@ -504,6 +507,7 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
   for (int attempt = 1;; ++attempt) {
     // Re-read before writing: the plan was made from memory, and the node
     // may have changed since (a by-hand untaint, another replica's reason).
+    const auto read_at = clock_.Now();
     Result<NodeInfo> live = api_.nodes.GetNode(node);
     FL_RETURN_IF_ERROR(live.status());
     node_uids_[node] = live->uid;
@@ -511,7 +515,7 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
     const NodePlan& plan = work.decision.plan;
     if (plan.write == NodePlan::Write::kReasons && !HasOurTaint(*live)) {
       // Our taint was lifted since the decision: the old reasons go with it.
-      AdoptNode(*live, /*merge_memory=*/false);
+      AdoptNode(*live, /*merge_memory=*/false, read_at);
       if (work.event.rule.empty()) return Written::kNothingToDo;  // an expiry's update
       // A new fault on a node lifted by hand is a new taint: the valve decides.
       work.decision = policy_.Redecide(work.event);

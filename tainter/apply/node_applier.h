@@ -244,7 +244,12 @@ class Tainter {
   void RetryParked();
   void ApplyDeferred(const std::string& node);
   Status LearnNode(const std::string& node);
-  void AdoptNode(const NodeInfo& node, bool merge_memory);
+  // `read_at`: when the read that returned `node` started (a node seen
+  // then counts as seen only from then: a reservation another replica made
+  // while the read was under way is still counted by the valve); a watched
+  // node, as it arrives.
+  void AdoptNode(const NodeInfo& node, bool merge_memory,
+                 std::optional<std::chrono::system_clock::time_point> read_at = std::nullopt);
   bool HasOurTaint(const NodeInfo& node) const;
   NodeChange ChangeFor(const NodePlan& plan) const;
   Status Update(const std::string& node, const NodeChange& change);

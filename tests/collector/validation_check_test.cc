@@ -57,6 +57,7 @@ TEST_CASE("a validation command runs until it passes once, and the rounds wait f
       "  pcie: {enabled: false}\n"
       "  aer: {enabled: false}\n"
       "  nvidia_driver: {enabled: false}\n"
+      "  amd_ras: {enabled: false}\n"
       "  nvml: {enabled: false}\n"
       "  exec:\n"
       "    - {name: dcgm-diag, path: " +
