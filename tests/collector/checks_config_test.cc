@@ -116,7 +116,7 @@ TEST_CASE("the default config's checks section parses back to the defaults") {
   (void)c;
 }
 
-TEST_CASE("checks.dcgm and checks.amd_ras: defaults, read when given, a URL that is not http(s) refused") {
+TEST_CASE("checks.dcgm and checks.amd_ras: defaults, keys read, a URL not http(s) refused") {
   CHECK_FALSE(ChecksConfig().dcgm_enabled);
   CHECK(ChecksConfig().dcgm_url == "http://localhost:9400/metrics");
   Diagnostics diags;
