@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -32,6 +33,14 @@ struct CheckFinding {
 
   std::string Field(std::string_view key) const;  // "" when absent
 };
+
+// Appends to `findings` one node-level finding (device "node") per counter
+// of `counters` that some finding measured: ok when every device checked
+// for it passed, "7 of 8 GPUs pass pcie_width" (`noun` names the devices).
+// Rules clear with these only, since a `clear:` lifts a rule's reason for
+// the whole node.
+void AppendNodeSummaries(std::vector<CheckFinding>& findings,
+                         std::span<const std::string_view> counters, std::string_view noun);
 
 // A periodic health check: looks at the node and says what it found.
 //

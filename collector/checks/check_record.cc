@@ -42,6 +42,30 @@ std::string_view CheckStatusName(CheckStatus status) {
   return "unknown";
 }
 
+void AppendNodeSummaries(std::vector<CheckFinding>& findings,
+                         std::span<const std::string_view> counters, std::string_view noun) {
+  const std::size_t per_device = findings.size();
+  for (std::string_view counter : counters) {
+    int checked = 0;
+    int passed = 0;
+    for (std::size_t i = 0; i < per_device; ++i) {
+      if (findings[i].Field("counter") != counter) continue;
+      ++checked;
+      passed += findings[i].status == CheckStatus::kOk ? 1 : 0;
+    }
+    if (checked == 0) continue;
+    CheckFinding f;
+    f.status = passed == checked ? CheckStatus::kOk : CheckStatus::kFail;
+    f.fields = {{"device", "node"},
+                {"counter", std::string(counter)},
+                {"value", std::to_string(passed)},
+                {"expected", std::to_string(checked)}};
+    f.message = std::to_string(passed) + " of " + std::to_string(checked) + " " +
+                std::string(noun) + " pass " + std::string(counter);
+    findings.push_back(std::move(f));
+  }
+}
+
 std::string CheckFinding::Field(std::string_view key) const {
   for (const auto& [k, v] : fields) {
     if (k == key) return v;

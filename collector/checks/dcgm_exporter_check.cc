@@ -219,28 +219,7 @@ std::vector<CheckFinding> DcgmExporterCheck::Evaluate(
       out.push_back(std::move(f));
     }
   }
-  // One node-level finding per summarised counter: rules clear with these
-  // only, since a `clear:` lifts a rule's reason for the whole node.
-  const std::size_t per_gpu = out.size();
-  for (std::string_view counter : kSummarised) {
-    int checked = 0;
-    int passed = 0;
-    for (std::size_t i = 0; i < per_gpu; ++i) {
-      if (out[i].Field("counter") != counter) continue;
-      ++checked;
-      passed += out[i].status == CheckStatus::kOk ? 1 : 0;
-    }
-    if (checked == 0) continue;
-    CheckFinding f;
-    f.status = passed == checked ? CheckStatus::kOk : CheckStatus::kFail;
-    f.fields = {{"device", "node"},
-                {"counter", std::string(counter)},
-                {"value", std::to_string(passed)},
-                {"expected", std::to_string(checked)}};
-    f.message = std::to_string(passed) + " of " + std::to_string(checked) + " GPUs pass " +
-                std::string(counter);
-    out.push_back(std::move(f));
-  }
+  AppendNodeSummaries(out, kSummarised, "GPUs");
   CheckFinding scrape;
   scrape.fields = {
       {"device", "node"}, {"counter", "scrape"}, {"value", std::to_string(gpus.size())}};

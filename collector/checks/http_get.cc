@@ -1,68 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collector/checks/http_get.h"
 
-#include <dlfcn.h>
-
 #include <memory>
-#include <mutex>
 
-#include <curl/curl.h>
+#include "base/libcurl.h"
 
 namespace faultline {
 namespace {
-
-constexpr char kLibCurl[] = "libcurl.so.4";
-
-// The few libcurl functions HttpGet calls (names without the curl_
-// prefix: curl.h defines curl_easy_setopt and curl_easy_getinfo as macros).
-struct Curl {
-  CURL* (*easy_init)() = nullptr;
-  void (*easy_cleanup)(CURL*) = nullptr;
-  CURLcode (*easy_setopt)(CURL*, CURLoption, ...) = nullptr;
-  CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...) = nullptr;
-  CURLcode (*easy_perform)(CURL*) = nullptr;
-  const char* (*easy_strerror)(CURLcode) = nullptr;
-};
-
-template <typename Fn>
-void Resolve(void* handle, const char* name, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(handle, name));
-  if (fn == nullptr) missing += missing.empty() ? name : std::string(", ") + name;
-}
-
-Result<const Curl*> Load() {
-  // RTLD_NODELETE: the library stays for the life of the process, as if linked.
-  void* handle = dlopen(kLibCurl, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (handle == nullptr) {
-    const char* why = dlerror();
-    return UnavailableError(std::string("cannot load ") + kLibCurl +
-                            " (install the libcurl4 package): " + (why ? why : "unknown error"));
-  }
-  static Curl curl;
-  std::string missing;
-  CURLcode (*global_init)(long) = nullptr;  // NOLINT(google-runtime-int): libcurl's type
-  Resolve(handle, "curl_global_init", global_init, missing);
-  Resolve(handle, "curl_easy_init", curl.easy_init, missing);
-  Resolve(handle, "curl_easy_cleanup", curl.easy_cleanup, missing);
-  Resolve(handle, "curl_easy_setopt", curl.easy_setopt, missing);
-  Resolve(handle, "curl_easy_getinfo", curl.easy_getinfo, missing);
-  Resolve(handle, "curl_easy_perform", curl.easy_perform, missing);
-  Resolve(handle, "curl_easy_strerror", curl.easy_strerror, missing);
-  if (!missing.empty()) return UnavailableError(std::string(kLibCurl) + " lacks " + missing);
-  // libcurl counts global inits, so a process whose Kubernetes client also
-  // initialised it (the standalone agent) is fine.
-  if (const CURLcode rc = global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK) {
-    return UnavailableError(std::string("curl_global_init failed: ") + curl.easy_strerror(rc));
-  }
-  return &curl;
-}
-
-Result<const Curl*> Loaded() {
-  static std::once_flag once;
-  static Result<const Curl*> loaded = UnavailableError("not loaded");
-  std::call_once(once, [] { loaded = Load(); });
-  return loaded;
-}
 
 struct Transfer {
   std::string body;
@@ -90,7 +34,7 @@ int OnProgress(void* user, curl_off_t /*dltotal*/, curl_off_t /*dlnow*/, curl_of
 }  // namespace
 
 Status LoadHttpClient() {
-  Result<const Curl*> curl = Loaded();
+  Result<const LibCurl*> curl = LoadLibCurl();
   return curl.ok() ? OkStatus() : curl.error();
 }
 
@@ -99,9 +43,9 @@ Result<std::string> HttpGet(const std::string& url, const HttpGetOptions& option
   if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
     return InvalidArgumentError("'" + url + "' is not an http:// or https:// URL");
   }
-  Result<const Curl*> loaded = Loaded();
+  Result<const LibCurl*> loaded = LoadLibCurl();
   if (!loaded.ok()) return loaded.error();
-  const Curl& c = **loaded;
+  const LibCurl& c = **loaded;
   std::unique_ptr<CURL, void (*)(CURL*)> h(c.easy_init(), c.easy_cleanup);
   if (!h) return UnavailableError("curl_easy_init failed");
   Transfer t;

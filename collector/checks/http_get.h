@@ -13,7 +13,7 @@ namespace faultline {
 // A plain HTTP GET for checks that scrape a local endpoint (dcgm-exporter's
 // /metrics), over libcurl loaded at run time: the agent that runs no such
 // check never loads libcurl and its TLS stack (~3.7 MiB of RSS; the
-// Kubernetes client loads it the same way, tainter/kube/libcurl.h).
+// Kubernetes client loads it the same way: base/libcurl.h).
 //
 // Call LoadHttpClient() once on the main thread before any HttpGet (libcurl's
 // global init is not thread-safe); HttpGet itself may run on any thread.

@@ -18,29 +18,8 @@ std::string Trimmed(std::string s) {
   return s;
 }
 
-// The node-level findings: ok when every device checked for `counter` passed.
-void Summaries(std::vector<CheckFinding>& out, std::initializer_list<std::string_view> counters) {
-  const std::size_t n = out.size();
-  for (std::string_view counter : counters) {
-    int checked = 0;
-    int passed = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (out[i].Field("counter") != counter) continue;
-      ++checked;
-      passed += out[i].status == CheckStatus::kOk ? 1 : 0;
-    }
-    if (checked == 0) continue;
-    CheckFinding f;
-    f.status = passed == checked ? CheckStatus::kOk : CheckStatus::kFail;
-    f.fields = {{"device", "node"},
-                {"counter", std::string(counter)},
-                {"value", std::to_string(passed)},
-                {"expected", std::to_string(checked)}};
-    f.message = std::to_string(passed) + " of " + std::to_string(checked) + " devices pass " +
-                std::string(counter);
-    out.push_back(std::move(f));
-  }
-}
+constexpr std::string_view kLinkCounters[] = {"pcie_width", "pcie_speed"};
+constexpr std::string_view kAerCounters[] = {"aer_fatal", "aer_nonfatal"};
 
 }  // namespace
 
@@ -103,7 +82,7 @@ std::vector<CheckFinding> PcieLinkCheck::Run(std::stop_token /*stop*/) {
     f.message += expected;
     out.push_back(std::move(f));
   }
-  Summaries(out, {"pcie_width", "pcie_speed"});
+  AppendNodeSummaries(out, kLinkCounters, "devices");
   return out;
 }
 
@@ -139,7 +118,7 @@ std::vector<CheckFinding> AerCheck::Run(std::stop_token /*stop*/) {
       out.push_back(std::move(f));
     }
   }
-  Summaries(out, {"aer_fatal", "aer_nonfatal"});
+  AppendNodeSummaries(out, kAerCounters, "devices");
   return out;
 }
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/libcurl.h"
 #include "base/log.h"
-#include "tainter/kube/libcurl.h"
 
 namespace faultline {
 namespace {
@@ -165,7 +165,7 @@ Result<std::unique_ptr<KubeHttpClient>> KubeHttpClient::Create(KubeConfig config
     return InvalidArgumentError("kube: server '" + config.server + "' must be an https:// URL");
   }
   Result<const LibCurl*> lib = LoadLibCurl();
-  if (!lib.ok()) return lib.error();
+  if (!lib.ok()) return UnavailableError("kube: " + lib.error().message());
   std::unique_ptr<KubeHttpClient> client(
       new KubeHttpClient(std::move(config), std::move(options), clock, metrics));
   client->curl_lib_ = *lib;

@@ -133,7 +133,7 @@ class KubeHttpClient {
   KubeTokenSource tokens_;
   TokenBucket limiter_;
   Backoff backoff_;
-  const LibCurl* curl_lib_ = nullptr;  // libcurl.h: loaded by Create
+  const LibCurl* curl_lib_ = nullptr;  // base/libcurl.h: loaded by Create
   void* curl_ = nullptr;               // CURL*, kept opaque so this header needs no curl.h
 };
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// libcurl, loaded at run time by the first Kubernetes client rather than
-// linked into every binary that holds the client's code. faultline-agent
-// links the in-process tainter for `--standalone` only; linking libcurl
-// would load it and its dependencies (GnuTLS, p11-kit, Kerberos, LDAP,
-// libssh2: ~3.7 MiB of RSS, their constructors run at start-up) on every
-// node that publishes to Kafka and never talks to the API server
-// (bench/README.md, "Agent memory").
+// libcurl, loaded at run time by its first user (a Kubernetes client,
+// tainter/kube/kube_http.h; a check that scrapes a local endpoint,
+// collector/checks/http_get.h) rather than linked into every binary that
+// holds their code. faultline-agent links the in-process tainter for
+// `--standalone` only; linking libcurl would load it and its dependencies
+// (GnuTLS, p11-kit, Kerberos, LDAP, libssh2: ~3.7 MiB of RSS, their
+// constructors run at start-up) on every node that publishes to Kafka and
+// never talks to the API server (bench/README.md, "Agent memory").
 #pragma once
 
 #include <curl/curl.h>
@@ -14,7 +15,7 @@
 
 namespace faultline {
 
-// The libcurl functions the Kubernetes client calls. Names drop the
+// The libcurl functions faultline calls. Names drop the
 // `curl_` prefix: curl.h defines curl_easy_setopt and curl_easy_getinfo as
 // type-checking macros under GCC.
 struct LibCurl {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tainter/kube/libcurl.h"
+#include "base/libcurl.h"
 
 #include <dlfcn.h>
 
@@ -26,7 +26,7 @@ Result<const LibCurl*> Load() {
   void* handle = dlopen(kLibCurl, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
     const char* why = dlerror();
-    return UnavailableError(std::string("kube: cannot load ") + kLibCurl +
+    return UnavailableError(std::string("cannot load ") + kLibCurl +
                             " (install the libcurl4 package): " + (why ? why : "unknown error"));
   }
   static LibCurl lib;
@@ -43,12 +43,12 @@ Result<const LibCurl*> Load() {
   Resolve(handle, "curl_slist_append", lib.slist_append, missing);
   Resolve(handle, "curl_slist_free_all", lib.slist_free_all, missing);
   if (!missing.empty()) {
-    return UnavailableError(std::string("kube: ") + kLibCurl + " lacks " + missing);
+    return UnavailableError(std::string(kLibCurl) + " lacks " + missing);
   }
   // Not thread-safe, so once, before the first handle (libcurl counts
   // calls: a binary that linked libcurl and initialised it already is fine).
   if (const CURLcode rc = global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK) {
-    return UnavailableError("kube: curl_global_init failed: " + std::string(lib.easy_strerror(rc)));
+    return UnavailableError("curl_global_init failed: " + std::string(lib.easy_strerror(rc)));
   }
   return &lib;
 }
