@@ -83,6 +83,102 @@ std::vector<CheckFinding> NvmlCheck::Run(std::stop_token stop) {
   return out;
 }
 
+bool NvmlCheck::Failed(nvmlReturn_t code, const std::string& device, const std::string& counter,
+                       std::vector<CheckFinding>& out) const {
+  if (code == NVML_SUCCESS || code == NVML_ERROR_NOT_SUPPORTED) return false;
+  const bool lost = code == NVML_ERROR_GPU_IS_LOST;
+  out.push_back(Finding(lost ? CheckStatus::kFail : CheckStatus::kUnknown, device,
+                        lost ? "gpu" : counter, lost ? "lost" : nvml_->ErrorString(code),
+                        counter + ": " + nvml_->ErrorString(code)));
+  return true;
+}
+
+bool NvmlCheck::NvLinks(nvmlDevice_t dev, const std::string& device,
+                        std::vector<CheckFinding>& out) {
+  if (!nvml_->GetNvLinkState) return true;
+  int links = 0;
+  int active = 0;
+  std::string inactive;
+  bool error = false;
+  for (unsigned int link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+    nvmlEnableState_t state = 0;
+    nvmlReturn_t r = nvml_->GetNvLinkState(dev, link, &state);
+    // Links past the GPU's last are INVALID_ARGUMENT or NOT_SUPPORTED.
+    if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_INVALID_ARGUMENT) continue;
+    if (Failed(r, device, "nvlink", out)) {
+      error = true;
+      break;
+    }
+    ++links;
+    if (state == NVML_FEATURE_ENABLED) {
+      ++active;
+    } else {
+      inactive += (inactive.empty() ? "" : ",") + std::to_string(link);
+    }
+  }
+  if (error && !out.empty() && out.back().Field("value") == "lost") return false;
+  if (!error && links > 0) {
+    CheckFinding f =
+        Finding(active < links ? CheckStatus::kFail : CheckStatus::kOk, device, "nvlink",
+                std::to_string(active),
+                std::to_string(active) + " of " + std::to_string(links) + " NVLink links active");
+    f.fields.emplace_back("expected", std::to_string(links));
+    if (!inactive.empty()) f.fields.emplace_back("inactive", inactive);
+    out.push_back(std::move(f));
+  }
+  return true;
+}
+
+bool NvmlCheck::RetiredPages(nvmlDevice_t dev, const std::string& device,
+                             std::vector<CheckFinding>& out) {
+  if (!nvml_->GetRetiredPages || !nvml_->GetRetiredPagesPendingStatus) return true;
+  // Page retirement is what GPUs before Ampere do instead of row
+  // remapping (later ones answer NOT_SUPPORTED: nothing reported). A count
+  // of 0 asks for the number of pages; INSUFFICIENT_SIZE then is the answer.
+  unsigned int sbe = 0;
+  unsigned int dbe = 0;
+  nvmlReturn_t r = nvml_->GetRetiredPages(
+      dev, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &sbe, nullptr);
+  if (r == NVML_ERROR_INSUFFICIENT_SIZE) r = NVML_SUCCESS;
+  if (r == NVML_SUCCESS) {
+    r = nvml_->GetRetiredPages(dev, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &dbe, nullptr);
+    if (r == NVML_ERROR_INSUFFICIENT_SIZE) r = NVML_SUCCESS;
+  }
+  if (Failed(r, device, "retired_pages", out) && out.back().Field("value") == "lost") {
+    return false;
+  }
+  nvmlEnableState_t pending = 0;
+  nvmlReturn_t p = r == NVML_SUCCESS ? nvml_->GetRetiredPagesPendingStatus(dev, &pending) : r;
+  if (r == NVML_SUCCESS && Failed(p, device, "retired_pages_pending", out) &&
+      out.back().Field("value") == "lost") {
+    return false;
+  }
+  if (r == NVML_SUCCESS) {
+    // Pages retired since the agent started: a new one is news (an
+    // event); the count itself is the GPU's history.
+    const unsigned long long total = static_cast<unsigned long long>(sbe) + dbe;
+    const unsigned long long base = retired_baseline_.try_emplace(device, total).first->second;
+    CheckFinding f = Finding(
+        total > base ? CheckStatus::kFail : CheckStatus::kOk, device, "retired_pages",
+        std::to_string(total),
+        total > base ? std::to_string(total - base) + " pages retired since the agent started"
+                     : "no page retired since the agent started");
+    f.fields.emplace_back("expected", std::to_string(base));
+    f.fields.emplace_back("sbe", std::to_string(sbe));
+    f.fields.emplace_back("dbe", std::to_string(dbe));
+    out.push_back(std::move(f));
+  }
+  if (p == NVML_SUCCESS) {
+    const bool is_pending = pending == NVML_FEATURE_ENABLED;
+    out.push_back(Finding(is_pending ? CheckStatus::kFail : CheckStatus::kOk, device,
+                          "retired_pages_pending", is_pending ? "1" : "0",
+                          is_pending ? "a page retirement is pending: it takes effect when the "
+                                       "driver reloads (a reboot)"
+                                     : "no page retirement pending"));
+  }
+  return true;
+}
+
 void NvmlCheck::Device(unsigned int index, std::vector<CheckFinding>& out) {
   const std::string by_index = "index" + std::to_string(index);
   nvmlDevice_t dev = nullptr;
@@ -108,49 +204,11 @@ void NvmlCheck::Device(unsigned int index, std::vector<CheckFinding>& out) {
   out.push_back(
       Finding(CheckStatus::kOk, device, "gpu", "present", "GPU " + std::to_string(index)));
 
-  // An error other than "not supported" is a finding of its own; a lost
-  // GPU ends this device's run.
   auto failed = [&](nvmlReturn_t code, const std::string& counter) {
-    if (code == NVML_SUCCESS || code == NVML_ERROR_NOT_SUPPORTED) return false;
-    const bool lost = code == NVML_ERROR_GPU_IS_LOST;
-    out.push_back(Finding(lost ? CheckStatus::kFail : CheckStatus::kUnknown, device,
-                          lost ? "gpu" : counter, lost ? "lost" : nvml_->ErrorString(code),
-                          counter + ": " + nvml_->ErrorString(code)));
-    return true;
+    return Failed(code, device, counter, out);
   };
 
-  if (nvml_->GetNvLinkState) {
-    int links = 0;
-    int active = 0;
-    std::string inactive;
-    bool error = false;
-    for (unsigned int link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
-      nvmlEnableState_t state = 0;
-      nvmlReturn_t r = nvml_->GetNvLinkState(dev, link, &state);
-      // Links past the GPU's last are INVALID_ARGUMENT or NOT_SUPPORTED.
-      if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_INVALID_ARGUMENT) continue;
-      if (failed(r, "nvlink")) {
-        error = true;
-        break;
-      }
-      ++links;
-      if (state == NVML_FEATURE_ENABLED) {
-        ++active;
-      } else {
-        inactive += (inactive.empty() ? "" : ",") + std::to_string(link);
-      }
-    }
-    if (error && !out.empty() && out.back().Field("value") == "lost") return;
-    if (!error && links > 0) {
-      CheckFinding f =
-          Finding(active < links ? CheckStatus::kFail : CheckStatus::kOk, device, "nvlink",
-                  std::to_string(active),
-                  std::to_string(active) + " of " + std::to_string(links) + " NVLink links active");
-      f.fields.emplace_back("expected", std::to_string(links));
-      if (!inactive.empty()) f.fields.emplace_back("inactive", inactive);
-      out.push_back(std::move(f));
-    }
-  }
+  if (!NvLinks(dev, device, out)) return;
   if (nvml_->GetTotalEccErrors) {
     unsigned long long volatile_ue = 0;
     nvmlReturn_t r = nvml_->GetTotalEccErrors(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
@@ -194,51 +252,7 @@ void NvmlCheck::Device(unsigned int index, std::vector<CheckFinding>& out) {
           pending ? "a row remap is pending: the GPU needs a reset" : "no row remap pending"));
     }
   }
-  if (nvml_->GetRetiredPages && nvml_->GetRetiredPagesPendingStatus) {
-    // Page retirement is what GPUs before Ampere do instead of row
-    // remapping (later ones answer NOT_SUPPORTED: nothing reported). A count
-    // of 0 asks for the number of pages; INSUFFICIENT_SIZE then is the answer.
-    unsigned int sbe = 0;
-    unsigned int dbe = 0;
-    nvmlReturn_t r = nvml_->GetRetiredPages(
-        dev, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &sbe, nullptr);
-    if (r == NVML_ERROR_INSUFFICIENT_SIZE) r = NVML_SUCCESS;
-    if (r == NVML_SUCCESS) {
-      r = nvml_->GetRetiredPages(dev, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &dbe,
-                                 nullptr);
-      if (r == NVML_ERROR_INSUFFICIENT_SIZE) r = NVML_SUCCESS;
-    }
-    if (failed(r, "retired_pages") && out.back().Field("value") == "lost") return;
-    nvmlEnableState_t pending = 0;
-    nvmlReturn_t p = r == NVML_SUCCESS ? nvml_->GetRetiredPagesPendingStatus(dev, &pending) : r;
-    if (r == NVML_SUCCESS && failed(p, "retired_pages_pending") &&
-        out.back().Field("value") == "lost") {
-      return;
-    }
-    if (r == NVML_SUCCESS) {
-      // Pages retired since the agent started: a new one is news (an
-      // event); the count itself is the GPU's history.
-      const unsigned long long total = static_cast<unsigned long long>(sbe) + dbe;
-      const unsigned long long base = retired_baseline_.try_emplace(device, total).first->second;
-      CheckFinding f = Finding(
-          total > base ? CheckStatus::kFail : CheckStatus::kOk, device, "retired_pages",
-          std::to_string(total),
-          total > base ? std::to_string(total - base) + " pages retired since the agent started"
-                       : "no page retired since the agent started");
-      f.fields.emplace_back("expected", std::to_string(base));
-      f.fields.emplace_back("sbe", std::to_string(sbe));
-      f.fields.emplace_back("dbe", std::to_string(dbe));
-      out.push_back(std::move(f));
-    }
-    if (p == NVML_SUCCESS) {
-      const bool is_pending = pending == NVML_FEATURE_ENABLED;
-      out.push_back(Finding(is_pending ? CheckStatus::kFail : CheckStatus::kOk, device,
-                            "retired_pages_pending", is_pending ? "1" : "0",
-                            is_pending ? "a page retirement is pending: it takes effect when the "
-                                         "driver reloads (a reboot)"
-                                       : "no page retirement pending"));
-    }
-  }
+  if (!RetiredPages(dev, device, out)) return;
   if (nvml_->GetClocksEventReasons) {
     unsigned long long reasons = 0;
     nvmlReturn_t r = nvml_->GetClocksEventReasons(dev, &reasons);

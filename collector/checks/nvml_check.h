@@ -58,6 +58,14 @@ class NvmlCheck final : public Check {
 
  private:
   void Device(unsigned int index, std::vector<CheckFinding>& out);
+  // Each of Device's looks at one GPU; false when the GPU was found lost
+  // (its finding appended), which ends that GPU's run.
+  bool NvLinks(nvmlDevice_t dev, const std::string& device, std::vector<CheckFinding>& out);
+  bool RetiredPages(nvmlDevice_t dev, const std::string& device, std::vector<CheckFinding>& out);
+  // An error other than "not supported" is a finding of its own: true when
+  // `code` was one (appended to `out`).
+  bool Failed(nvmlReturn_t code, const std::string& device, const std::string& counter,
+              std::vector<CheckFinding>& out) const;
 
   std::shared_ptr<NvmlLibrary> nvml_;
   Options options_;

@@ -186,6 +186,46 @@ int RunDemo(const AgentConfig& config, const std::string& demo_file, const std::
   return demo_rc;
 }
 
+// Expected GPU counts from this node's labels
+// (checks.gpu_inventory.expected_labels), read once.
+void ReadExpectedCountLabels(OwnNodeApi& own_api, const std::string& node, ChecksConfig& checks) {
+  if (checks.gpu_expected_labels.empty()) return;
+  if (Result<NodeInfo> self = own_api.GetNode(node); self.ok()) {
+    ApplyNodeLabels(self->labels, checks);
+  } else {
+    LogWarning("standalone",
+               "cannot read this node's labels; expected GPU counts from the baseline",
+               {{"node", node}, {"error", self.error().ToString()}});
+    checks.node_labels_applied = true;  // tried: said why above
+  }
+}
+
+// The run's one summary on stdout: the node, rules, sources and whether it
+// writes (LIVE) or prints (DRY RUN), and why.
+void SayWhatThisRunDoes(const StandaloneAgentConfig& config, std::size_t rules,
+                        const std::optional<KubeConfig>& kube, bool demo, bool dry_run,
+                        const std::string& no_kube_why) {
+  const std::string& node = config.node_name;
+  std::cout << "faultline standalone agent on node " << node << ": " << rules << " rules; sources:";
+  if (config.kmsg_enabled) std::cout << " kmsg";
+  if (config.journal_enabled) std::cout << " journal";
+  if (config.podlog_enabled) std::cout << " podlog";
+  if (config.ibcounters_enabled) std::cout << " ibcounters";
+  for (const FileSourceConfig& f : config.files) std::cout << " file:" << f.path;
+  std::cout << '\n';
+  if (!kube && !demo) {
+    std::cout << "DRY RUN: " << no_kube_why << "; printing each patch it would send.\n";
+    LogWarning("standalone", "dry run: no Kubernetes credentials found", {{"detail", no_kube_why}});
+  } else if (dry_run) {
+    std::cout << "DRY RUN: printing each patch it would send"
+              << (kube ? " (reading node " + node + " from " + kube->Describe() + ")" : "")
+              << ".\n";
+  } else {
+    std::cout << "LIVE: tainting node " << node << " through " << kube->Describe() << '\n';
+  }
+  std::cout.flush();
+}
+
 }  // namespace
 
 int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
@@ -261,19 +301,8 @@ int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
     api = own_dry_api.get();
   }
 
-  // Expected GPU counts from this node's labels
-  // (checks.gpu_inventory.expected_labels), read once before the check
-  // source opens in Assemble below.
-  if (!config->checks.gpu_expected_labels.empty() && own_api) {
-    if (Result<NodeInfo> self = own_api->GetNode(node); self.ok()) {
-      ApplyNodeLabels(self->labels, config->checks);
-    } else {
-      LogWarning("standalone",
-                 "cannot read this node's labels; expected GPU counts from the baseline",
-                 {{"node", node}, {"error", self.error().ToString()}});
-      config->checks.node_labels_applied = true;  // tried: said why above
-    }
-  }
+  // Before the check source opens in Assemble below.
+  if (own_api) ReadExpectedCountLabels(*own_api, node, config->checks);
 
   // A dry run swaps the API (DryRunNodeApi) rather than setting
   // Tainter::Options::dry_run, so the patches are printed. The agent has
@@ -326,25 +355,7 @@ int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
   }
 
   // 3. Say what this run will do, once, where the user looks.
-  std::cout << "faultline standalone agent on node " << node << ": " << stack->rules_loaded()
-            << " rules; sources:";
-  if (config->kmsg_enabled) std::cout << " kmsg";
-  if (config->journal_enabled) std::cout << " journal";
-  if (config->podlog_enabled) std::cout << " podlog";
-  if (config->ibcounters_enabled) std::cout << " ibcounters";
-  for (const FileSourceConfig& f : config->files) std::cout << " file:" << f.path;
-  std::cout << '\n';
-  if (!kube && !flags.demo) {
-    std::cout << "DRY RUN: " << no_kube_why << "; printing each patch it would send.\n";
-    LogWarning("standalone", "dry run: no Kubernetes credentials found", {{"detail", no_kube_why}});
-  } else if (dry_run) {
-    std::cout << "DRY RUN: printing each patch it would send"
-              << (kube ? " (reading node " + node + " from " + kube->Describe() + ")" : "")
-              << ".\n";
-  } else {
-    std::cout << "LIVE: tainting node " << node << " through " << kube->Describe() << '\n';
-  }
-  std::cout.flush();
+  SayWhatThisRunDoes(*config, stack->rules_loaded(), kube, flags.demo, dry_run, no_kube_why);
 
   stack->Start({{"mode", "standalone"}, {"dry_run", dry_api != nullptr}});
 

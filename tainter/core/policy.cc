@@ -355,6 +355,50 @@ Decision Policy::Decide(const FaultEvent& event) { return DecideEvent(event, /*f
 
 Decision Policy::Redecide(const FaultEvent& event) { return DecideEvent(event, /*fresh=*/false); }
 
+// A repeat of a held reason `r`, seen at `at` as `seen`: merged into it;
+// true when it was seen again in a later boot than before (the reboot did
+// not cure it; `escalated` is set when that makes it one reboot too many).
+bool Policy::MergeRepeat(Reason& r, const Reason& seen, std::chrono::system_clock::time_point at,
+                         bool& escalated) {
+  bool survived = false;
+  r.first_seen = std::min(r.first_seen, at);
+  if (seen.recurring && !r.recurring) {
+    r.recurring = true;
+    r.summary = seen.summary;
+  }
+  if (at >= r.last_seen) {
+    r.last_seen = at;
+    if (!r.recurring || seen.recurring) r.summary = seen.summary;
+    r.message = seen.message;
+    if (!seen.evidence.empty()) r.evidence = seen.evidence;
+    r.event_id = seen.event_id;
+    // The boot it was last seen in: a repeat after a reboot means the
+    // reboot did not cure it.
+    if (!seen.boot_id.empty() && !r.boot_id.empty() && seen.boot_id != r.boot_id) {
+      survived = true;  // seen again in a later boot: written at once
+      escalated = SurvivedReboot(r) || escalated;
+    }
+    if (!seen.boot_id.empty()) r.boot_id = seen.boot_id;
+    if (!r.recurring) {
+      r.recover = seen.recover;
+      r.probation = seen.probation;
+    }
+  }
+  // A repeat extends the quiet period; a version of the rule without
+  // `expire` makes the reason permanent.
+  if (!seen.expires_at) {
+    r.expires_at.reset();
+  } else if (r.expires_at) {
+    r.expires_at = std::max(*r.expires_at, *seen.expires_at);
+  }
+  if (r.recurring || r.inspection) {
+    r.expires_at.reset();
+    r.recover.clear();
+    r.probation.reset();
+  }
+  return survived;
+}
+
 Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
   Decision d;
   d.node = event.node;
@@ -425,44 +469,7 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
     auto [it, inserted] = state.reasons.try_emplace(event.rule, d.reason);
     Reason& r = it->second;
     const bool moved = !inserted && at > r.last_seen;
-    bool survived = false;
-    if (!inserted) {
-      r.first_seen = std::min(r.first_seen, at);
-      if (d.reason.recurring && !r.recurring) {
-        r.recurring = true;
-        r.summary = d.reason.summary;
-      }
-      if (at >= r.last_seen) {
-        r.last_seen = at;
-        if (!r.recurring || d.reason.recurring) r.summary = d.reason.summary;
-        r.message = d.reason.message;
-        if (!d.reason.evidence.empty()) r.evidence = d.reason.evidence;
-        r.event_id = d.reason.event_id;
-        // The boot it was last seen in: a repeat after a reboot means the
-        // reboot did not cure it.
-        if (!d.reason.boot_id.empty() && !r.boot_id.empty() && d.reason.boot_id != r.boot_id) {
-          survived = true;  // seen again in a later boot: written at once
-          d.escalated = SurvivedReboot(r) || d.escalated;
-        }
-        if (!d.reason.boot_id.empty()) r.boot_id = d.reason.boot_id;
-        if (!r.recurring) {
-          r.recover = d.reason.recover;
-          r.probation = d.reason.probation;
-        }
-      }
-      // A repeat extends the quiet period; a version of the rule without
-      // `expire` makes the reason permanent.
-      if (!d.reason.expires_at) {
-        r.expires_at.reset();
-      } else if (r.expires_at) {
-        r.expires_at = std::max(*r.expires_at, *d.reason.expires_at);
-      }
-      if (r.recurring || r.inspection) {
-        r.expires_at.reset();
-        r.recover.clear();
-        r.probation.reset();
-      }
-    }
+    const bool survived = !inserted && MergeRepeat(r, d.reason, at, d.escalated);
     d.reason = r;
     d.outcome = DecisionOutcome::kUpdateReasons;
     d.emit_event = inserted && EventDue(state, event.rule);

@@ -274,6 +274,9 @@ class Policy {
   // Counts a reboot the reason survived; marks it for inspection at the
   // limit. true: it was just escalated.
   bool SurvivedReboot(Reason& r);
+  // A repeat of a held reason merged into it (policy.cc says how).
+  bool MergeRepeat(Reason& r, const Reason& seen, std::chrono::system_clock::time_point at,
+                   bool& escalated);
   // true: first time this id is seen (and remembers it).
   bool Remember(const std::string& id);
   // Adds the event to its window; returns the weight within the window.

@@ -454,7 +454,8 @@ TEST_CASE(
   CHECK(failed[0]["type"] == "Warning");
   CHECK(failed[0]["message"].get<std::string>().find("7 of 8 nvidia accelerators") !=
         std::string::npos);
-  const Recovery* v = LatestValidation(t.History(), "boot-b");
+  const std::vector<Recovery> history = t.History();  // held: v points into it
+  const Recovery* v = LatestValidation(history, "boot-b");
   REQUIRE(v != nullptr);
   CHECK_FALSE(v->passed);
   // The GPU is back (the agent's verdict changed): now it goes.
