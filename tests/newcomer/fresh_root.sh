@@ -53,6 +53,13 @@ for m in proc sys dev dev/pts; do
   esac
   mounts+=("$root/$m")
 done
+# A booted Debian 12 has its cgroup file system mounted (systemd); the
+# root's fresh sysfs has none, and slurmd (tainter_slurm.job_action) will
+# not start without it: the machine's own, as a booted machine has it.
+if grep -q ' /sys/fs/cgroup' /proc/mounts; then
+  mount --rbind /sys/fs/cgroup "$root/sys/fs/cgroup"
+  mounts+=("$root/sys/fs/cgroup")
+fi
 
 # A clean clone: only what is committed, as a newcomer's `git clone` gives.
 # The root has no git yet (minbase), so the clone is made outside and copied.

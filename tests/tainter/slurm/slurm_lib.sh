@@ -45,13 +45,15 @@ slurm_free_port() {
 
 # slurm_write_conf N: slurm.conf for nodes gpu001..gpuN in partition gpu,
 # every node at 127.0.0.1 (no slurmd runs: scontrol's drains work anyway).
+# The controller's address is given: a minimal root has no /etc/hosts, and
+# there "localhost" does not resolve (scontrol then never reaches it).
 slurm_write_conf() {
   local last
   last=$(printf '%03d' "$1")
   SLURM_PORT=$(slurm_free_port)
   cat >"$SLURM_DIR/slurm.conf" <<CONF
 ClusterName=fltest
-SlurmctldHost=localhost
+SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort=$SLURM_PORT
 SlurmUser=$(id -un)
 AuthType=auth/munge
@@ -96,6 +98,10 @@ slurm_start_slurmd() {
     exit 0
   fi
   [[ $(id -u) == 0 ]] || { echo "SKIPPED: slurmd runs jobs as their users: needs root"; exit 0; }
+  # slurmd will not start without a cgroup file system (a booted machine
+  # has one; a container or chroot may not).
+  grep -q ' /sys/fs/cgroup' /proc/mounts ||
+    { echo "SKIPPED: slurmd needs a cgroup file system at /sys/fs/cgroup"; exit 0; }
   trap 'scancel --full --quiet --partition=gpu 2>/dev/null; sleep 1; e2e_cleanup' EXIT
   e2e_start slurmd slurmd -D -N "$1"
   e2e_wait 30 eval '[[ $(slurm_state '"$1"') == IDLE* ]]' ||
