@@ -105,7 +105,9 @@ drain_resume)
   cli explain gpu001 | grep -q 'test.short' || e2e_fail "'explain' does not name the rule"
   # test.short expires after 6 quiet seconds: faultline resumes the node.
   e2e_wait 30 slurm_not_drained gpu001 || e2e_fail "gpu001 was not resumed after expiry"
-  e2e_log_has tainter '"msg":"lifted taint"' || e2e_fail "no lift logged"
+  # Slurm shows the node undrained before scontrol returns and the tainter
+  # logs the lift: wait for the line rather than read the log at once.
+  e2e_wait_log 10 tainter '"msg":"lifted taint"' || e2e_fail "no lift logged"
   # untaint by hand through the CLI.
   event gpu003 test.long 10m
   e2e_wait 30 slurm_ours gpu003 || e2e_fail "gpu003 was not drained"
@@ -223,7 +225,8 @@ job_action)
   e2e_wait 30 slurm_ours gpu001 || e2e_fail "gpu001 was not drained again"
   requeued() { [[ $(job_field JobState) == PENDING && $(job_field Restarts) == 1 ]]; }
   e2e_wait 30 requeued || e2e_fail "job $job not requeued: $(job_field JobState) restarts $(job_field Restarts)"
-  e2e_log_has tainter '"msg":"requeued the jobs of a drained node"' || e2e_fail "the requeue is not logged"
+  e2e_wait_log 10 tainter '"msg":"requeued the jobs of a drained node"' ||
+    e2e_fail "the requeue is not logged"
   ;;
 nhc)
   # A node whose PCI bus shows 7 NVIDIA GPUs (class 0x030200) of the 8 expected.
