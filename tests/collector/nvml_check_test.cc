@@ -3,14 +3,12 @@
 // through NvmlLibrary's dlopen like the real libnvidia-ml.so.1.
 #include "collector/checks/nvml_check.h"
 
-#include <stdlib.h>
-
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "collector/checks/check_record.h"
 #include "tests/collector/checks_test_util.h"
-#include "tests/support/temp_dir.h"
+#include "tests/collector/fake_nvml_state.h"
 
 namespace faultline {
 namespace {
@@ -18,43 +16,18 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-// The fake reads $FAKE_NVML_STATE on every call; each test writes its own.
-class FakeNvml {
- public:
-  FakeNvml() {
-    path_ = dir_ / "nvml.json";
-    setenv("FAKE_NVML_STATE", path_.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+// An HGX node: `n` GPUs, 18 NVLinks each, all healthy.
+json Healthy(int n) {
+  json devices = json::array();
+  for (int i = 0; i < n; ++i) {
+    devices.push_back({{"pci", FakeNvml::Address(i)},
+                       {"nvlink", json(std::vector<int>(18, 1))},
+                       {"ecc_volatile_uncorrected", 0},
+                       {"ecc_aggregate_uncorrected", 0},
+                       {"remap", {{"pending", 0}, {"failure", 0}}},
+                       {"clocks_event_reasons", 0}});
   }
-  ~FakeNvml() { unsetenv("FAKE_NVML_STATE"); }  // NOLINT(concurrency-mt-unsafe)
-  FakeNvml(const FakeNvml&) = delete;
-  FakeNvml& operator=(const FakeNvml&) = delete;
-  void Set(const json& state) { dir_.Write("nvml.json", state.dump()); }
-
-  // An HGX node: `n` GPUs, 18 NVLinks each, all healthy.
-  static json Healthy(int n) {
-    json devices = json::array();
-    for (int i = 0; i < n; ++i) {
-      char pci[16];
-      std::snprintf(pci, sizeof(pci), "0000:%02x:00.0", 0x18 + 0x10 * i);
-      devices.push_back({{"pci", pci},
-                         {"nvlink", json(std::vector<int>(18, 1))},
-                         {"ecc_volatile_uncorrected", 0},
-                         {"ecc_aggregate_uncorrected", 0},
-                         {"remap", {{"pending", 0}, {"failure", 0}}},
-                         {"clocks_event_reasons", 0}});
-    }
-    return {{"devices", devices}};
-  }
-
- private:
-  TempDir dir_;
-  std::string path_;
-};
-
-std::shared_ptr<NvmlLibrary> Load() {
-  Result<std::shared_ptr<NvmlLibrary>> lib = NvmlLibrary::Load(FAKE_NVML_LIBRARY);
-  REQUIRE_MESSAGE(lib.ok(), lib.error().ToString());
-  return *lib;
+  return {{"devices", devices}};
 }
 
 std::vector<std::string> Failures(NvmlCheck& check) {
@@ -75,8 +48,8 @@ NvmlCheck::Options Expect(int n) {
 
 TEST_CASE("nvml: eight healthy GPUs pass every check") {
   FakeNvml fake;
-  fake.Set(FakeNvml::Healthy(8));
-  NvmlCheck check(Load(), Expect(8));
+  fake.Set(Healthy(8));
+  NvmlCheck check(LoadFakeNvml(), Expect(8));
   std::vector<CheckFinding> f = check.Run({});
   // gpu_count, then per GPU: present, nvlink, 2 x ecc, 2 x remap, clocks;
   // then the node's summaries of gpu, nvlink, volatile ECC, remap pending, clocks.
@@ -95,10 +68,10 @@ TEST_CASE("nvml: eight healthy GPUs pass every check") {
 
 TEST_CASE("nvml: a GPU removed from the node fails the count, naming it") {
   FakeNvml fake;
-  fake.Set(FakeNvml::Healthy(8));
-  NvmlCheck check(Load(), {});  // no expected count: the baseline is 8
+  fake.Set(Healthy(8));
+  NvmlCheck check(LoadFakeNvml(), {});  // no expected count: the baseline is 8
   CHECK(Failures(check).empty());
-  fake.Set(FakeNvml::Healthy(7));
+  fake.Set(Healthy(7));
   CHECK(Failures(check) ==
         std::vector<std::string>{"check=nvml status=fail device=node counter=gpu_count value=7 "
                                  "expected=8 missing=0000:88:00.0 msg=7 of 8 GPUs visible to "
@@ -107,7 +80,7 @@ TEST_CASE("nvml: a GPU removed from the node fails the count, naming it") {
 
 TEST_CASE("nvml: inactive NVLink links, ECC, remapped rows and clock slowdowns are failures") {
   FakeNvml fake;
-  json s = FakeNvml::Healthy(2);
+  json s = Healthy(2);
   s["devices"][1]["nvlink"][3] = 0;
   s["devices"][1]["nvlink"][17] = 0;
   s["devices"][1]["ecc_volatile_uncorrected"] = 2;
@@ -115,7 +88,7 @@ TEST_CASE("nvml: inactive NVLink links, ECC, remapped rows and clock slowdowns a
   s["devices"][1]["remap"] = {{"uncorrectable", 3}, {"pending", 1}, {"failure", 1}};
   s["devices"][1]["clocks_event_reasons"] = 0x48 | 0x1;  // HW slowdown, HW thermal, idle
   fake.Set(s);
-  NvmlCheck check(Load(), Expect(2));
+  NvmlCheck check(LoadFakeNvml(), Expect(2));
   // One string per finding, each split over lines.
   // NOLINTBEGIN(bugprone-suspicious-missing-comma)
   CHECK(Failures(check) ==
@@ -137,10 +110,10 @@ TEST_CASE("nvml: inactive NVLink links, ECC, remapped rows and clock slowdowns a
 
 TEST_CASE("nvml: the node summary passes only when every GPU passes") {
   FakeNvml fake;
-  json s = FakeNvml::Healthy(2);
+  json s = Healthy(2);
   s["devices"][0]["nvlink"][0] = 0;
   fake.Set(s);
-  NvmlCheck check(Load(), Expect(2));
+  NvmlCheck check(LoadFakeNvml(), Expect(2));
   auto summary = [&](const std::string& counter) {
     for (const CheckFinding& f : check.Run({})) {
       if (f.Field("device") == "node" && f.Field("counter") == counter) {
@@ -152,7 +125,7 @@ TEST_CASE("nvml: the node summary passes only when every GPU passes") {
   CHECK(summary("nvlink") ==
         "check=nvml status=fail device=node counter=nvlink value=1 "
         "expected=2 msg=1 of 2 GPUs pass nvlink");
-  fake.Set(FakeNvml::Healthy(2));
+  fake.Set(Healthy(2));
   CHECK(summary("nvlink") ==
         "check=nvml status=ok device=node counter=nvlink value=2 "
         "expected=2 msg=2 of 2 GPUs pass nvlink");
@@ -162,7 +135,7 @@ TEST_CASE("nvml: a GPU without NVLink or ECC reports neither") {
   FakeNvml fake;
   fake.Set({{"devices", {{{"pci", "0000:01:00.0"}}}},
             {"errors", {{"nvmlDeviceGetTotalEccErrors", NVML_ERROR_NOT_SUPPORTED}}}});
-  NvmlCheck check(Load(), Expect(1));
+  NvmlCheck check(LoadFakeNvml(), Expect(1));
   std::vector<CheckFinding> f = check.Run({});
   for (const CheckFinding& x : f) {
     CHECK(x.Field("counter") != "nvlink");
@@ -172,10 +145,10 @@ TEST_CASE("nvml: a GPU without NVLink or ECC reports neither") {
 
 TEST_CASE("nvml: a failing call is unknown for that counter, the rest still checked") {
   FakeNvml fake;
-  json s = FakeNvml::Healthy(1);
+  json s = Healthy(1);
   s["errors"] = {{"nvmlDeviceGetRemappedRows", NVML_ERROR_UNKNOWN}};
   fake.Set(s);
-  NvmlCheck check(Load(), Expect(1));
+  NvmlCheck check(LoadFakeNvml(), Expect(1));
   CHECK(Failures(check) ==
         std::vector<std::string>{"check=nvml status=unknown device=0000:18:00.0 "
                                  "counter=remap_pending value=Unknown_Error msg=remap_pending: "
@@ -191,10 +164,10 @@ TEST_CASE("nvml: a failing call is unknown for that counter, the rest still chec
 
 TEST_CASE("nvml: a GPU lost mid-run fails as lost, by its address") {
   FakeNvml fake;
-  fake.Set(FakeNvml::Healthy(2));
-  NvmlCheck check(Load(), Expect(2));
+  fake.Set(Healthy(2));
+  NvmlCheck check(LoadFakeNvml(), Expect(2));
   CHECK(Failures(check).empty());
-  json s = FakeNvml::Healthy(2);
+  json s = Healthy(2);
   s["devices"][0]["lost"] = true;
   fake.Set(s);
   CHECK(Failures(check) == std::vector<std::string>{"check=nvml status=fail device=0000:18:00.0 "
@@ -204,18 +177,18 @@ TEST_CASE("nvml: a GPU lost mid-run fails as lost, by its address") {
 
 TEST_CASE("nvml: a device that disappears between the count and its calls") {
   FakeNvml fake;
-  fake.Set(FakeNvml::Healthy(3));
-  NvmlCheck check(Load(), Expect(3));
+  fake.Set(Healthy(3));
+  NvmlCheck check(LoadFakeNvml(), Expect(3));
   CHECK(Failures(check).empty());
   // The count says 3, then GPU 2 is gone when its handle is asked for: a
   // hang in the count call gives the test time to change the file.
-  json s = FakeNvml::Healthy(3);
+  json s = Healthy(3);
   s["hang_ms"] = {{"nvmlDeviceGetCount_v2", 300}};
   fake.Set(s);
   std::vector<CheckFinding> f;
   std::thread run([&] { f = check.Run({}); });
   std::this_thread::sleep_for(milliseconds(100));
-  fake.Set(FakeNvml::Healthy(2));
+  fake.Set(Healthy(2));
   run.join();
   std::vector<std::string> failures;
   for (const CheckFinding& x : f) {
@@ -230,14 +203,14 @@ TEST_CASE("nvml: a device that disappears between the count and its calls") {
 
 TEST_CASE("nvml: a hung call is reported hung by the check source, in time") {
   FakeNvml fake;
-  json s = FakeNvml::Healthy(1);
+  json s = Healthy(1);
   s["hang_ms"] = {{"nvmlDeviceGetNvLinkState", 2000}};
   fake.Set(s);
   std::vector<CheckSource::Entry> entries;
   CheckSchedule schedule;
   schedule.interval = milliseconds(60'000);
   schedule.timeout = milliseconds(200);
-  entries.push_back({std::make_unique<NvmlCheck>(Load(), Expect(1)), schedule, ""});
+  entries.push_back({std::make_unique<NvmlCheck>(LoadFakeNvml(), Expect(1)), schedule, ""});
   CheckSource::Options options;
   options.shutdown_wait = milliseconds(3000);  // let the blocked call return before the test ends
   auto source = CheckSource::Open(options, std::move(entries));

@@ -3,15 +3,13 @@
 // NVML (tests/fakes/fake_nvml.cc) loaded through NvmlLibrary's dlopen.
 #include "collector/checks/nvml_xid_check.h"
 
-#include <stdlib.h>
-
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "collector/checks/check_record.h"
 #include "collector/checks/nvml_check.h"
 #include "tests/collector/checks_test_util.h"
-#include "tests/support/temp_dir.h"
+#include "tests/collector/fake_nvml_state.h"
 
 namespace faultline {
 namespace {
@@ -19,40 +17,16 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-class FakeNvml {
- public:
-  FakeNvml() {
-    path_ = dir_ / "nvml.json";
-    setenv("FAKE_NVML_STATE", path_.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+// `n` GPUs at FakeNvml::Address(0), (1), ...; before Ampere (retired
+// pages) when `pages` is set.
+json Gpus(int n, bool pages) {
+  json devices = json::array();
+  for (int i = 0; i < n; ++i) {
+    json d = {{"pci", FakeNvml::Address(i)}};
+    if (pages) d["retired_pages"] = {{"sbe", 0}, {"dbe", 0}, {"pending", 0}};
+    devices.push_back(d);
   }
-  ~FakeNvml() { unsetenv("FAKE_NVML_STATE"); }  // NOLINT(concurrency-mt-unsafe)
-  FakeNvml(const FakeNvml&) = delete;
-  FakeNvml& operator=(const FakeNvml&) = delete;
-  void Set(const json& state) { dir_.Write("nvml.json", state.dump()); }
-
-  // `n` GPUs at 0000:18:00.0, 0000:28:00.0, ...; before Ampere (retired
-  // pages) when `pages` is set.
-  static json Gpus(int n, bool pages) {
-    json devices = json::array();
-    for (int i = 0; i < n; ++i) {
-      char pci[16];
-      std::snprintf(pci, sizeof(pci), "0000:%02x:00.0", 0x18 + 0x10 * i);
-      json d = {{"pci", pci}};
-      if (pages) d["retired_pages"] = {{"sbe", 0}, {"dbe", 0}, {"pending", 0}};
-      devices.push_back(d);
-    }
-    return {{"devices", devices}};
-  }
-
- private:
-  TempDir dir_;
-  std::string path_;
-};
-
-std::shared_ptr<NvmlLibrary> Load() {
-  Result<std::shared_ptr<NvmlLibrary>> lib = NvmlLibrary::Load(FAKE_NVML_LIBRARY);
-  REQUIRE_MESSAGE(lib.ok(), lib.error().ToString());
-  return *lib;
+  return {{"devices", devices}};
 }
 
 // The texts of the findings for `counters`, in order.
@@ -69,10 +43,10 @@ std::vector<std::string> Texts(const std::string& check, const std::vector<Check
 
 TEST_CASE("nvml retired pages: a new page is news, a pending retirement fails until reboot") {
   FakeNvml fake;
-  json s = FakeNvml::Gpus(2, true);
+  json s = Gpus(2, true);
   s["devices"][0]["retired_pages"] = {{"sbe", 2}, {"dbe", 1}, {"pending", 0}};
   fake.Set(s);
-  NvmlCheck check(Load(), {});
+  NvmlCheck check(LoadFakeNvml(), {});
   // The first look is the baseline: pages retired in earlier boots are history.
   // NOLINTBEGIN(bugprone-suspicious-missing-comma): each element is one record, split for width
   CHECK(Texts("nvml", check.Run({}), {"retired_pages", "retired_pages_pending"}) ==
@@ -106,11 +80,11 @@ TEST_CASE("nvml retired pages: a new page is news, a pending retirement fails un
 
 TEST_CASE("nvml retired pages: Ampere and later (NOT_SUPPORTED) report none, an error is unknown") {
   FakeNvml fake;
-  json s = FakeNvml::Gpus(1, false);
+  json s = Gpus(1, false);
   fake.Set(s);
-  NvmlCheck check(Load(), {});
+  NvmlCheck check(LoadFakeNvml(), {});
   CHECK(Texts("nvml", check.Run({}), {"retired_pages", "retired_pages_pending"}).empty());
-  s = FakeNvml::Gpus(1, true);
+  s = Gpus(1, true);
   s["errors"] = {{"nvmlDeviceGetRetiredPagesPendingStatus", NVML_ERROR_UNKNOWN}};
   fake.Set(s);
   CHECK(Texts("nvml", check.Run({}), {"retired_pages_pending"}) ==
@@ -123,10 +97,10 @@ TEST_CASE("nvml retired pages: Ampere and later (NOT_SUPPORTED) report none, an 
 
 TEST_CASE("nvml-xid: Xids after the first run are reported once each, by GPU address") {
   FakeNvml fake;
-  json s = FakeNvml::Gpus(2, false);
+  json s = Gpus(2, false);
   s["xid_events"] = {{{"device", 0}, {"xid", 13}}};  // before the agent: not seen
   fake.Set(s);
-  NvmlXidCheck check(Load());
+  NvmlXidCheck check(LoadFakeNvml());
   CHECK(Texts("nvml-xid", check.Run({}), {"xid"}) ==
         std::vector<std::string>{
             "check=nvml-xid status=ok device=0000:18:00.0 counter=xid value=0 msg=no Xid since "
@@ -153,10 +127,10 @@ TEST_CASE("nvml-xid: Xids after the first run are reported once each, by GPU add
 
 TEST_CASE("nvml-xid: failing calls are unknown, registration is retried") {
   FakeNvml fake;
-  json s = FakeNvml::Gpus(1, false);
+  json s = Gpus(1, false);
   s["errors"] = {{"nvmlDeviceRegisterEvents", NVML_ERROR_UNKNOWN}};
   fake.Set(s);
-  NvmlXidCheck check(Load());
+  NvmlXidCheck check(LoadFakeNvml());
   CHECK(Texts("nvml-xid", check.Run({}), {"xid", "xid_events"}) ==
         std::vector<std::string>{
             "check=nvml-xid status=unknown device=0000:18:00.0 counter=xid_events "
@@ -174,10 +148,10 @@ TEST_CASE("nvml-xid: failing calls are unknown, registration is retried") {
                                  "value=Unknown_Error msg=nvmlEventSetWait_v2: Unknown Error"});
 
   SUBCASE("and an event set that cannot be made") {
-    json t = FakeNvml::Gpus(1, false);
+    json t = Gpus(1, false);
     t["errors"] = {{"nvmlEventSetCreate", NVML_ERROR_UNKNOWN}};
     fake.Set(t);
-    NvmlXidCheck other(Load());
+    NvmlXidCheck other(LoadFakeNvml());
     CHECK(Texts("nvml-xid", other.Run({}), {"xid", "xid_events"}) ==
           std::vector<std::string>{"check=nvml-xid status=unknown device=node "
                                    "counter=xid_events value=Unknown_Error "
@@ -187,10 +161,10 @@ TEST_CASE("nvml-xid: failing calls are unknown, registration is retried") {
 
 TEST_CASE("nvml-xid: a GPU gone after its Xid is still reported, by the address it had") {
   FakeNvml fake;
-  json s = FakeNvml::Gpus(2, false);
+  json s = Gpus(2, false);
   s["xid_events"] = json::array();
   fake.Set(s);
-  NvmlXidCheck check(Load());
+  NvmlXidCheck check(LoadFakeNvml());
   (void)check.Run({});
   s["xid_events"].push_back({{"device", 1}, {"xid", 79}});
   s["devices"][1]["lost"] = true;  // fell off the bus: its PCI info no longer answers
@@ -205,14 +179,14 @@ TEST_CASE("nvml-xid: a GPU gone after its Xid is still reported, by the address 
 
 TEST_CASE("nvml-xid: a hung wait is reported hung by the check source, in time") {
   FakeNvml fake;
-  json s = FakeNvml::Gpus(1, false);
+  json s = Gpus(1, false);
   s["hang_ms"] = {{"nvmlEventSetWait_v2", 2000}};
   fake.Set(s);
   std::vector<CheckSource::Entry> entries;
   CheckSchedule schedule;
   schedule.interval = milliseconds(60'000);
   schedule.timeout = milliseconds(200);
-  entries.push_back({std::make_unique<NvmlXidCheck>(Load()), schedule, ""});
+  entries.push_back({std::make_unique<NvmlXidCheck>(LoadFakeNvml()), schedule, ""});
   CheckSource::Options options;
   options.shutdown_wait = milliseconds(3000);  // let the blocked call return before the test ends
   auto source = CheckSource::Open(options, std::move(entries));
