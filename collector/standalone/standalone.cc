@@ -347,9 +347,8 @@ int RunStandalone(const AgentFlags& flags, const sigset_t& signals) {
   stack_options.endpoint_required = false;
   if (Status s = stack->Assemble(sink, checks, stack_options); !s.ok()) {
     std::cerr << "faultline-agent: error: " << s.message() << '\n';
-    if (s.code() == StatusCode::kPermissionDenied) {
-      std::cerr << "  (reading /dev/kmsg needs root or CAP_SYSLOG; run with sudo, or set "
-                   "sources.kmsg.enabled: false and read a file instead)\n";
+    if (std::string hint = AssembleErrorHint(s, *config); !hint.empty()) {
+      std::cerr << "  (" << hint << ")\n";
     }
     return AgentStack::ExitCode(s);
   }

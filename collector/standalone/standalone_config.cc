@@ -80,4 +80,14 @@ standalone:
 )yaml";
 }
 
+std::string AssembleErrorHint(const Status& error, const AgentConfig& config) {
+  if (error.code() != StatusCode::kPermissionDenied || !config.kmsg_enabled ||
+      error.message().find(config.kmsg.device_path) == std::string::npos) {
+    return {};
+  }
+  return "reading " + config.kmsg.device_path +
+         " needs root or CAP_SYSLOG; run with sudo, or set sources.kmsg.enabled: false and read a "
+         "file instead";
+}
+
 }  // namespace faultline

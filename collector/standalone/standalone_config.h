@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/diagnostics.h"
+#include "base/status.h"
 #include "collector/agent/agent_config.h"
 #include "tainter/apply/node_applier.h"
 #include "tainter/kube/kube_settings.h"
@@ -45,6 +46,12 @@ std::optional<StandaloneAgentConfig> ParseStandaloneAgentConfig(std::string_view
 std::optional<StandaloneAgentConfig> LoadStandaloneAgentConfig(const std::string& path,
                                                                AgentMode mode, std::ostream& err,
                                                                bool json = false);
+
+// A line to add under an error that stopped the agent assembling, for the
+// user at the terminal: a /dev/kmsg the agent may not read names the way
+// out. Empty for any other error (a state or journal directory refused
+// speaks for itself: the kmsg advice would send the user the wrong way).
+std::string AssembleErrorHint(const Status& error, const AgentConfig& config);
 
 // The `kubernetes:` and `standalone:` sections at their defaults, commented,
 // for `faultline-agent --print-default-config` after DefaultAgentConfigYaml().

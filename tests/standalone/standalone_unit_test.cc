@@ -305,4 +305,23 @@ TEST_CASE("standalone mode needs no kafka key, and the empty config gives local 
 }
 
 }  // namespace
+TEST_CASE("the /dev/kmsg advice follows a refused /dev/kmsg only, not any refusal") {
+  Diagnostics diags;
+  auto c = ParseStandaloneAgentConfig("", "<defaults>", diags, AgentMode::kStandalone);
+  REQUIRE(c.has_value());
+  const std::string kmsg = c->kmsg.device_path;
+  // What KmsgDevice::Open returns where the agent lacks root or CAP_SYSLOG.
+  CHECK(AssembleErrorHint(PermissionDeniedError("open " + kmsg + ": Permission denied"), *c)
+            .find("needs root or CAP_SYSLOG") != std::string::npos);
+  // A state directory it may not write: the kmsg advice would mislead.
+  CHECK(AssembleErrorHint(
+            PermissionDeniedError("mkdir /var/lib/faultline/agent: Permission denied"), *c)
+            .empty());
+  CHECK(
+      AssembleErrorHint(NotFoundError("open " + kmsg + ": No such file or directory"), *c).empty());
+  c->kmsg_enabled = false;
+  CHECK(
+      AssembleErrorHint(PermissionDeniedError("open " + kmsg + ": Permission denied"), *c).empty());
+}
+
 }  // namespace faultline
