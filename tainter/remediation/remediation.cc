@@ -161,8 +161,7 @@ Status Remediator::Cordon(const std::string& node, NodeState& s) {
     s.draining = d->second == kRunning;  // a drain this node already holds a slot for
     s.drained = d->second == kDone;
     s.timed_out = d->second == kTimedOut;  // given up before (a restart): still a person's
-    // The deadline counts from when this process found the drain running.
-    if (s.draining) s.drain_started = clock_.MonotonicNow();
+    if (s.draining) s.drain_started = DrainStartedAt(*live);
   }
   s.cordon_checked = true;
   return OkStatus();
@@ -205,11 +204,27 @@ Status Remediator::StartDrain(const std::string& node, NodeState& s, bool* start
   return OkStatus();
 }
 
+std::string Remediator::StartedAnnotation() const { return options_.drain_annotation + "-started"; }
+
+std::chrono::steady_clock::time_point Remediator::DrainStartedAt(const NodeScheduling& node) const {
+  const auto now = clock_.MonotonicNow();
+  auto a = node.annotations.find(StartedAnnotation());
+  if (a == node.annotations.end()) return now;  // marked by a version without the record
+  std::optional<std::chrono::system_clock::time_point> started = ParseRfc3339(a->second);
+  if (!started || *started > clock_.Now()) return now;  // unreadable, or a clock ahead of ours
+  return now -
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(clock_.Now() - *started);
+}
+
 Status Remediator::SetDrainMark(const std::string& node, std::optional<std::string> mark) {
   Result<NodeScheduling> live = evictions_.GetScheduling(node);
   if (!live) return live.error();
   SchedulingChange change;
   change.expected_resource_version = live->resource_version;
+  // When the drain started, in wall time on the node: a restarted tainter
+  // (or another replica) keeps counting the deadline from there.
+  change.annotations[StartedAnnotation()] =
+      mark == kRunning ? std::optional<std::string>(FormatRfc3339(clock_.Now())) : std::nullopt;
   change.annotations[options_.drain_annotation] = std::move(mark);
   return evictions_.PatchScheduling(node, change);
 }
@@ -314,6 +329,7 @@ Status Remediator::Lift(const std::string& node) {
   if (ours) change.unschedulable = false;  // only a cordon faultline made
   change.annotations[options_.cordoned_annotation] = std::nullopt;
   change.annotations[options_.drain_annotation] = std::nullopt;
+  change.annotations[StartedAnnotation()] = std::nullopt;
   FL_RETURN_IF_ERROR(evictions_.PatchScheduling(node, change));
   if (ours) {
     metrics_.uncordoned.Inc();

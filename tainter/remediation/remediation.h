@@ -79,7 +79,8 @@ struct RemediationOptions {
 //    retry_interval, doubling up to max_retry_interval, per pod. When no pod
 //    is left to evict (those evicted are gone), the mark becomes `done`.
 //    A drain still running drain_deadline after it started (a pod that
-//    never leaves) is given up: the mark becomes `timed-out`, which frees
+//    never leaves; the start is recorded on the node, so a restart does not
+//    reset it) is given up: the mark becomes `timed-out`, which frees
 //    its slot, and the node is reported as needing a person (a warning, a
 //    Warning Event FaultlineDrainTimedOut, drains_total{state="timed_out"},
 //    and OnNeedsPerson, which the stack passes to the node's condition).
@@ -130,7 +131,7 @@ class Remediator {
     bool draining = false;        // holds a drain slot (annotation `running`)
     bool drained = false;
     bool timed_out = false;  // ran past drain_deadline: left to a person (mark `timed-out`)
-    std::chrono::steady_clock::time_point drain_started{};  // when this process saw it start
+    std::chrono::steady_clock::time_point drain_started{};  // from the node's record (a restart)
     std::string waiting_for;  // the pods the last step still waited for, for the report
     int failures = 0;
     std::chrono::steady_clock::time_point next_try{};
@@ -147,7 +148,13 @@ class Remediator {
   Status StopDrain(const std::string& node, NodeState& s);
   // Sets (or, with nullopt, removes) the node's drain mark: a merge patch
   // carrying the resourceVersion just read, so a concurrent write is a 409.
+  // A `running` mark also records when the drain started (the annotation
+  // drain_annotation + "-started", RFC 3339); any other mark removes it.
   Status SetDrainMark(const std::string& node, std::optional<std::string> mark);
+  std::string StartedAnnotation() const;
+  // When a drain found running on the node started, on this process's
+  // steady clock: from the node's record, or now when it has none.
+  std::chrono::steady_clock::time_point DrainStartedAt(const NodeScheduling& node) const;
   Status DrainStep(const std::string& node, NodeState& s);
   // The drain ran past drain_deadline: its mark becomes `timed-out` (the
   // slot is free, every replica sees it), and the node is reported as

@@ -13,6 +13,7 @@
 
 #include <doctest/doctest.h>
 
+#include "base/time_format.h"
 #include "tainter/daemon/tainter_config.h"
 #include "tainter/kube/eviction.h"
 #include "tainter/kube/node_pods.h"
@@ -35,6 +36,12 @@ struct Harness {
     auto made = KubeEvictionApi::Create(f.config, http, f.clock, f.metrics);
     REQUIRE_MESSAGE(made.ok(), made.status().ToString());
     evictions = std::move(*made);
+    remediator = std::make_unique<Remediator>(std::move(o), View(), *evictions, f.Api(), f.Api(),
+                                              f.metrics, f.clock);
+  }
+  // The tainter's side as this harness holds it (a restarted Remediator
+  // reads the same).
+  Remediator::View View() {
     Remediator::View view;
     view.ready = [] { return true; };
     view.tainted_nodes = [this] {
@@ -59,8 +66,7 @@ struct Harness {
       if (rule == "x.drain") return std::string("storage");
       return std::string("application");
     };
-    remediator = std::make_unique<Remediator>(std::move(o), std::move(view), *evictions, f.Api(),
-                                              f.Api(), f.metrics, f.clock);
+    return view;
   }
   static RemediationOptions Defaults() {
     RemediationOptions o;
@@ -496,6 +502,33 @@ TEST_CASE("drain: past its deadline a drain is reported as needing a person and 
   // The fault is lifted: uncordoned and the mark removed, as for any drain.
   h.reasons.erase("gpu-1");
   h.remediator->Tick();
+  CHECK_FALSE(h.Unschedulable("gpu-1"));
+  CHECK(h.Annotation("gpu-1", "faultline.dev/drain").empty());
+}
+
+TEST_CASE("drain: a restarted tainter keeps the deadline from the drain's start on the node") {
+  RemediationOptions o = Harness::Defaults();
+  o.drain_deadline = std::chrono::minutes(10);
+  Harness h(o);
+  h.f.server->AddNode("gpu-1");
+  h.AddPod("ml", "stuck", "gpu-1", {{"deletionTimestamp", "2026-11-24T00:00:00Z"}});
+  h.reasons["gpu-1"] = {"x.drain"};
+  h.remediator->Tick();
+  REQUIRE(h.Annotation("gpu-1", "faultline.dev/drain") == "running");
+  CHECK(h.Annotation("gpu-1", "faultline.dev/drain-started") == FormatRfc3339(h.f.clock.Now()));
+  h.f.clock.Advance(std::chrono::minutes(9));
+  // A new process 9 minutes into the drain: it reads the start from the
+  // node, so the drain is given up at minute 10, not 10 minutes from now.
+  Remediator restarted(o, h.View(), *h.evictions, h.f.Api(), h.f.Api(), h.f.metrics, h.f.clock);
+  restarted.Tick();
+  CHECK(h.Annotation("gpu-1", "faultline.dev/drain") == "running");
+  h.f.clock.Advance(std::chrono::minutes(2));
+  restarted.Tick();
+  CHECK(h.Annotation("gpu-1", "faultline.dev/drain") == "timed-out");
+  CHECK(h.Annotation("gpu-1", "faultline.dev/drain-started").empty());
+  // Lifted: every mark goes.
+  h.reasons.erase("gpu-1");
+  restarted.Tick();
   CHECK_FALSE(h.Unschedulable("gpu-1"));
   CHECK(h.Annotation("gpu-1", "faultline.dev/drain").empty());
 }
