@@ -36,40 +36,21 @@ TAINT_KEY=faultline.dev/faulty
 START=$SECONDS
 
 # ---- the node's GPUs ----------------------------------------------------------
-addr() { printf '0000:%02x:00.0' $((0x18 + 0x10 * $1)); }
-add_gpu() {
-  local d
-  d="$T/sys/bus/pci/devices/$(addr "$1")"
-  mkdir -p "$d" "$T/proc/driver/nvidia/gpus/$(addr "$1")"
-  echo 0x10de >"$d/vendor"
-  echo 0x030200 >"$d/class"
-}
-nvml_state() { # N: the fake NVML with GPUs 0..N-1
-  local i devices=""
-  for ((i = 0; i < $1; i++)); do
-    devices+="${devices:+,}{\"pci\":\"$(addr "$i")\",\"nvlink\":[1,1,1,1]}"
-  done
-  echo "{\"devices\":[$devices]}" >"$T/nvml.json.tmp"
-  mv "$T/nvml.json.tmp" "$T/nvml.json"
-}
+source "$HERE/../support/fake_gpu_node.sh"
 : >"$T/quiet.log"
-mkdir -p "$T/proc/driver/nvidia"
-echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15" >"$T/proc/driver/nvidia/version"
-for i in 0 1 2 3 4 5 6 7; do add_gpu "$i"; done
+fake_gpu_node_init
+for i in 0 1 2 3 4 5 6 7; do gpu_add "$i"; done
 # A bridge of the same vendor (an NVSwitch) is not a GPU.
 mkdir -p "$T/sys/bus/pci/devices/0000:05:00.0"
 echo 0x10de >"$T/sys/bus/pci/devices/0000:05:00.0/vendor"
 echo 0x068000 >"$T/sys/bus/pci/devices/0000:05:00.0/class"
-nvml_state 8
-export FAKE_NVML_STATE="$T/nvml.json"
-export LD_LIBRARY_PATH="$E2E_BUILD/tests/fakes/nvml${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-[[ -e "$E2E_BUILD/tests/fakes/nvml/libnvidia-ml.so.1" ]] || e2e_fail "the fake NVML is not built"
+gpu_nvml_state 0 1 2 3 4 5 6 7
 
-remove_gpu() {
-  rm -rf "$T/sys/bus/pci/devices/$(addr 3)" "$T/proc/driver/nvidia/gpus/$(addr 3)"
-  nvml_state 7
+remove_gpu() { # GPU 3 leaves the PCI bus, and NVML counts one GPU fewer
+  gpu_remove 3
+  gpu_nvml_state 0 1 2 3 4 5 6
 }
-restore_gpu() { add_gpu 3; nvml_state 8; }
+restore_gpu() { gpu_add 3; gpu_nvml_state 0 1 2 3 4 5 6 7; }
 
 # ---- helpers on the API double ---------------------------------------------------
 node_json() { e2e_node "$NODE"; } # NODE: the node of the current phase
@@ -118,11 +99,11 @@ demo() {
   e2e_wait 10 has_gpu_count_reason || e2e_fail "$1: reasons: $(reasons)"
   local r
   r=$(reasons)
-  jq -e --arg a "$(addr 3)" '.[] | select(.rule == "check.gpu-count")
+  jq -e --arg a "$(gpu_addr 3)" '.[] | select(.rule == "check.gpu-count")
       | (.summary | startswith("7 of 8 nvidia GPUs on the PCI bus (missing: " + $a + ")"))' \
     <<<"$r" >/dev/null || e2e_fail "$1: check.gpu-count summary: $r"
   e2e_wait 10 condition_is GPUFault True || e2e_fail "$1: GPUFault is $(condition GPUFault)"
-  echo "ok: $1: GPU $(addr 3) removed -> tainted (check.gpu-count), GPUFault=True ($((SECONDS - START)) s)"
+  echo "ok: $1: GPU $(gpu_addr 3) removed -> tainted (check.gpu-count), GPUFault=True ($((SECONDS - START)) s)"
   restore_gpu
   e2e_wait "$WAIT" lacks_our_taint || e2e_fail "$1: the GPU came back but the taint stayed: $(reasons)"
   e2e_wait 10 condition_is GPUFault False || e2e_fail "$1: GPUFault is $(condition GPUFault) after the lift"

@@ -19,19 +19,10 @@ e2e_init "$1" faultline-checks-label
 RUN=$(od -An -tx4 -N4 /dev/urandom | tr -d ' ')$$
 TAINT_KEY=faultline.dev/faulty
 
-addr() { printf '0000:%02x:00.0' $((0x18 + 0x10 * $1)); }
-devices=""
-for i in 0 1 2 4 5 6 7; do # GPU 3 never came up
-  d="$T/sys/bus/pci/devices/$(addr "$i")"
-  mkdir -p "$d"
-  echo 0x10de >"$d/vendor"
-  echo 0x030200 >"$d/class"
-  devices+="${devices:+,}{\"pci\":\"$(addr "$i")\"}"
-done
-echo "{\"devices\":[$devices]}" >"$T/nvml.json"
-export FAKE_NVML_STATE="$T/nvml.json"
-export LD_LIBRARY_PATH="$E2E_BUILD/tests/fakes/nvml${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-[[ -e "$E2E_BUILD/tests/fakes/nvml/libnvidia-ml.so.1" ]] || e2e_fail "the fake NVML is not built"
+source "$HERE/../support/fake_gpu_node.sh"
+fake_gpu_node_init
+for i in 0 1 2 4 5 6 7; do gpu_add "$i"; done # GPU 3 never came up
+gpu_nvml_state 0 1 2 4 5 6 7
 : >"$T/quiet.log"
 
 LABELLED="gpu-label-$RUN"
@@ -73,7 +64,7 @@ e2e_start labelled "$AGENT" --standalone --config "$T/labelled.yaml"
 e2e_wait_log 10 labelled '"msg":"expected GPU count from node label"'
 e2e_wait 20 tainted "$LABELLED" || e2e_fail "a GPU missing from the start did not taint: $(e2e_node "$LABELLED")"
 r=$(reasons "$LABELLED")
-jq -e --arg a "$(addr 3)" '.[] | select(.rule == "check.gpu-count")
+jq -e --arg a "$(gpu_addr 3)" '.[] | select(.rule == "check.gpu-count")
     | (.summary | startswith("7 of 8 nvidia GPUs on the PCI bus"))' <<<"$r" >/dev/null ||
   e2e_fail "check.gpu-count summary: $r"
 jq -e 'map(.rule) | index("check.nvml-gpu-count") != null' <<<"$r" >/dev/null ||

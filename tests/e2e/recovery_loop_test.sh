@@ -35,36 +35,17 @@ PROBATION=4s
 START=$SECONDS
 
 # ---- the node: eight GPUs in a fake sysfs tree and the fake NVML -------------
-addr() { printf '0000:%02x:00.0' $((0x18 + 0x10 * $1)); }
-add_gpu() {
-  local d
-  d="$T/sys/bus/pci/devices/$(addr "$1")"
-  mkdir -p "$d" "$T/proc/driver/nvidia/gpus/$(addr "$1")"
-  echo 0x10de >"$d/vendor"
-  echo 0x030200 >"$d/class"
-}
+source "$HERE/../support/fake_gpu_node.sh"
 # GPU 5 has uncorrectable ECC errors in its lifetime count: an RMA candidate
 # (check.ecc-aggregate-uncorrected, an Event), not a reason to keep the node
 # out: its failing finding must not hold back the check rounds.
-nvml_state() { # N: the fake NVML with GPUs 0..N-1
-  local i devices="" ecc
-  for ((i = 0; i < $1; i++)); do
-    ecc=$( ((i == 5)) && echo ',"ecc_aggregate_uncorrected":3' || true)
-    devices+="${devices:+,}{\"pci\":\"$(addr "$i")\",\"nvlink\":[1,1,1,1]$ecc}"
-  done
-  echo "{\"devices\":[$devices]}" >"$T/nvml.json.tmp"
-  mv "$T/nvml.json.tmp" "$T/nvml.json"
-}
-mkdir -p "$T/proc/driver/nvidia"
-echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15" >"$T/proc/driver/nvidia/version"
-for i in 0 1 2 3 4 5 6 7; do add_gpu "$i"; done
-nvml_state 8
-export FAKE_NVML_STATE="$T/nvml.json"
-export LD_LIBRARY_PATH="$E2E_BUILD/tests/fakes/nvml${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-[[ -e "$E2E_BUILD/tests/fakes/nvml/libnvidia-ml.so.1" ]] || e2e_fail "the fake NVML is not built"
-remove_gpu() {
-  rm -rf "$T/sys/bus/pci/devices/$(addr 3)" "$T/proc/driver/nvidia/gpus/$(addr 3)"
-  nvml_state 7
+ECC5='5:"ecc_aggregate_uncorrected":3'
+fake_gpu_node_init
+for i in 0 1 2 3 4 5 6 7; do gpu_add "$i"; done
+gpu_nvml_state 0 1 2 3 4 "$ECC5" 6 7
+remove_gpu() { # GPU 3 leaves the PCI bus, and NVML counts one GPU fewer
+  gpu_remove 3
+  gpu_nvml_state 0 1 2 3 4 "$ECC5" 6
 }
 
 # ---- what the API double shows ----------------------------------------------------
