@@ -3,22 +3,25 @@
 """The built-in packs on real log lines from public sources (tests/data/real-lines).
 
     check_real_lines.py --faultline BIN --data DIR --workdir DIR
-                        [--split all|dev|heldout] [--per-class]
+                        [--split all|dev|heldout] [--heldout-file NAME] [--files GLOB]
+                        [--per-class]
                         [--min-taint-recall R] [--min-detect-recall R] [--max-noise N]
 
 Each *.tsv row is `expect, origin, kind, url, line`, or `expect, origin, kind, url,
-class, line` (see the README there; a 5-field row's class is its file's name). The
-pages listed in DIR/heldout-pages.txt are the held-out pages: `--split heldout` checks
-only their lines, `--split dev` only the others, `--split all` (default) every line. The lines
-of each origin are scanned with `faultline scan --source ORIGIN`, so a kernel line is
-judged as a kernel record and a pod line as a pod line, exactly as the agent would.
-A line's outcome is `taint` when a match has action taint (immediately or once its
+class, line` (see the README there; a 5-field row's class is its file's name); --files
+keeps only the files matching a glob. The pages listed in DIR/heldout-pages.txt (round 3),
+or in the file --heldout-file names (round 4: heldout-pages-r4.txt), are the held-out
+pages: `--split heldout` checks only their lines, `--split dev` only the others,
+`--split all` (default) every line. The lines of each origin are scanned with
+`faultline scan --source ORIGIN`, so a kernel line is judged as a kernel record and a
+pod line as a pod line, exactly as the agent would. A line's outcome is `taint` when a match has action taint (immediately or once its
 threshold is reached), `event` when a match is an event, else `nothing`.
 
 Prints taint recall, detection recall, wrong taints and noise, and every line whose
-outcome differs from its expectation; with --per-class also each class's recalls. Exit 1 on any wrong taint (a taint outcome for
-a line that must not taint), on recall below the minimums, or on more noise (events
-on lines that must yield nothing) than allowed; 2 on a malformed data file.
+outcome differs from its expectation; with --per-class also each class's recalls. Exit 1
+on any wrong taint (a taint outcome for a line that must not taint), on recall below the
+minimums, or on more noise (events on lines that must yield nothing) than allowed; 2 on a
+malformed data file.
 """
 import argparse
 import collections
@@ -33,18 +36,18 @@ ORIGINS = ("kernel", "journal", "pod")
 KINDS = ("log", "fixture", "format")
 
 
-def load_heldout(data_dir):
-    """The held-out page URLs (DIR/heldout-pages.txt; empty when absent)."""
-    path = os.path.join(data_dir, "heldout-pages.txt")
+def load_heldout(data_dir, name="heldout-pages.txt"):
+    """The held-out page URLs (DIR/NAME; empty when absent)."""
+    path = os.path.join(data_dir, name)
     if not os.path.exists(path):
         return set()
     with open(path, encoding="utf-8") as f:
         return {t.strip() for t in f if t.strip() and not t.startswith("#")}
 
 
-def load(data_dir):
+def load(data_dir, pattern="*.tsv"):
     rows = []
-    for path in sorted(glob.glob(os.path.join(data_dir, "*.tsv"))):
+    for path in sorted(glob.glob(os.path.join(data_dir, pattern))):
         for number, text in enumerate(open(path, encoding="utf-8"), start=1):
             text = text.rstrip("\n")
             if not text or text.startswith("#"):
@@ -128,18 +131,23 @@ def main():
     ap.add_argument("--max-noise", type=int, default=0)
     ap.add_argument("--split", choices=("all", "dev", "heldout"), default="all")
     ap.add_argument("--per-class", action="store_true")
+    ap.add_argument("--files", default="*.tsv",
+                    help="which data files of DIR to check (a glob, e.g. 'r4b-*.tsv')")
+    ap.add_argument("--heldout-file", default="heldout-pages.txt",
+                    help="the list of held-out pages in DIR (round 3: heldout-pages.txt, "
+                    "round 4: heldout-pages-r4.txt)")
     args = ap.parse_args()
 
     try:
-        rows = load(args.data)
-        heldout = load_heldout(args.data)
+        rows = load(args.data, args.files)
+        heldout = load_heldout(args.data, args.heldout_file)
     except (OSError, ValueError) as e:
         print("bad regression data: %s" % e)
         return 2
     if args.split != "all":
         if not heldout:
             print("bad regression data: --split %s needs %s" % (
-                args.split, os.path.join(args.data, "heldout-pages.txt")))
+                args.split, os.path.join(args.data, args.heldout_file)))
             return 2
         keep = args.split == "heldout"
         rows = [r for r in rows if (r["url"] in heldout) == keep]
