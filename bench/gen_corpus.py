@@ -541,6 +541,17 @@ def fault_templates(rng, px):
             [(P("[rank%d]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank %d] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=1" % ((lambda r: (r, r))(R(256)))), ["nccl.watchdog-hang"])],
             [(P("torch.AcceleratorError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"), ["nccl.cuda-device-unavailable"])],
             [(P("nrtd[1]: [NRTD:InitTongas] Failed to initialize devices, error:%d" % R(1, 3)), ["neuron.device-init-failed"])],
+            # round 4 of the real-line rules (rules/README.md, "Held-out evidence (round 4)")
+            [(K("XFS (vda%d): Metadata corruption detected at xfs_bmap_validate_extent+0x2d/0xa0 [xfs], inode 0x%x xfs_iformat_extents(2)" % (R(1, 8), R(1 << 24))), ["host.xfs-corruption"])],
+            [(K("Memory failure: 0x%x: %s" % (R(1 << 28), C(["unhandlable page.", "already hardware poisoned"]))), ["host.memory-failure-page"])],
+            [(K("[Hardware Error]: %s" % C(["Corrected error, no action required.", "Deferred error, no action required."])), ["host.mce-error-status"])],
+            [(K("rcu: INFO: %s detected stalls on CPUs/tasks:" % C(["rcu_sched", "rcu_preempt"])), ["host.rcu-stall"])],
+            [(K("mlx5_core %s %s: Port: 1 Link %s" % (nic(), C(HCAS), C(["ACTIVE", "DOWN"]))), ["ib.port-link-state"])],
+            [(K("NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F) returned from rmStatus @ kernel_ce_gv100.c:%d" % R(100, 999)), ["nvidia.gpu-lost"])],
+            [(K(fm + "detected number of NVSwitches don't match with any supported system topology, aborting fabric manager"), ["nvidia.fabricmanager-topology"])],
+            [(K(fm + "failed to find the GPU handle %d in the multicast team request setup %d." % (R(1 << 62), R(1 << 62))), ["nvidia.fabricmanager-multicast-error"])],
+            [(P("[rank%d]: NET/OFI Request 0x%x completed with error. RC: %d. Error: 2 (UNDELIVERABLE). Completed length: 0" % (R(256), R(1 << 44), C([21, 113]))), ["efa.ofi-nccl-error"])],
+            [(P("libfabric:%d:%d::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address My EFA addr: fi_addr_efa://[fe80::13:c2ff:fe6f:f03d]:0:%d" % (R(1000, 99999), R(10**9, 2 * 10**9), R(10**9))), ["efa.libfabric-cq-error"])],
         ])
 
 
