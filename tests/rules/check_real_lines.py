@@ -14,8 +14,9 @@ or in the file --heldout-file names (round 4: heldout-pages-r4.txt), are the hel
 pages: `--split heldout` checks only their lines, `--split dev` only the others,
 `--split all` (default) every line. The lines of each origin are scanned with
 `faultline scan --source ORIGIN`, so a kernel line is judged as a kernel record and a
-pod line as a pod line, exactly as the agent would. A line's outcome is `taint` when a match has action taint (immediately or once its
-threshold is reached), `event` when a match is an event, else `nothing`.
+pod line as a pod line, exactly as the agent would. A line's outcome is `taint` when a
+match has action taint (immediately or once its threshold is reached), `event` when a
+match is an event, else `nothing`.
 
 Prints taint recall, detection recall, wrong taints and noise, and every line whose
 outcome differs from its expectation; with --per-class also each class's recalls. Exit 1
