@@ -3,6 +3,7 @@
 // prefilter) and matches one record. Whole-buffer scanning is rule_scan.cc.
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <set>
 #include <span>
 
@@ -213,10 +214,12 @@ const RE2::Set* RuleSet::Impl::SetOf(const OriginSet& s) const {
   return s.set.get();
 }
 
-std::shared_ptr<const RuleSet> RuleSet::Compile(std::vector<Rule> rules,
-                                                const CompileOptions& options, Diagnostics& diags) {
-  auto impl = std::make_unique<Impl>();
+std::unique_ptr<RuleSet::Impl> CompileRuleSet(std::vector<Rule> rules,
+                                              const CompileOptions& options, Diagnostics& diags,
+                                              const LiteralSnapshot* literal_snapshot) {
+  auto impl = std::make_unique<RuleSet::Impl>();
   impl->options = options;
+  impl->literal_snapshot = literal_snapshot;
   impl->rules = std::move(rules);
   bool failed = false;
   for (const Rule& rule : impl->rules) {
@@ -255,6 +258,14 @@ std::shared_ptr<const RuleSet> RuleSet::Compile(std::vector<Rule> rules,
     return nullptr;
   }
   BuildPrefilter(*impl, diags);
+  return impl;
+}
+
+std::shared_ptr<const RuleSet> RuleSet::Compile(std::vector<Rule> rules,
+                                                const CompileOptions& options, Diagnostics& diags) {
+  std::unique_ptr<Impl> impl =
+      CompileRuleSet(std::move(rules), options, diags, BuiltinLiteralSnapshot());
+  if (!impl) return nullptr;
   return std::shared_ptr<const RuleSet>(new RuleSet(std::move(impl)));
 }
 
@@ -319,6 +330,23 @@ const std::vector<Rule>& RuleSet::rules() const { return impl_->rules; }
 std::size_t RuleSet::size() const { return impl_->compiled.size(); }
 std::uint64_t RuleSet::dfa_fallbacks() const {
   return impl_->dfa_fallbacks.load(std::memory_order_relaxed);
+}
+
+std::shared_ptr<const RuleSet> RuleSetTesting::CompileWithLiteralSnapshot(
+    std::vector<Rule> rules, const CompileOptions& options, Diagnostics& diags,
+    std::string_view snapshot) {
+  std::optional<LiteralSnapshot> read = LiteralSnapshot::Read(snapshot);
+  std::unique_ptr<RuleSet::Impl> impl =
+      CompileRuleSet(std::move(rules), options, diags, read ? &*read : nullptr);
+  if (!impl) return nullptr;
+  // The set must not keep a pointer to `read`, which dies here: the
+  // literals were copied into it by BuildPrefilter.
+  impl->literal_snapshot = nullptr;
+  return std::shared_ptr<const RuleSet>(new RuleSet(std::move(impl)));
+}
+
+std::size_t RuleSetTesting::LiteralsFromSnapshot(const RuleSet& set) {
+  return set.impl_->literals_from_snapshot;
 }
 
 void RuleSetTesting::SimulateDfaOutOfMemory(const RuleSet& set) {

@@ -16,6 +16,7 @@
 
 #include "matcher/literal_expansion.h"
 #include "matcher/literal_prefilter.h"
+#include "matcher/literal_snapshot.h"
 #include "matcher/rule_set.h"
 
 namespace faultline {
@@ -52,6 +53,11 @@ struct RuleSet::Impl {
   CompileOptions options;
   // Set by RuleSetTesting only (matcher/rule_set_testing.h).
   std::atomic<bool> simulate_dfa_out_of_memory{false};
+  // Where BuildPrefilter takes the literals of the patterns it holds (the
+  // built-in packs' snapshot; null: extract every pattern's), and how many
+  // enabled rules' it took from there.
+  const LiteralSnapshot* literal_snapshot = nullptr;
+  std::size_t literals_from_snapshot = 0;
   // The prefilter is on: use_prefilter and some rule has a literal. Its
   // Vectorscan database of `prefilter_literals` is built on first use
   // (StaticPrefilter): a large scan searches a plan chosen from a sample
@@ -114,8 +120,19 @@ struct RuleSet::Impl {
 
 // Gathers impl.prefilter_literals from each compiled rule's required literal
 // when impl.options.use_prefilter is set; warns W202 for rules without one (they
-// run on every line). Defined in rule_scan.cc.
+// run on every line). A rule's literals come from impl.literal_snapshot when
+// it holds the rule's pattern. Defined in rule_scan.cc.
 void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags);
+
+// The built-in packs' literal snapshot, read once; null when the binary has
+// none or it is not readable by this build (rule_scan.cc).
+const LiteralSnapshot* BuiltinLiteralSnapshot();
+
+// RuleSet::Compile with the literals of `literal_snapshot` (may be null);
+// nullptr on errors, as Compile (rule_set.cc).
+std::unique_ptr<RuleSet::Impl> CompileRuleSet(std::vector<Rule> rules,
+                                              const CompileOptions& options, Diagnostics& diags,
+                                              const LiteralSnapshot* literal_snapshot);
 
 // The prefilter's tables for one scan: Impl's own, or ones chosen for the
 // scanned buffer from a sample of it (SamplePrefilter).

@@ -4,12 +4,25 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
 
 #include "matcher/rule_set.h"
 
 namespace faultline {
 
 struct RuleSetTesting {
+  // RuleSet::Compile, taking the rules' prefilter literals from the literal
+  // snapshot `snapshot` (matcher/literal_snapshot.h) instead of the
+  // built-in packs' one: a test's stale or corrupt snapshot.
+  static std::shared_ptr<const RuleSet> CompileWithLiteralSnapshot(std::vector<Rule> rules,
+                                                                   const CompileOptions& options,
+                                                                   Diagnostics& diags,
+                                                                   std::string_view snapshot);
+  // How many of `set`'s enabled rules took their literals from a snapshot
+  // (the others' were extracted when it was compiled).
+  static std::size_t LiteralsFromSnapshot(const RuleSet& set);
   // From now on `set` treats every RE2::Set match as out of memory, to prove
   // the one-by-one fallback (Debian's RE2 rarely runs out in a real Set
   // match, because Set::Compile already refuses a DFA that cannot start).
