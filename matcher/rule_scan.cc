@@ -210,10 +210,11 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
   }
 }
 
-const LiteralSnapshot* BuiltinLiteralSnapshot() {
-  static const std::optional<LiteralSnapshot> snapshot =
+BuildTimeFacts BuiltinFacts() {
+  static const std::optional<LiteralSnapshot> literals =
       LiteralSnapshot::Read(BuiltinLiteralSnapshotBytes());
-  return snapshot ? &*snapshot : nullptr;
+  static const std::optional<SetFitProof> set_fit = SetFitProof::Read(BuiltinSetFitBytes());
+  return {literals ? &*literals : nullptr, set_fit ? &*set_fit : nullptr};
 }
 
 const LiteralPrefilter* RuleSet::Impl::StaticPrefilter() const {

@@ -18,6 +18,7 @@
 #include "matcher/literal_prefilter.h"
 #include "matcher/literal_snapshot.h"
 #include "matcher/rule_set.h"
+#include "matcher/set_fit.h"
 
 namespace faultline {
 
@@ -58,6 +59,9 @@ struct RuleSet::Impl {
   // enabled rules' it took from there.
   const LiteralSnapshot* literal_snapshot = nullptr;
   std::size_t literals_from_snapshot = 0;
+  // The build proved that these rules fit in one Set (set_fit.h): origin
+  // `any`'s was not built at Compile, it is built when first matched.
+  bool any_set_proven = false;
   // The prefilter is on: use_prefilter and some rule has a literal. Its
   // Vectorscan database of `prefilter_literals` is built on first use
   // (StaticPrefilter): a large scan searches a plan chosen from a sample
@@ -124,15 +128,23 @@ struct RuleSet::Impl {
 // it holds the rule's pattern. Defined in rule_scan.cc.
 void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags);
 
-// The built-in packs' literal snapshot, read once; null when the binary has
-// none or it is not readable by this build (rule_scan.cc).
-const LiteralSnapshot* BuiltinLiteralSnapshot();
+// What the build extracted and proved for the built-in packs, each null
+// when the binary has none or it is not readable by this build.
+struct BuildTimeFacts {
+  const LiteralSnapshot* literals = nullptr;
+  const SetFitProof* set_fit = nullptr;
+};
+// The built-in packs' facts, read once (rule_scan.cc).
+BuildTimeFacts BuiltinFacts();
 
-// RuleSet::Compile with the literals of `literal_snapshot` (may be null);
-// nullptr on errors, as Compile (rule_set.cc).
+// RuleSet::Compile with `facts` (rule_set.cc).
 std::unique_ptr<RuleSet::Impl> CompileRuleSet(std::vector<Rule> rules,
                                               const CompileOptions& options, Diagnostics& diags,
-                                              const LiteralSnapshot* literal_snapshot);
+                                              const BuildTimeFacts& facts);
+
+// The patterns of compiled rules `members`, in that order (rule_set.cc).
+std::vector<std::string_view> PatternsOf(const std::vector<int>& members,
+                                         const std::vector<CompiledRule>& compiled);
 
 // The prefilter's tables for one scan: Impl's own, or ones chosen for the
 // scanned buffer from a sample of it (SamplePrefilter).

@@ -119,8 +119,8 @@ TEST_CASE("an edited pattern never gets the literals of the pattern it replaced"
   // The snapshot knows "... the bus"; the rule now also matches "the rails".
   const std::string snapshot = SerializeLiteralSnapshot({"GPU has fallen off the bus"});
   Diagnostics diags;
-  auto set = RuleSetTesting::CompileWithLiteralSnapshot(
-      OneRule("GPU has fallen off the (?:bus|rails)"), {}, diags, snapshot);
+  auto set = RuleSetTesting::CompileWithSnapshots(OneRule("GPU has fallen off the (?:bus|rails)"),
+                                                  {}, diags, snapshot);
   REQUIRE(set);
   CHECK(RuleSetTesting::LiteralsFromSnapshot(*set) == 0);
   CHECK(set->PrefilterLiterals("t.rule") == Strings{"GPU has fallen off the "});
@@ -145,16 +145,16 @@ TEST_CASE("a snapshot written by other extraction code is refused, and the rule 
   // decoy's literal, never on the line), which is what makes a stale entry
   // dangerous...
   Diagnostics diags;
-  auto trusted = RuleSetTesting::CompileWithLiteralSnapshot(OneRule(pattern), {}, diags,
-                                                            wrong_entry(kLiteralCodeDigest));
+  auto trusted = RuleSetTesting::CompileWithSnapshots(OneRule(pattern), {}, diags,
+                                                      wrong_entry(kLiteralCodeDigest));
   REQUIRE(trusted);
   CHECK(RuleSetTesting::LiteralsFromSnapshot(*trusted) == 1);
   CHECK(Scan(*trusted, line).empty());
 
   // ...and with another digest the whole snapshot is refused: the literal
   // is extracted from the pattern and the line matches.
-  auto stale = RuleSetTesting::CompileWithLiteralSnapshot(OneRule(pattern), {}, diags,
-                                                          wrong_entry("older-extraction-code"));
+  auto stale = RuleSetTesting::CompileWithSnapshots(OneRule(pattern), {}, diags,
+                                                    wrong_entry("older-extraction-code"));
   REQUIRE(stale);
   CHECK(RuleSetTesting::LiteralsFromSnapshot(*stale) == 0);
   CHECK(stale->PrefilterLiterals("t.rule") == Strings{pattern});
@@ -172,8 +172,8 @@ TEST_CASE("the built-in packs match the same lines with a damaged snapshot as wi
   std::shared_ptr<const RuleSet> loaded = LoadRules({}, {}, diags, texts);
   REQUIRE(loaded);
   const std::string damaged(BuiltinLiteralSnapshotBytes().substr(0, 1000));
-  std::shared_ptr<const RuleSet> extracted = RuleSetTesting::CompileWithLiteralSnapshot(
-      std::vector<Rule>(loaded->rules()), {}, diags, damaged);
+  std::shared_ptr<const RuleSet> extracted =
+      RuleSetTesting::CompileWithSnapshots(std::vector<Rule>(loaded->rules()), {}, diags, damaged);
   REQUIRE(extracted);
   CHECK(RuleSetTesting::LiteralsFromSnapshot(*extracted) == 0);
   const Strings want = Scan(*extracted, log.str());
