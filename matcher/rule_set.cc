@@ -75,14 +75,18 @@ std::unique_ptr<RE2> CheckRule(const Rule& rule, const CompileOptions& options,
                 "invalid regex: empty pattern in rule '" + rule.id + "'");
     return nullptr;
   }
-  auto re = std::make_unique<RE2>(rule.pattern, RuleOptions(options.max_memory_bytes));
-  if (re->ok() && options.rule_max_memory_bytes > 0 &&
+  std::unique_ptr<RE2> re;
+  if (options.rule_max_memory_bytes > 0 &&
       options.rule_max_memory_bytes < options.max_memory_bytes) {
     // The smaller budget bounds the DFA caches; a program too large for it
-    // keeps the larger one, so which rules compile never depends on it.
-    auto bounded = std::make_unique<RE2>(rule.pattern, RuleOptions(options.rule_max_memory_bytes));
-    if (bounded->ok()) re = std::move(bounded);
+    // keeps the larger one, so which rules compile never depends on it. A
+    // pattern that compiles in less memory compiles in more: the larger
+    // budget is compiled only when the smaller fails (the agent's options
+    // compiled every rule twice).
+    re = std::make_unique<RE2>(rule.pattern, RuleOptions(options.rule_max_memory_bytes));
+    if (!re->ok()) re.reset();
   }
+  if (!re) re = std::make_unique<RE2>(rule.pattern, RuleOptions(options.max_memory_bytes));
   if (!re->ok()) {
     diags.Error("E104", rule.pattern_at, "invalid regex: " + re->error());
     return nullptr;
