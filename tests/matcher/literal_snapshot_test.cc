@@ -38,7 +38,9 @@ Strings Scan(const RuleSet& set, std::string_view text) {
                  [&](std::string_view, std::uint64_t n, std::vector<RuleMatch>& matches) {
                    for (const RuleMatch& m : matches) {
                      std::string f;
-                     for (const auto& [k, v] : m.fields) f.append(k + "=" + v + ";");
+                     for (const auto& [k, v] : m.fields) {
+                       f.append(k).append("=").append(v).append(";");
+                     }
                      out.push_back(std::to_string(n) + " " + m.rule->id + " " + f);
                    }
                  });

@@ -21,8 +21,9 @@ std::string PackOf(int n) {
   std::string yaml = "pack: t\nversion: 1\nrules:\n";
   for (int i = 0; i < n; ++i) {
     const std::string id = std::to_string(i);
-    yaml += "  - id: t.r" + id + "\n    sources: [kernel]\n    pattern: 'rule" + id +
-            " (?P<dev>[a-z]+[0-9]{1,3}) failed with (?P<code>-?[0-9]+) at [0-9a-f]{8}'\n";
+    yaml.append("  - id: t.r").append(id).append("\n    sources: [kernel]\n    pattern: 'rule");
+    yaml.append(id).append(" (?P<dev>[a-z]+[0-9]{1,3}) failed with (?P<code>-?[0-9]+) at ");
+    yaml.append("[0-9a-f]{8}'\n");
   }
   return yaml;
 }
