@@ -11,6 +11,7 @@
 #include <immintrin.h>
 #endif
 #include <map>
+#include <optional>
 
 #include "matcher/rule_set_impl.h"
 
@@ -156,7 +157,18 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
   }
   for (std::size_t i = 0; i < impl.compiled.size(); ++i) {
     const CompiledRule& c = impl.compiled[i];
-    std::vector<RequiredLiteral> lits = ExtractRequiredLiterals(c.rule->pattern);
+    // The built-in patterns' literals were extracted at build time; any
+    // other pattern's (a user's, an edited copy's) are extracted here.
+    const PatternLiterals* known =
+        impl.literal_snapshot ? impl.literal_snapshot->Find(c.rule->pattern) : nullptr;
+    PatternLiterals extracted;
+    if (known) {
+      ++impl.literals_from_snapshot;
+    } else {
+      extracted = ExtractPatternLiterals(c.rule->pattern);
+    }
+    const PatternLiterals& found = known ? *known : extracted;
+    std::vector<RequiredLiteral> lits = found.required;
     if (lits.empty()) {
       diags.Warning("W202", c.rule->pattern_at,
                     "rule '" + c.rule->id +
@@ -177,11 +189,9 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
       std::vector<std::uint32_t>& owners = literal_rules[it->second];
       if (owners.empty() || owners.back() != i) owners.push_back(static_cast<std::uint32_t>(i));
     }
-    if (!lits.empty()) {
-      impl.rule_confirm[i] = ExtractConfirmLiteralSets(c.rule->pattern);
-      for (std::vector<RequiredLiteral>& set : ExtractExpandedLiteralSets(c.rule->pattern)) {
-        impl.rule_expanded[i].push_back(MakeExpandedSet(std::move(set)));
-      }
+    impl.rule_confirm[i] = found.confirm;
+    for (const std::vector<RequiredLiteral>& set : found.expanded) {
+      impl.rule_expanded[i].push_back(MakeExpandedSet(set));
     }
     impl.rule_literals[i] = std::move(lits);
   }
@@ -198,6 +208,13 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
       }
     }
   }
+}
+
+BuildTimeFacts BuiltinFacts() {
+  static const std::optional<LiteralSnapshot> literals =
+      LiteralSnapshot::Read(BuiltinLiteralSnapshotBytes());
+  static const std::optional<SetFitProof> set_fit = SetFitProof::Read(BuiltinSetFitBytes());
+  return {literals ? &*literals : nullptr, set_fit ? &*set_fit : nullptr};
 }
 
 const LiteralPrefilter* RuleSet::Impl::StaticPrefilter() const {

@@ -3,6 +3,7 @@
 // prefilter) and matches one record. Whole-buffer scanning is rule_scan.cc.
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <set>
 #include <span>
 
@@ -74,14 +75,18 @@ std::unique_ptr<RE2> CheckRule(const Rule& rule, const CompileOptions& options,
                 "invalid regex: empty pattern in rule '" + rule.id + "'");
     return nullptr;
   }
-  auto re = std::make_unique<RE2>(rule.pattern, RuleOptions(options.max_memory_bytes));
-  if (re->ok() && options.rule_max_memory_bytes > 0 &&
+  std::unique_ptr<RE2> re;
+  if (options.rule_max_memory_bytes > 0 &&
       options.rule_max_memory_bytes < options.max_memory_bytes) {
     // The smaller budget bounds the DFA caches; a program too large for it
-    // keeps the larger one, so which rules compile never depends on it.
-    auto bounded = std::make_unique<RE2>(rule.pattern, RuleOptions(options.rule_max_memory_bytes));
-    if (bounded->ok()) re = std::move(bounded);
+    // keeps the larger one, so which rules compile never depends on it. A
+    // pattern that compiles in less memory compiles in more: the larger
+    // budget is compiled only when the smaller fails (the agent's options
+    // compiled every rule twice).
+    re = std::make_unique<RE2>(rule.pattern, RuleOptions(options.rule_max_memory_bytes));
+    if (!re->ok()) re.reset();
   }
+  if (!re) re = std::make_unique<RE2>(rule.pattern, RuleOptions(options.max_memory_bytes));
   if (!re->ok()) {
     diags.Error("E104", rule.pattern_at, "invalid regex: " + re->error());
     return nullptr;
@@ -125,19 +130,20 @@ std::unique_ptr<RE2> CheckRule(const Rule& rule, const CompileOptions& options,
 std::unique_ptr<RE2::Set> BuildSet(const std::vector<int>& members,
                                    const std::vector<CompiledRule>& compiled,
                                    const CompileOptions& options) {
-  if (members.empty()) return nullptr;
-  auto set = std::make_unique<RE2::Set>(RuleOptions(options.max_memory_bytes), RE2::UNANCHORED);
-  for (int index : members) {
-    std::string error;
-    if (set->Add(compiled[static_cast<std::size_t>(index)].rule->pattern, &error) < 0) {
-      return nullptr;  // cannot happen: each pattern compiled alone
-    }
-  }
-  if (!set->Compile()) return nullptr;
-  return set;
+  return BuildPatternSet(PatternsOf(members, compiled), options.max_memory_bytes);
 }
 
 }  // namespace
+
+std::vector<std::string_view> PatternsOf(const std::vector<int>& members,
+                                         const std::vector<CompiledRule>& compiled) {
+  std::vector<std::string_view> patterns;
+  patterns.reserve(members.size());
+  for (int index : members) {
+    patterns.push_back(compiled[static_cast<std::size_t>(index)].rule->pattern);
+  }
+  return patterns;
+}
 
 void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMatch>& out) const {
   const CompiledRule& c = compiled[static_cast<std::size_t>(index)];
@@ -213,10 +219,12 @@ const RE2::Set* RuleSet::Impl::SetOf(const OriginSet& s) const {
   return s.set.get();
 }
 
-std::shared_ptr<const RuleSet> RuleSet::Compile(std::vector<Rule> rules,
-                                                const CompileOptions& options, Diagnostics& diags) {
-  auto impl = std::make_unique<Impl>();
+std::unique_ptr<RuleSet::Impl> CompileRuleSet(std::vector<Rule> rules,
+                                              const CompileOptions& options, Diagnostics& diags,
+                                              const BuildTimeFacts& facts) {
+  auto impl = std::make_unique<RuleSet::Impl>();
   impl->options = options;
+  impl->literal_snapshot = facts.literals;
   impl->rules = std::move(rules);
   bool failed = false;
   for (const Rule& rule : impl->rules) {
@@ -247,14 +255,28 @@ std::shared_ptr<const RuleSet> RuleSet::Compile(std::vector<Rule> rules,
     }
   }
   // Only `any`'s Set now, which holds every rule: if it fits, each origin's
-  // (a subset) does; those are built when first matched (Impl::SetOf).
+  // (a subset) does; those are built when first matched (Impl::SetOf). And
+  // not even that one when the build proved these very rules fit
+  // (set_fit.h): it is built when first matched too.
   OriginSet& any = impl->by_origin[OriginIndex(Origin::kAny)];
-  any.set = BuildSet(any.rules, impl->compiled, options);
-  if (!any.rules.empty() && !any.set) {
-    diags.Error("E111", {}, "the rules do not fit in one RE2::Set within max_memory_bytes");
-    return nullptr;
+  impl->any_set_proven =
+      facts.set_fit &&
+      facts.set_fit->Covers(PatternsOf(any.rules, impl->compiled), options.max_memory_bytes);
+  if (!impl->any_set_proven) {
+    any.set = BuildSet(any.rules, impl->compiled, options);
+    if (!any.rules.empty() && !any.set) {
+      diags.Error("E111", {}, "the rules do not fit in one RE2::Set within max_memory_bytes");
+      return nullptr;
+    }
   }
   BuildPrefilter(*impl, diags);
+  return impl;
+}
+
+std::shared_ptr<const RuleSet> RuleSet::Compile(std::vector<Rule> rules,
+                                                const CompileOptions& options, Diagnostics& diags) {
+  std::unique_ptr<Impl> impl = CompileRuleSet(std::move(rules), options, diags, BuiltinFacts());
+  if (!impl) return nullptr;
   return std::shared_ptr<const RuleSet>(new RuleSet(std::move(impl)));
 }
 
@@ -319,6 +341,31 @@ const std::vector<Rule>& RuleSet::rules() const { return impl_->rules; }
 std::size_t RuleSet::size() const { return impl_->compiled.size(); }
 std::uint64_t RuleSet::dfa_fallbacks() const {
   return impl_->dfa_fallbacks.load(std::memory_order_relaxed);
+}
+
+std::shared_ptr<const RuleSet> RuleSetTesting::CompileWithSnapshots(
+    std::vector<Rule> rules, const CompileOptions& options, Diagnostics& diags,
+    std::string_view literal_snapshot, std::string_view set_fit_proof) {
+  std::optional<LiteralSnapshot> literals = LiteralSnapshot::Read(literal_snapshot);
+  std::optional<SetFitProof> set_fit = SetFitProof::Read(set_fit_proof);
+  std::unique_ptr<RuleSet::Impl> impl =
+      CompileRuleSet(std::move(rules), options, diags,
+                     {literals ? &*literals : nullptr, set_fit ? &*set_fit : nullptr});
+  if (!impl) return nullptr;
+  // The set must not keep a pointer to `literals`, which dies here: its
+  // literals were copied into the set by BuildPrefilter.
+  impl->literal_snapshot = nullptr;
+  return std::shared_ptr<const RuleSet>(new RuleSet(std::move(impl)));
+}
+
+std::size_t RuleSetTesting::LiteralsFromSnapshot(const RuleSet& set) {
+  return set.impl_->literals_from_snapshot;
+}
+
+bool RuleSetTesting::AnySetDeferred(const RuleSet& set) { return set.impl_->any_set_proven; }
+
+bool RuleSetTesting::AnySetBuilt(const RuleSet& set) {
+  return set.impl_->by_origin[OriginIndex(Origin::kAny)].set != nullptr;
 }
 
 void RuleSetTesting::SimulateDfaOutOfMemory(const RuleSet& set) {

@@ -16,7 +16,9 @@
 
 #include "matcher/literal_expansion.h"
 #include "matcher/literal_prefilter.h"
+#include "matcher/literal_snapshot.h"
 #include "matcher/rule_set.h"
+#include "matcher/set_fit.h"
 
 namespace faultline {
 
@@ -52,6 +54,14 @@ struct RuleSet::Impl {
   CompileOptions options;
   // Set by RuleSetTesting only (matcher/rule_set_testing.h).
   std::atomic<bool> simulate_dfa_out_of_memory{false};
+  // Where BuildPrefilter takes the literals of the patterns it holds (the
+  // built-in packs' snapshot; null: extract every pattern's), and how many
+  // enabled rules' it took from there.
+  const LiteralSnapshot* literal_snapshot = nullptr;
+  std::size_t literals_from_snapshot = 0;
+  // The build proved that these rules fit in one Set (set_fit.h): origin
+  // `any`'s was not built at Compile, it is built when first matched.
+  bool any_set_proven = false;
   // The prefilter is on: use_prefilter and some rule has a literal. Its
   // Vectorscan database of `prefilter_literals` is built on first use
   // (StaticPrefilter): a large scan searches a plan chosen from a sample
@@ -114,8 +124,27 @@ struct RuleSet::Impl {
 
 // Gathers impl.prefilter_literals from each compiled rule's required literal
 // when impl.options.use_prefilter is set; warns W202 for rules without one (they
-// run on every line). Defined in rule_scan.cc.
+// run on every line). A rule's literals come from impl.literal_snapshot when
+// it holds the rule's pattern. Defined in rule_scan.cc.
 void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags);
+
+// What the build extracted and proved for the built-in packs, each null
+// when the binary has none or it is not readable by this build.
+struct BuildTimeFacts {
+  const LiteralSnapshot* literals = nullptr;
+  const SetFitProof* set_fit = nullptr;
+};
+// The built-in packs' facts, read once (rule_scan.cc).
+BuildTimeFacts BuiltinFacts();
+
+// RuleSet::Compile with `facts` (rule_set.cc).
+std::unique_ptr<RuleSet::Impl> CompileRuleSet(std::vector<Rule> rules,
+                                              const CompileOptions& options, Diagnostics& diags,
+                                              const BuildTimeFacts& facts);
+
+// The patterns of compiled rules `members`, in that order (rule_set.cc).
+std::vector<std::string_view> PatternsOf(const std::vector<int>& members,
+                                         const std::vector<CompiledRule>& compiled);
 
 // The prefilter's tables for one scan: Impl's own, or ones chosen for the
 // scanned buffer from a sample of it (SamplePrefilter).

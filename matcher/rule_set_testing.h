@@ -4,12 +4,31 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
 
 #include "matcher/rule_set.h"
 
 namespace faultline {
 
 struct RuleSetTesting {
+  // RuleSet::Compile with a test's build-time facts instead of the
+  // built-in packs' (a stale or corrupt one; empty: none): the rules'
+  // prefilter literals from `literal_snapshot` (matcher/literal_snapshot.h)
+  // and the proof that they fit in one Set (matcher/set_fit.h).
+  static std::shared_ptr<const RuleSet> CompileWithSnapshots(std::vector<Rule> rules,
+                                                             const CompileOptions& options,
+                                                             Diagnostics& diags,
+                                                             std::string_view literal_snapshot,
+                                                             std::string_view set_fit_proof = {});
+  // How many of `set`'s enabled rules took their literals from a snapshot
+  // (the others' were extracted when it was compiled).
+  static std::size_t LiteralsFromSnapshot(const RuleSet& set);
+  // Whether Compile left origin `any`'s Set to its first match (a proof
+  // covered the rules), and whether that Set exists now.
+  static bool AnySetDeferred(const RuleSet& set);
+  static bool AnySetBuilt(const RuleSet& set);
   // From now on `set` treats every RE2::Set match as out of memory, to prove
   // the one-by-one fallback (Debian's RE2 rarely runs out in a real Set
   // match, because Set::Compile already refuses a DFA that cannot start).

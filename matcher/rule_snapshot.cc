@@ -2,8 +2,9 @@
 #include "matcher/rule_snapshot.h"
 
 #include <cstdint>
-#include <cstring>
 #include <memory>
+
+#include "matcher/snapshot_bytes.h"
 
 namespace faultline {
 namespace {
@@ -12,17 +13,8 @@ namespace {
 // snapshot of another layout is refused, never misread.
 constexpr std::uint32_t kLayout = 0x464c5201;  // "FLR" 1
 
-class Writer {
+class Writer : public ByteWriter {
  public:
-  std::string out;
-
-  void U32(std::uint32_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
-  void I64(std::int64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
-  void Bool(bool v) { out.push_back(v ? '\1' : '\0'); }
-  void Str(std::string_view s) {
-    U32(static_cast<std::uint32_t>(s.size()));
-    out.append(s);
-  }
   template <typename T, typename F>
   void Opt(const std::optional<T>& v, F write) {
     Bool(v.has_value());
@@ -123,54 +115,19 @@ class Writer {
   }
 };
 
-class Reader {
+class Reader : public ByteReader {
  public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  bool ok() const { return ok_; }
-  bool done() const { return ok_ && pos_ == in_.size(); }
+  using ByteReader::ByteReader;
 
-  std::uint32_t U32() {
-    std::uint32_t v = 0;
-    Raw(&v, sizeof v);
-    return v;
-  }
-  std::int64_t I64() {
-    std::int64_t v = 0;
-    Raw(&v, sizeof v);
-    return v;
-  }
-  bool Bool() {
-    std::uint8_t v = 0;
-    Raw(&v, 1);
-    if (v > 1) ok_ = false;
-    return v == 1;
-  }
-  std::string Str() {
-    const std::uint32_t n = U32();
-    if (!ok_ || n > in_.size() - pos_) {
-      ok_ = false;
-      return {};
-    }
-    std::string s(in_.substr(pos_, n));
-    pos_ += n;
-    return s;
-  }
-  // A count of items that each take at least one byte: never more than
-  // the bytes left (a corrupt count must not reserve gigabytes).
-  std::uint32_t Count() {
-    const std::uint32_t n = U32();
-    if (n > in_.size() - pos_) ok_ = false;
-    return ok_ ? n : 0;
-  }
   template <typename E>
   E Enum(std::uint32_t last) {
     const std::uint32_t v = U32();
-    if (v > last) ok_ = false;
-    return static_cast<E>(ok_ ? v : 0);
+    if (v > last) Fail();
+    return static_cast<E>(ok() ? v : 0);
   }
   template <typename T, typename F>
   std::optional<T> Opt(F read) {
-    if (!Bool() || !ok_) return std::nullopt;
+    if (!Bool() || !ok()) return std::nullopt;
     return read();
   }
   std::vector<std::string> Strings() {
@@ -180,7 +137,7 @@ class Reader {
   }
   std::map<std::string, std::string> StringMap() {
     std::map<std::string, std::string> m;
-    for (std::uint32_t n = Count(); n > 0 && ok_; --n) {
+    for (std::uint32_t n = Count(); n > 0 && ok(); --n) {
       std::string k = Str();
       m[std::move(k)] = Str();
     }
@@ -214,9 +171,9 @@ class Reader {
     o.expire = Opt<std::chrono::seconds>([&] { return std::chrono::seconds(I64()); });
     o.condition = Opt<std::string>([&] { return Str(); });
     o.recover = Opt<std::string>([&] { return Str(); });
-    if (Bool() && ok_) {
+    if (Bool() && ok()) {
       if (depth >= 2) {  // packs nest one classify in an outcome, no deeper
-        ok_ = false;
+        Fail();
         return o;
       }
       o.classify = std::make_shared<const Classification>(ClassificationOf(depth + 1));
@@ -226,7 +183,7 @@ class Reader {
   Classification ClassificationOf(int depth) {
     Classification c;
     c.capture = Str();
-    for (std::uint32_t n = Count(); n > 0 && ok_; --n) {
+    for (std::uint32_t n = Count(); n > 0 && ok(); --n) {
       std::string value = Str();
       c.table[std::move(value)] = OutcomeOf(depth);
     }
@@ -279,26 +236,12 @@ class Reader {
     r.is_override = Bool();
     r.defined_at = Location();
     r.pattern_at = Location();
-    for (std::uint32_t n = Count(); n > 0 && ok_; --n) {
+    for (std::uint32_t n = Count(); n > 0 && ok(); --n) {
       std::string key = Str();
       r.keys_at[std::move(key)] = Location();
     }
     return r;
   }
-
- private:
-  void Raw(void* to, std::size_t n) {
-    if (!ok_ || n > in_.size() - pos_) {
-      ok_ = false;
-      return;
-    }
-    std::memcpy(to, in_.data() + pos_, n);
-    pos_ += n;
-  }
-
-  std::string_view in_;
-  std::size_t pos_ = 0;
-  bool ok_ = true;
 };
 
 }  // namespace

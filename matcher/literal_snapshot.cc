@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "matcher/literal_snapshot.h"
+
+#include <cstdint>
+#include <utility>
+
+#include "matcher/literal_expansion.h"
+#include "matcher/snapshot_bytes.h"
+
+#ifndef FL_LITERAL_CODE_DIGEST
+#error "FL_LITERAL_CODE_DIGEST must be defined (matcher/CMakeLists.txt)"
+#endif
+
+namespace faultline {
+
+const std::string_view kLiteralCodeDigest = FL_LITERAL_CODE_DIGEST;
+
+namespace {
+
+// Bumped whenever PatternLiterals or this layout changes (the digest covers
+// this file too; the layout word also refuses bytes that are not a literal
+// snapshot at all).
+constexpr std::uint32_t kLayout = 0x464c4c01;  // "FLL" 1
+
+void WriteSet(ByteWriter& w, const std::vector<RequiredLiteral>& set) {
+  w.U32(static_cast<std::uint32_t>(set.size()));
+  for (const RequiredLiteral& lit : set) {
+    w.Str(lit.text);
+    w.Bool(lit.caseless);
+  }
+}
+
+void WriteSets(ByteWriter& w, const std::vector<std::vector<RequiredLiteral>>& sets) {
+  w.U32(static_cast<std::uint32_t>(sets.size()));
+  for (const std::vector<RequiredLiteral>& set : sets) WriteSet(w, set);
+}
+
+std::vector<RequiredLiteral> ReadSet(ByteReader& r) {
+  std::vector<RequiredLiteral> set(r.Count());
+  for (RequiredLiteral& lit : set) {
+    lit.text = r.Str();
+    lit.caseless = r.Bool();
+  }
+  return set;
+}
+
+std::vector<std::vector<RequiredLiteral>> ReadSets(ByteReader& r) {
+  std::vector<std::vector<RequiredLiteral>> sets(r.Count());
+  for (std::vector<RequiredLiteral>& set : sets) set = ReadSet(r);
+  return sets;
+}
+
+}  // namespace
+
+PatternLiterals ExtractPatternLiterals(std::string_view pattern) {
+  PatternLiterals out;
+  out.required = ExtractRequiredLiterals(pattern);
+  if (!out.required.empty()) {
+    out.confirm = ExtractConfirmLiteralSets(pattern);
+    out.expanded = ExtractExpandedLiteralSets(pattern);
+  }
+  return out;
+}
+
+std::string SerializeLiteralSnapshot(const std::vector<std::string>& patterns,
+                                     std::string_view digest) {
+  std::unordered_map<std::string_view, bool> seen;
+  std::vector<std::string_view> unique;
+  for (const std::string& p : patterns) {
+    if (seen.emplace(p, true).second) unique.push_back(p);
+  }
+  ByteWriter w;
+  w.U32(kLayout);
+  w.Str(digest);
+  w.U32(static_cast<std::uint32_t>(unique.size()));
+  for (std::string_view pattern : unique) {
+    const PatternLiterals lits = ExtractPatternLiterals(pattern);
+    w.Str(pattern);
+    WriteSet(w, lits.required);
+    WriteSets(w, lits.confirm);
+    WriteSets(w, lits.expanded);
+  }
+  return std::move(w.out);
+}
+
+std::optional<LiteralSnapshot> LiteralSnapshot::Read(std::string_view bytes) {
+  ByteReader r(bytes);
+  if (r.U32() != kLayout || !r.ok()) return std::nullopt;
+  if (r.Str() != kLiteralCodeDigest || !r.ok()) return std::nullopt;
+  LiteralSnapshot snapshot;
+  for (std::uint32_t n = r.Count(); n > 0 && r.ok(); --n) {
+    std::string pattern = r.Str();
+    PatternLiterals lits;
+    lits.required = ReadSet(r);
+    lits.confirm = ReadSets(r);
+    lits.expanded = ReadSets(r);
+    // Each pattern once: a repeat means the bytes are not what was written.
+    if (!snapshot.by_pattern_.emplace(std::move(pattern), std::move(lits)).second) r.Fail();
+  }
+  if (!r.done()) return std::nullopt;
+  return snapshot;
+}
+
+const PatternLiterals* LiteralSnapshot::Find(std::string_view pattern) const {
+  auto it = by_pattern_.find(std::string(pattern));
+  return it != by_pattern_.end() ? &it->second : nullptr;
+}
+
+}  // namespace faultline
