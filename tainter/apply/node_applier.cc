@@ -359,6 +359,7 @@ NodeChange Tainter::ChangeFor(const NodePlan& plan) const {
 }
 
 Status Tainter::Update(const std::string& node, const NodeChange& change) {
+  pictures_.erase(node);  // our write moves the node past the watch's picture
   return api_.nodes.UpdateNode(node, change);
 }
 

@@ -269,8 +269,9 @@ Status KubeNodeApi::UpdateNode(std::string_view name, const NodeChange& change) 
   const bool just_read = !change.expected_resource_version.empty() && last_read_name_ == name &&
                          ResourceVersionOf(last_read_) == change.expected_resource_version;
   // Or the caller's picture of the node (the daemon's watch), at that version.
-  const bool pictured = change.base != nullptr && !change.expected_resource_version.empty() &&
-                        change.base->node.resource_version == change.expected_resource_version;
+  bool pictured = !just_read && change.base != nullptr &&
+                  !change.expected_resource_version.empty() &&
+                  change.base->node.resource_version == change.expected_resource_version;
   Result<json> node = just_read  ? Result<json>(std::move(last_read_))
                       : pictured ? Result<json>(NodeBaseToJson(*change.base))
                                  : GetNodeJson(name);
@@ -284,6 +285,14 @@ Status KubeNodeApi::UpdateNode(std::string_view name, const NodeChange& change) 
   for (int attempt = 1;; ++attempt) {
     if (moved()) return AbortedError(what + ": the node changed since it was read");
     const json patch = BuildNodePatch(*node, change);
+    if (patch.empty() && pictured) {
+      // In effect on the picture only says so of that version: read the node
+      // (a picture never ends a write without the server's word).
+      pictured = false;
+      node = GetNodeJson(name);
+      if (!node) return node.error();
+      continue;  // the version test at the top judges the node read
+    }
     if (patch.empty()) return OkStatus();  // already in effect: nothing to send
     const std::string sent_version = ResourceVersionOf(*node);
     metrics_.patches.Inc();

@@ -22,6 +22,7 @@
 #include "base/log.h"
 #include "tainter/apply/node_applier.h"
 #include "tainter/core/reasons.h"
+#include "tainter/kube/kube_node_json.h"
 #include "tainter/watch/node_informer.h"
 #include "tests/fakes/sample_event.h"
 #include "tests/tainter/kube/kube_test_util.h"
@@ -204,6 +205,42 @@ TEST_CASE(
   // Per taint, as the double counted: the lease written, the node read and
   // patched, its conditions, its Event (5), plus 3 listings for 12.
   CHECK(requests.size() - pod_events <= 12 * 5 + 3 + 1 + 1);  // + the lease's first read, creation
+}
+
+TEST_CASE(
+    "UpdateNode from a picture: a moved node is kAborted without a read; a change in effect on "
+    "the picture only is read and written, never taken as done") {
+  KubeFixture f{Unpaced()};
+  FakeApiServer& server = *f.server;
+  server.AddNode("gpu-0", {{"gpu", "true"}});
+  Result<NodeInfo> seen = NodeInfoFromJson(*server.GetNodeJson("gpu-0"));
+  REQUIRE(seen.ok());
+  NodeBase base{*seen, /*has_labels=*/true, /*has_annotations=*/false};
+  NodeChange change;
+  change.add_taint = OurTaint();
+  change.expected_resource_version = base.node.resource_version;
+  change.base = &base;
+
+  // Another writer after the picture: the test fails (422), nothing is read.
+  server.AddForeignTaint("gpu-0", "example.com/maintenance", "", "NoSchedule");
+  server.ClearRequests();
+  CHECK(f.Api().UpdateNode("gpu-0", change).code() == StatusCode::kAborted);
+  REQUIRE(server.Requests().size() == 1);
+  CHECK(server.Requests()[0].method == "PATCH");
+  CHECK(server.Requests()[0].status == 422);
+
+  // A picture that already shows our taint (stale: the node has it not).
+  seen = NodeInfoFromJson(*server.GetNodeJson("gpu-0"));
+  REQUIRE(seen.ok());
+  base.node = *seen;
+  base.node.taints.push_back(OurTaint());
+  change.expected_resource_version = base.node.resource_version;
+  server.ClearRequests();
+  CHECK(f.Api().UpdateNode("gpu-0", change).ok());
+  CHECK(server.CountRequests("GET", "/api/v1/nodes/gpu-0") == 1);
+  CHECK(server.CountRequests("PATCH", "/api/v1/nodes/gpu-0") == 1);
+  const nlohmann::json taints = (*server.GetNodeJson("gpu-0"))["spec"]["taints"];
+  CHECK(taints.size() == 2);  // the foreign one and ours
 }
 
 // The daemon's way: the nodes listed and watched by a NodeInformer (through
