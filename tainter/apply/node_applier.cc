@@ -2,7 +2,9 @@
 #include "tainter/apply/node_applier.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -303,6 +305,7 @@ Tainter::Step Tainter::Process(Work& work) {
   if (s.ok()) return Step::kDone;
   if (s.code() == StatusCode::kNotFound) {
     policy_.ForgetNode(work.decision.node);
+    pictures_.erase(work.decision.node);
     return Step::kDone;
   }
   if (Retryable(s.code())) return Step::kRetry;
@@ -356,6 +359,7 @@ NodeChange Tainter::ChangeFor(const NodePlan& plan) const {
 }
 
 Status Tainter::Update(const std::string& node, const NodeChange& change) {
+  pictures_.erase(node);  // our write moves the node past the watch's picture
   return api_.nodes.UpdateNode(node, change);
 }
 
@@ -502,13 +506,68 @@ std::vector<Reason> MergeReasons(std::vector<Reason> planned, const std::vector<
 }
 }  // namespace
 
+std::optional<NodeBase> Tainter::TakePicture(const std::string& node) {
+  auto it = pictures_.find(node);
+  if (it == pictures_.end()) return std::nullopt;
+  NodeBase base = std::move(it->second);
+  pictures_.erase(it);  // used once: after our write it is stale, the watch brings the next
+  return base;
+}
+
+void Tainter::KeepPicture(const NodeInfo& node) {
+  if (options_.dry_run) return;  // the dry-run API keeps its own picture of every node
+  NodeBase& base = pictures_[node.name];
+  base.node.name = node.name;
+  base.node.uid = node.uid;
+  base.node.resource_version = node.resource_version;
+  base.node.taints = node.taints;
+  base.node.conditions = node.conditions;  // SyncConditions' input, as after a GET
+  // Of the maps only the keys our writes name, and whether the map exists.
+  base.has_labels = !node.labels.empty();
+  base.has_annotations = !node.annotations.empty();
+  const auto keep = [](const std::map<std::string, std::string>& from,
+                       std::map<std::string, std::string>& to,
+                       std::initializer_list<std::string_view> keys) {
+    to.clear();
+    for (std::string_view k : keys) {
+      if (auto it = from.find(std::string(k)); it != from.end()) to.emplace(*it);
+    }
+  };
+  keep(node.labels, base.node.labels, {kNeedsInspectionLabel});
+  keep(node.annotations, base.node.annotations,
+       {options_.annotation_key, options_.history_annotation_key});
+}
+
 Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
   const std::string node = work.decision.node;
-  for (int attempt = 1;; ++attempt) {
+  // The first attempt writes from the watch's picture of the node when there
+  // is one (no GET): the patch's test of its resourceVersion makes the server
+  // refuse it if the node moved since (another replica's reasons, a by-hand
+  // untaint), and the attempts after that read the node and merge again.
+  std::optional<NodeBase> picture = TakePicture(node);
+  for (int reads = 0;;) {
     // Re-read before writing: the plan was made from memory, and the node
     // may have changed since (a by-hand untaint, another replica's reason).
+    // `read_at`, when the read started, stamps the node if it is adopted
+    // below (AdoptNode: the valve counts another replica's reservation made
+    // after it as a taint not yet seen).
+    //
+    // A picture is never adopted here, so it needs no such time. It was
+    // adopted when the watch delivered it, stamped when Observe took it,
+    // which is later than the server wrote that version (the watch's delay,
+    // the main loop's round): no lower bound of what the picture shows, and
+    // adopting it again now would only stamp it later. A write from it
+    // decides nothing for the valve (the reservation came first, from the
+    // Lease and the other nodes' stamps), and the server's test makes it
+    // exactly as safe as a write after a GET. Where it would have to be
+    // adopted (a kReasons write and the picture lacks our taint), the node
+    // is read instead.
+    const bool from_picture = picture && !(work.decision.plan.write == NodePlan::Write::kReasons &&
+                                           !HasOurTaint(picture->node));
+    if (!from_picture) picture.reset();
     const auto read_at = clock_.Now();
-    Result<NodeInfo> live = api_.nodes.GetNode(node);
+    Result<NodeInfo> live =
+        from_picture ? Result<NodeInfo>(picture->node) : api_.nodes.GetNode(node);
     FL_RETURN_IF_ERROR(live.status());
     node_uids_[node] = live->uid;
     work.read = *live;
@@ -536,9 +595,15 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
     write.reasons = std::move(merged);
     NodeChange change = ChangeFor(write);
     change.expected_resource_version = live->resource_version;
+    change.base = from_picture ? &*picture : nullptr;
     Status s = Update(node, change);
     if (s.ok()) return Written::kYes;
-    if (s.code() != StatusCode::kAborted || attempt >= 3) return s;
+    if (s.code() != StatusCode::kAborted) return s;
+    if (from_picture) {  // not an attempt: the reads after it get their three
+      picture.reset();
+      continue;
+    }
+    if (++reads >= 3) return s;
   }
 }
 
@@ -591,6 +656,7 @@ void Tainter::ObserveNode(const NodeInfo& node) {
     return;
   }
   AdoptNode(node, /*merge_memory=*/true);
+  KeepPicture(node);
   ReconcileConditions(node);
 }
 
@@ -602,6 +668,7 @@ void Tainter::ObserveDeleted(const std::string& node) {
   policy_.ForgetNode(node);
   node_uids_.erase(node);
   observed_at_.erase(node);
+  pictures_.erase(node);
 }
 
 void Tainter::Observe(std::vector<NodeWatchChange> changes) {

@@ -42,7 +42,10 @@ namespace faultline {
 // Applying: the Policy returns each decision with its complete plan
 // (NodePlan: the node write and the Events); the Tainter queues and executes
 // it: at most one UpdateNode (taint and annotation in one optimistic write),
-// then the planned CreateEvents. A write
+// then the planned CreateEvents. A taint or reasons write is built from the
+// node as the watch last delivered it when there is such a picture (no GET:
+// the patch's resourceVersion test refuses a node that moved, which is then
+// read and merged), else from a read of the node. A write
 // that fails with kUnavailable (or any error but kNotFound) stays queued per
 // node, in order, and is retried by Tick() with exponential backoff; later
 // events for that node queue behind it so the node's history is applied in
@@ -237,6 +240,9 @@ class Tainter {
   Result<std::string> ReserveNewTaint(const std::string& node);
   enum class Written { kYes, kNothingToDo, kDecidedAgain };
   Result<Written> WriteReasons(Work& work);
+  // The watch's picture of a node (pictures_), taken out: used for one write.
+  std::optional<NodeBase> TakePicture(const std::string& node);
+  void KeepPicture(const NodeInfo& node);  // as the watch delivered it (ObserveNode)
   bool Queued(const std::string& node) const;
   // A taint the valve refused is parked, its `done` held (its offset is not
   // committed), and decided again when capacity returns (RetryParked).
@@ -303,6 +309,12 @@ class Tainter {
   std::function<bool(const FaultEvent&)> blames_peer_;
   // Watch news for nodes with queued work; nullopt: deleted.
   std::map<std::string, std::optional<NodeInfo>> deferred_;
+  // Each watched node as the watch last delivered it, kept to what a write
+  // of our keys is built from (NodeBase: our annotations and label, the
+  // taints, the conditions): a new taint is written from it without a GET
+  // (WriteReasons). Taken by the write that uses it; the watch brings the
+  // next. None without a watch (the standalone agent, Slurm) or in a dry run.
+  std::map<std::string, NodeBase> pictures_;
   // Per node, the condition types faultline has held True here (besides
   // kFaultConditionTypes): a custom `condition:` type is set back to False
   // on lift although no active reason names it any more.

@@ -54,6 +54,19 @@ struct NodeInfo {
   std::string boot_id;                    // status.nodeInfo.bootID; may be empty
 };
 
+// The node as a caller last saw it without reading it (the daemon's node
+// watch), reduced to what a write of faultline's own keys is built from: a
+// JSON patch addresses the taints by index and adds to the label and
+// annotation maps key by key, or adds a whole map where the node has none.
+// `node.labels` and `node.annotations` may hold only the keys the change
+// names; has_labels / has_annotations say whether the node has the map at
+// all (a patch must never replace a map it was not shown).
+struct NodeBase {
+  NodeInfo node;
+  bool has_labels = false;
+  bool has_annotations = false;
+};
+
 // One change to one node, applied in a single optimistic write.
 struct NodeChange {
   std::optional<NodeTaint> add_taint;     // added unless a taint with its key+effect exists
@@ -68,6 +81,12 @@ struct NodeChange {
   // kAborted at once instead of re-applying the change to the newer node,
   // so the caller re-reads and merges again.
   std::string expected_resource_version;
+  // Non-null, at expected_resource_version: the write is built from this
+  // picture instead of a read of the node (KubeNodeApi: no GET before the
+  // PATCH). The patch's test of the resourceVersion still refuses a node
+  // that moved since; that conflict returns kAborted at once, without a
+  // read, and the caller reads and merges again. Only for the call.
+  const NodeBase* base = nullptr;
 };
 
 // The object an Event is about when it is not the Node: a Pod on the node

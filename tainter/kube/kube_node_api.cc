@@ -268,7 +268,13 @@ Status KubeNodeApi::UpdateNode(std::string_view name, const NodeChange& change) 
   // that version: no second GET (the patch tests the version regardless).
   const bool just_read = !change.expected_resource_version.empty() && last_read_name_ == name &&
                          ResourceVersionOf(last_read_) == change.expected_resource_version;
-  Result<json> node = just_read ? Result<json>(std::move(last_read_)) : GetNodeJson(name);
+  // Or the caller's picture of the node (the daemon's watch), at that version.
+  bool pictured = !just_read && change.base != nullptr &&
+                  !change.expected_resource_version.empty() &&
+                  change.base->node.resource_version == change.expected_resource_version;
+  Result<json> node = just_read  ? Result<json>(std::move(last_read_))
+                      : pictured ? Result<json>(NodeBaseToJson(*change.base))
+                                 : GetNodeJson(name);
   last_read_name_.clear();
   last_read_ = nullptr;
   if (!node) return node.error();
@@ -279,6 +285,14 @@ Status KubeNodeApi::UpdateNode(std::string_view name, const NodeChange& change) 
   for (int attempt = 1;; ++attempt) {
     if (moved()) return AbortedError(what + ": the node changed since it was read");
     const json patch = BuildNodePatch(*node, change);
+    if (patch.empty() && pictured) {
+      // In effect on the picture only says so of that version: read the node
+      // (a picture never ends a write without the server's word).
+      pictured = false;
+      node = GetNodeJson(name);
+      if (!node) return node.error();
+      continue;  // the version test at the top judges the node read
+    }
     if (patch.empty()) return OkStatus();  // already in effect: nothing to send
     const std::string sent_version = ResourceVersionOf(*node);
     metrics_.patches.Inc();
@@ -291,6 +305,15 @@ Status KubeNodeApi::UpdateNode(std::string_view name, const NodeChange& change) 
     if (response->status >= 200 && response->status < 300) return OkStatus();
     if (response->status != 409 && response->status != 422) {
       return StatusFromResponse(*response, what);
+    }
+    if (pictured && attempt == 1) {
+      // Built from a picture: the node moved since (kube-apiserver answers a
+      // failed `test` with 422, a conflict with 409), or the picture lacked
+      // something the patch needed. Either way the caller reads the node
+      // and merges again; a read here would be one request more, and a
+      // patch that is malformed on the live node too is found by that write.
+      metrics_.conflicts.Inc();
+      return AbortedError(what + ": the node changed since it was seen");
     }
     // 409, or 422 which is what a failed `test` gets: re-read. The status
     // code and the node's version decide, never the message text.

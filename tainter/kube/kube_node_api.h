@@ -36,7 +36,11 @@ Result<std::string> ListPages(KubeHttpClient& http, const std::string& path,
 //               is skipped when the change's expected_resource_version is that of
 //               the node the last GetNode read (the tainter reads the node right
 //               before it writes: a second GET only spent a request of the QPS
-//               budget; the patch's test still refuses a node changed since). On 409,
+//               budget; the patch's test still refuses a node changed since), and
+//               when the change carries the caller's picture of the node at that
+//               version (NodeChange::base, the daemon's watch): the patch is built
+//               from it, and a 409/422 answer is kAborted at once (the caller
+//               reads, merges and writes again). Otherwise, on 409,
 //               or 422 when the node's resourceVersion has moved (a stale test),
 //               re-read and retry, at most `max_update_attempts` times. A 422
 //               while the node is unchanged is a malformed patch: kInvalidArgument.

@@ -257,6 +257,23 @@ json BuildNodePatch(const json& node, const NodeChange& change) {
   return patch;
 }
 
+json NodeBaseToJson(const NodeBase& base) {
+  const NodeInfo& node = base.node;
+  json metadata = {{"name", node.name}, {"resourceVersion", node.resource_version}};
+  if (!node.uid.empty()) metadata["uid"] = node.uid;
+  if (base.has_labels || !node.labels.empty()) metadata["labels"] = node.labels;
+  if (base.has_annotations || !node.annotations.empty()) {
+    metadata["annotations"] = node.annotations;
+  }
+  json spec = json::object();
+  if (!node.taints.empty()) {
+    json taints = json::array();
+    for (const NodeTaint& t : node.taints) taints.push_back(TaintToJson(t));
+    spec["taints"] = std::move(taints);
+  }
+  return {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", metadata}, {"spec", spec}};
+}
+
 std::string EventNamespace(const NodeEvent& event, const EventOptions& options) {
   return event.subject ? event.subject->namespace_name : options.namespace_name;
 }

@@ -51,6 +51,14 @@ std::string EscapeJsonPointer(std::string_view token);
 // pointers; with no metadata.annotations, one `add /metadata/annotations`.
 nlohmann::json BuildNodePatch(const nlohmann::json& node, const NodeChange& change);
 
+// The core/v1 Node JSON BuildNodePatch reads, from a picture of the node
+// (NodeBase: the watch's, not a read): metadata name, uid and
+// resourceVersion; labels and annotations (the kept keys) whenever the node
+// has the map, empty or not, so that a patch adds to it key by key and never
+// replaces it; spec always (a node always has one: `add /spec` would replace
+// it), spec.taints when there are any.
+nlohmann::json NodeBaseToJson(const NodeBase& base);
+
 // A core/v1 Event about a node, named deterministically
 // (`<node>.<16 hex digits>` of node, type, reason and message) so a repeat
 // of the same event can be found and counted instead of duplicated.

@@ -8,8 +8,12 @@
 //
 // API-double semantics relied on (as kube-apiserver): GET /api/v1/nodes/{name}
 // returns the node with its resourceVersion; a JSON patch whose first op
-// tests /metadata/resourceVersion is refused with 422 when the node moved;
-// every request is recorded with its method and path.
+// tests /metadata/resourceVersion is refused with 422 when the node moved
+// (kube-apiserver answers a JSON patch it cannot apply to the object, a
+// failed `test` among them, with 422 Unprocessable Entity since
+// kubernetes/kubernetes#68346; 500 before); a list and a watch from its
+// resourceVersion deliver every node and each later change; every request
+// is recorded with its method, path and the status answered.
 #include <memory>
 #include <string>
 
@@ -17,6 +21,9 @@
 
 #include "base/log.h"
 #include "tainter/apply/node_applier.h"
+#include "tainter/core/reasons.h"
+#include "tainter/kube/kube_node_json.h"
+#include "tainter/watch/node_informer.h"
 #include "tests/fakes/sample_event.h"
 #include "tests/tainter/kube/kube_test_util.h"
 
@@ -198,6 +205,187 @@ TEST_CASE(
   // Per taint, as the double counted: the lease written, the node read and
   // patched, its conditions, its Event (5), plus 3 listings for 12.
   CHECK(requests.size() - pod_events <= 12 * 5 + 3 + 1 + 1);  // + the lease's first read, creation
+}
+
+TEST_CASE(
+    "UpdateNode from a picture: a moved node is kAborted without a read; a change in effect on "
+    "the picture only is read and written, never taken as done") {
+  KubeFixture f{Unpaced()};
+  FakeApiServer& server = *f.server;
+  server.AddNode("gpu-0", {{"gpu", "true"}});
+  Result<NodeInfo> seen = NodeInfoFromJson(*server.GetNodeJson("gpu-0"));
+  REQUIRE(seen.ok());
+  NodeBase base{*seen, /*has_labels=*/true, /*has_annotations=*/false};
+  NodeChange change;
+  change.add_taint = OurTaint();
+  change.expected_resource_version = base.node.resource_version;
+  change.base = &base;
+
+  // Another writer after the picture: the test fails (422), nothing is read.
+  server.AddForeignTaint("gpu-0", "example.com/maintenance", "", "NoSchedule");
+  server.ClearRequests();
+  CHECK(f.Api().UpdateNode("gpu-0", change).code() == StatusCode::kAborted);
+  REQUIRE(server.Requests().size() == 1);
+  CHECK(server.Requests()[0].method == "PATCH");
+  CHECK(server.Requests()[0].status == 422);
+
+  // A picture that already shows our taint (stale: the node has it not).
+  seen = NodeInfoFromJson(*server.GetNodeJson("gpu-0"));
+  REQUIRE(seen.ok());
+  base.node = *seen;
+  base.node.taints.push_back(OurTaint());
+  change.expected_resource_version = base.node.resource_version;
+  server.ClearRequests();
+  CHECK(f.Api().UpdateNode("gpu-0", change).ok());
+  CHECK(server.CountRequests("GET", "/api/v1/nodes/gpu-0") == 1);
+  CHECK(server.CountRequests("PATCH", "/api/v1/nodes/gpu-0") == 1);
+  const nlohmann::json taints = (*server.GetNodeJson("gpu-0"))["spec"]["taints"];
+  CHECK(taints.size() == 2);  // the foreign one and ours
+}
+
+// The daemon's way: the nodes listed and watched by a NodeInformer (through
+// a client of its own, on its thread), their changes handed to the tainter.
+struct WatchedCostFixture {
+  KubeFixture f{Unpaced()};
+  FakeApiServer& api_server = *f.server;
+  std::unique_ptr<KubeNodeApi> watch_api;
+  std::unique_ptr<NodeInformer> informer;
+  std::unique_ptr<Tainter> tainter;
+
+  explicit WatchedCostFixture(const Tainter::Options& options) {
+    SetLogLevel(LogLevel::kWarning);
+    for (int i = 0; i < 20; ++i) api_server.AddNode("gpu-" + std::to_string(i), {{"gpu", "true"}});
+    auto made = KubeNodeApi::Create(f.config, Unpaced(), f.clock, f.metrics);
+    REQUIRE(made.ok());
+    watch_api = std::move(*made);
+    informer = std::make_unique<NodeInformer>(
+        *watch_api,
+        NodeInformer::Options{.selector = "gpu=true",
+                              .watch_timeout = std::chrono::seconds(5),
+                              .retry_delay = std::chrono::milliseconds(100)},
+        f.metrics);
+    auto created = Tainter::Create(options, ApplierApis::All(f.Api()), f.metrics, f.clock);
+    REQUIRE(created.ok());
+    tainter = std::move(*created);
+    tainter->set_watched(true);
+    informer->Start();
+    std::vector<NodeInformer::Change> changes;
+    REQUIRE(TakeChangesUntil(*informer, changes, [&] {
+      return !changes.empty() && changes.back().kind == NodeInformer::Change::Kind::kList;
+    }));
+    tainter->Observe(std::move(changes));
+    REQUIRE(tainter->adopted());
+  }
+  ~WatchedCostFixture() { informer->Stop(); }
+};
+
+Tainter::Options NoPodEvents() {
+  Tainter::Options topts;
+  topts.policy.max_fraction = 0.2;  // 4 of 20
+  topts.policy.per_rule_max_fraction = 0.2;
+  topts.policy.max_new_taints = 0;
+  topts.pod_events.enabled = false;  // the pod listing is counted by the test above
+  return topts;
+}
+
+TEST_CASE(
+    "a node the watch already showed costs 4 API requests to taint: the valve Lease written, "
+    "the node patched from the watch's picture (no GET), its conditions, its Event") {
+  WatchedCostFixture c(NoPodEvents());
+  FakeApiServer& api_server = c.api_server;
+  Tainter* tainter = c.tainter.get();
+  // Another controller's annotation and label on gpu-2, seen by the watch:
+  // the patch from the picture (which keeps only our keys of those maps)
+  // must add ours beside them, never replace the maps.
+  api_server.MutateNode("gpu-2", [](nlohmann::json& n) {
+    n["metadata"]["annotations"] = {{"example.com/owner", "team-a"}};
+    n["metadata"]["labels"]["example.com/rack"] = "r7";
+  });
+  std::vector<NodeInformer::Change> changes;
+  REQUIRE(TakeChangesUntil(*c.informer, changes, [&] {
+    return !changes.empty() && changes.back().objects.at(0).annotations.count("example.com/owner");
+  }));
+  tainter->Observe(std::move(changes));
+
+  tainter->Handle(TaintEvent("gpu-0", c.f.clock));  // the first creates the valve Lease
+  REQUIRE(tainter->policy().tainted_nodes() == 1);
+  api_server.ClearRequests();
+  tainter->Handle(TaintEvent("gpu-1", c.f.clock));
+  tainter->Handle(TaintEvent("gpu-2", c.f.clock));
+  CHECK(tainter->policy().tainted_nodes() == 3);
+  // Before: a GET of each node ahead of its patch (its live reasons and
+  // resourceVersion) made it 5.
+  CHECK(api_server.CountRequests("GET", "/api/v1/nodes/") == 0);
+  CHECK(api_server.CountRequests("PATCH", "/api/v1/nodes/") == 2 * 2);  // node and its status
+  CHECK(api_server.CountRequests("PUT", "/apis/coordination.k8s.io/") == 2);
+  CHECK(api_server.CountRequests("POST", "/api/v1/namespaces/default/events") == 2);
+  CHECK(api_server.Requests().size() == 2 * 4);
+  for (const auto& r : api_server.Requests()) CHECK(r.status < 300);  // nothing refused
+
+  for (const char* name : {"gpu-1", "gpu-2"}) {
+    const nlohmann::json node = *api_server.GetNodeJson(name);
+    CHECK(node["spec"]["taints"].size() == 1);
+    REQUIRE(node["metadata"]["annotations"].contains("faultline.dev/reasons"));
+    CHECK(node["metadata"]["annotations"]["faultline.dev/reasons"].get<std::string>().find(
+              "storm.link_down") != std::string::npos);
+  }
+  const nlohmann::json two = *api_server.GetNodeJson("gpu-2");
+  CHECK(two["metadata"]["annotations"]["example.com/owner"] == "team-a");
+  CHECK(two["metadata"]["labels"]["example.com/rack"] == "r7");
+  CHECK(two["metadata"]["labels"]["gpu"] == "true");
+  // The conditions were written from the picture's too (no GET for them).
+  bool fault_condition = false;
+  for (const auto& cond : two["status"].value("conditions", nlohmann::json::array())) {
+    fault_condition |= cond.value("status", "") == "True";
+  }
+  CHECK(fault_condition);
+}
+
+TEST_CASE(
+    "a node another replica changed after the watch's picture keeps that replica's reasons: "
+    "the patch's test fails (422), the node is read and the merge written") {
+  WatchedCostFixture c(NoPodEvents());
+  FakeApiServer& api_server = c.api_server;
+  Tainter* tainter = c.tainter.get();
+  tainter->Handle(TaintEvent("gpu-0", c.f.clock));  // the valve Lease exists
+  // Another replica taints gpu-3 for its own reason; the watch has not
+  // delivered it (its changes are not taken): the picture is stale.
+  Reason theirs;
+  theirs.rule = "other.xid_79";
+  theirs.summary = "GPU fell off the bus";
+  theirs.first_seen = theirs.last_seen = c.f.clock.Now();
+  api_server.MutateNode("gpu-3", [&](nlohmann::json& n) {
+    n["spec"]["taints"] = nlohmann::json::array(
+        {{{"key", "faultline.dev/faulty"}, {"value", "true"}, {"effect", "NoSchedule"}}});
+    n["metadata"]["annotations"] = {{"faultline.dev/reasons", EncodeReasons({theirs})}};
+  });
+  api_server.ClearRequests();
+  tainter->Handle(TaintEvent("gpu-3", c.f.clock));
+
+  const nlohmann::json node = *api_server.GetNodeJson("gpu-3");
+  CHECK(node["spec"]["taints"].size() == 1);  // theirs, not a second one
+  const std::string reasons = node["metadata"]["annotations"]["faultline.dev/reasons"];
+  CHECK(reasons.find("other.xid_79") != std::string::npos);  // kept
+  CHECK(reasons.find("storm.link_down") != std::string::npos);
+  // The picture's patch refused (422), one GET, the merged patch applied.
+  std::vector<int> node_patches;
+  for (const auto& r : api_server.Requests()) {
+    if (r.method == "PATCH" && r.path == "/api/v1/nodes/gpu-3") node_patches.push_back(r.status);
+  }
+  REQUIRE(node_patches.size() == 2);
+  CHECK(node_patches[0] == 422);
+  CHECK(node_patches[1] == 200);
+  CHECK(api_server.CountRequests("GET", "/api/v1/nodes/gpu-3") == 1);
+  CHECK(c.f.metrics.CounterValue("faultline_kube_conflicts_total") >= 1);
+  // The picture is used once: the next write to gpu-3, before the watch
+  // brings the node again, reads it first (no stale patch refused again).
+  api_server.ClearRequests();
+  FaultEvent again = TaintEvent("gpu-3", c.f.clock);
+  again.id = "storm-gpu-3-again";
+  again.rule = "storm.link_flap";
+  tainter->Handle(again);
+  CHECK(api_server.CountRequests("GET", "/api/v1/nodes/gpu-3") == 1);
+  for (const auto& r : api_server.Requests()) CHECK(r.status < 300);
 }
 
 }  // namespace

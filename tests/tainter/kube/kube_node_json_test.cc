@@ -92,6 +92,36 @@ TEST_CASE("BuildNodePatch: removal tests the exact taint it read at its index") 
   CHECK(BuildNodePatch(Node(json::object()), change).empty());
 }
 
+TEST_CASE(
+    "NodeBaseToJson: a picture that kept only our keys still patches key by key where the node "
+    "has the map, and adds the whole map only where it has none") {
+  NodeBase base;
+  base.node.name = "n";
+  base.node.resource_version = "7";
+  base.has_annotations = true;  // the node has others' annotations, none of ours
+  base.has_labels = false;      // and no labels at all
+  NodeChange change;
+  change.add_taint = Ours();
+  change.annotations["faultline.dev/reasons"] = "[]";
+  change.labels["faultline.dev/needs-inspection"] = "true";
+  const json node = NodeBaseToJson(base);
+  CHECK(node["spec"] == json::object());  // never `add /spec`, which would replace it
+  CHECK(BuildNodePatch(node, change) == json::parse(R"([
+    {"op":"test","path":"/metadata/resourceVersion","value":"7"},
+    {"op":"add","path":"/spec/taints","value":[{"key":"faultline.dev/faulty","value":"true","effect":"NoSchedule"}]},
+    {"op":"add","path":"/metadata/annotations/faultline.dev~1reasons","value":"[]"},
+    {"op":"add","path":"/metadata/labels","value":{"faultline.dev/needs-inspection":"true"}}
+  ])"));
+  // Our taint already there (kept in full): only the annotation is written.
+  base.node.taints.push_back(Ours());
+  base.node.annotations["faultline.dev/reasons"] = "[1]";
+  CHECK(BuildNodePatch(NodeBaseToJson(base), change) == json::parse(R"([
+    {"op":"test","path":"/metadata/resourceVersion","value":"7"},
+    {"op":"replace","path":"/metadata/annotations/faultline.dev~1reasons","value":"[]"},
+    {"op":"add","path":"/metadata/labels","value":{"faultline.dev/needs-inspection":"true"}}
+  ])"));
+}
+
 TEST_CASE("NodeInfoFromJson reads name, uid, version, labels, annotations and taints") {
   json node = json::parse(R"({"metadata":{"name":"g","uid":"u","resourceVersion":"9",
       "labels":{"gpu":"true"},"annotations":{"a":"b"}},
