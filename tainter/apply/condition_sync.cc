@@ -29,7 +29,7 @@ Status Tainter::SyncConditions(const std::string& node, const NodeInfo* seen) {
   }
   std::vector<NodeCondition> updates = ConditionsToWrite(node, seen->conditions, active, owned);
   if (updates.empty()) return OkStatus();  // already so: no heartbeat-only write
-  pictures_.erase(node);  // the status write moves the node past the watch's picture
+  pictures_.Drop(node);  // the status write moves the node past the watch's picture
   FL_RETURN_IF_ERROR(api_.nodes.PatchNodeConditions(node, updates));
   for (const NodeCondition& c : updates) {
     m_.ConditionWrites(c.type, c.status).Inc();

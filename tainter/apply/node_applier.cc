@@ -2,7 +2,6 @@
 #include "tainter/apply/node_applier.h"
 
 #include <algorithm>
-#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -70,7 +69,9 @@ Tainter::Tainter(Options options, LabelSelector selector, LabelMatch opt_out, Ap
                m_, clock),
       api_(metered_.apis()),
       clock_(clock),
-      policy_(options_.policy, clock) {
+      policy_(options_.policy, clock),
+      pictures_({options_.annotation_key, options_.history_annotation_key},
+                {std::string(kNeedsInspectionLabel)}) {
   UpdateGauges();
 }
 
@@ -305,7 +306,7 @@ Tainter::Step Tainter::Process(Work& work) {
   if (s.ok()) return Step::kDone;
   if (s.code() == StatusCode::kNotFound) {
     policy_.ForgetNode(work.decision.node);
-    pictures_.erase(work.decision.node);
+    pictures_.Drop(work.decision.node);
     return Step::kDone;
   }
   if (Retryable(s.code())) return Step::kRetry;
@@ -359,7 +360,7 @@ NodeChange Tainter::ChangeFor(const NodePlan& plan) const {
 }
 
 Status Tainter::Update(const std::string& node, const NodeChange& change) {
-  pictures_.erase(node);  // our write moves the node past the watch's picture
+  pictures_.Drop(node);  // our write moves the node past the watch's picture
   return api_.nodes.UpdateNode(node, change);
 }
 
@@ -506,45 +507,13 @@ std::vector<Reason> MergeReasons(std::vector<Reason> planned, const std::vector<
 }
 }  // namespace
 
-std::optional<NodeBase> Tainter::TakePicture(const std::string& node) {
-  auto it = pictures_.find(node);
-  if (it == pictures_.end()) return std::nullopt;
-  NodeBase base = std::move(it->second);
-  pictures_.erase(it);  // used once: after our write it is stale, the watch brings the next
-  return base;
-}
-
-void Tainter::KeepPicture(const NodeInfo& node) {
-  if (options_.dry_run) return;  // the dry-run API keeps its own picture of every node
-  NodeBase& base = pictures_[node.name];
-  base.node.name = node.name;
-  base.node.uid = node.uid;
-  base.node.resource_version = node.resource_version;
-  base.node.taints = node.taints;
-  base.node.conditions = node.conditions;  // SyncConditions' input, as after a GET
-  // Of the maps only the keys our writes name, and whether the map exists.
-  base.has_labels = !node.labels.empty();
-  base.has_annotations = !node.annotations.empty();
-  const auto keep = [](const std::map<std::string, std::string>& from,
-                       std::map<std::string, std::string>& to,
-                       std::initializer_list<std::string_view> keys) {
-    to.clear();
-    for (std::string_view k : keys) {
-      if (auto it = from.find(std::string(k)); it != from.end()) to.emplace(*it);
-    }
-  };
-  keep(node.labels, base.node.labels, {kNeedsInspectionLabel});
-  keep(node.annotations, base.node.annotations,
-       {options_.annotation_key, options_.history_annotation_key});
-}
-
 Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
   const std::string node = work.decision.node;
   // The first attempt writes from the watch's picture of the node when there
   // is one (no GET): the patch's test of its resourceVersion makes the server
   // refuse it if the node moved since (another replica's reasons, a by-hand
   // untaint), and the attempts after that read the node and merge again.
-  std::optional<NodeBase> picture = TakePicture(node);
+  std::optional<NodeBase> picture = pictures_.Take(node);
   for (int reads = 0;;) {
     // Re-read before writing: the plan was made from memory, and the node
     // may have changed since (a by-hand untaint, another replica's reason).
@@ -656,7 +625,7 @@ void Tainter::ObserveNode(const NodeInfo& node) {
     return;
   }
   AdoptNode(node, /*merge_memory=*/true);
-  KeepPicture(node);
+  if (!options_.dry_run) pictures_.Keep(node);  // a dry run's API keeps its own picture
   ReconcileConditions(node);
 }
 
@@ -668,7 +637,7 @@ void Tainter::ObserveDeleted(const std::string& node) {
   policy_.ForgetNode(node);
   node_uids_.erase(node);
   observed_at_.erase(node);
-  pictures_.erase(node);
+  pictures_.Drop(node);
 }
 
 void Tainter::Observe(std::vector<NodeWatchChange> changes) {

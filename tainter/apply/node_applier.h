@@ -20,6 +20,7 @@
 #include "tainter/apply/applier_apis.h"
 #include "tainter/apply/dry_run_node_api.h"
 #include "tainter/apply/metered_node_api.h"
+#include "tainter/apply/node_pictures.h"
 #include "tainter/apply/tainter_metrics.h"
 #include "tainter/core/label_selector.h"
 #include "tainter/core/pod_events.h"
@@ -240,9 +241,6 @@ class Tainter {
   Result<std::string> ReserveNewTaint(const std::string& node);
   enum class Written { kYes, kNothingToDo, kDecidedAgain };
   Result<Written> WriteReasons(Work& work);
-  // The watch's picture of a node (pictures_), taken out: used for one write.
-  std::optional<NodeBase> TakePicture(const std::string& node);
-  void KeepPicture(const NodeInfo& node);  // as the watch delivered it (ObserveNode)
   bool Queued(const std::string& node) const;
   // A taint the valve refused is parked, its `done` held (its offset is not
   // committed), and decided again when capacity returns (RetryParked).
@@ -309,12 +307,10 @@ class Tainter {
   std::function<bool(const FaultEvent&)> blames_peer_;
   // Watch news for nodes with queued work; nullopt: deleted.
   std::map<std::string, std::optional<NodeInfo>> deferred_;
-  // Each watched node as the watch last delivered it, kept to what a write
-  // of our keys is built from (NodeBase: our annotations and label, the
-  // taints, the conditions): a new taint is written from it without a GET
-  // (WriteReasons). Taken by the write that uses it; the watch brings the
-  // next. None without a watch (the standalone agent, Slurm) or in a dry run.
-  std::map<std::string, NodeBase> pictures_;
+  // The watch's pictures of the nodes, for a new taint's write without a GET
+  // (node_pictures.h). None without a watch (the standalone agent, Slurm)
+  // or in a dry run.
+  NodePictures pictures_;
   // Per node, the condition types faultline has held True here (besides
   // kFaultConditionTypes): a custom `condition:` type is set back to False
   // on lift although no active reason names it any more.
