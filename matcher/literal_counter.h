@@ -46,6 +46,12 @@ class LiteralCounter {
   std::vector<Bucket> buckets_;        // open addressing, at most a quarter full
   int bucket_bits_ = 4;
   std::vector<std::uint32_t> short_ids_;  // ids of 1 or 2 bytes: searched one by one
+  // Per 2 bytes (first | second << 8): kHead if they are some literal's
+  // bytes 0-1, kSecond if some literal's bytes 1-2 (literal_counter.cc).
+  std::vector<std::uint8_t> pairs_;
+  // Bit per hash of 3 bytes (literal_counter.cc's Triple) that begin some
+  // literal, in every letter case it allows.
+  std::vector<std::uint64_t> triples_;
 };
 
 }  // namespace faultline
