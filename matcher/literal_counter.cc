@@ -102,8 +102,9 @@ LiteralCounter::LiteralCounter(const std::vector<RequiredLiteral>& literals)
   }
   std::sort(keyed.begin(), keyed.end());
   std::size_t keys = 0;
-  for (std::size_t i = 0; i < keyed.size(); ++i)
+  for (std::size_t i = 0; i < keyed.size(); ++i) {
     keys += i == 0 || keyed[i].first != keyed[i - 1].first;
+  }
   while ((std::size_t{1} << bucket_bits_) < 4 * keys) ++bucket_bits_;
   buckets_.resize(std::size_t{1} << bucket_bits_);
   for (std::size_t i = 0; i < keyed.size(); ++i) {
