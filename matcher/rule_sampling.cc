@@ -35,6 +35,10 @@ constexpr std::size_t kShortLiteralBytes = 3;
 
 std::uint32_t OriginBit(Origin o) { return 1u << OriginIndex(o); }
 
+void CountHit(void* context, unsigned id, std::uint64_t /*end*/) {
+  ++(*static_cast<std::vector<std::uint64_t>*>(context))[id];
+}
+
 // An expanded set as a scan searches for it: literals that differ only in
 // their last byte, or only in their first, three or more of them (a class
 // spelt out at the edge: "NCCL Error 0" ... "NCCL Error 9"), become the part
@@ -89,7 +93,8 @@ void BuildSampler(const RuleSet::Impl& impl) {
     }
   }
   if (impl.sample_literals.empty()) return;
-  impl.sampler = std::make_unique<LiteralCounter>(impl.sample_literals);
+  auto built = LiteralPrefilter::Build(impl.sample_literals);
+  if (built.ok()) impl.sampler = std::move(*built);  // else: no sampling, the static plan
 }
 
 // The first `bytes` of `buffer`, cut after a newline.
@@ -111,7 +116,8 @@ std::unique_ptr<PrefilterPlan> SamplePrefilter(const RuleSet::Impl& impl, std::s
   std::call_once(impl.sampler_once, [&] { BuildSampler(impl); });
   if (!impl.sampler) return nullptr;
   const std::string_view sample = Head(buffer, kSampleBytes);
-  const std::vector<std::uint64_t> count = impl.sampler->Count(sample);
+  std::vector<std::uint64_t> count(impl.sample_literals.size(), 0);
+  if (!impl.sampler->Scan(sample, &CountHit, &count).ok()) return nullptr;
 
   // Per rule: the set of least cost (its literals' hits in the sample, and
   // short literals' cost to the search); among equals the one of fewer
