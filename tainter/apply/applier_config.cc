@@ -36,6 +36,7 @@ void ReadNodeStateSections(const ConfigMap& parent, Tainter::Options& out,
     v->Number("max_new_taints", p.max_new_taints, 0);
     v->Duration("window", p.new_taint_window, false);
     v->Duration("event_interval", p.event_interval, false);
+    v->Number("refusal_events_per_minute", p.refusal_events_per_minute, 0);
   }
   if (auto r = parent.Sub("recovery", {"probation", "recurring_window", "annotation",
                                        "require_validation", "inspection_after_reboots"})) {

@@ -321,9 +321,24 @@ void Tainter::Count(const Decision& d) {
   m_.Decisions(d.outcome).Inc();
   if (d.outcome == DecisionOutcome::kRefusedByValve) {
     m_.TaintsRefused(d.reason.rule).Inc();
-    if (d.emit_event) {  // rate-limited per node and rule, like the Event
+    // Logged as the Event is due, per node and rule; an Event over the
+    // fleet-wide budget is counted, and its refusal still logged.
+    if (d.emit_event || d.event_suppressed) {
       LogWarning("tainter", "safety valve refused a taint",
-                 {{"node", d.node}, {"rule", d.reason.rule}, {"valve", d.detail}});
+                 {{"node", d.node},
+                  {"rule", d.reason.rule},
+                  {"valve", d.detail},
+                  {"event", d.emit_event ? "recorded" : "over valve.refusal_events_per_minute"}});
+    }
+    if (d.emit_event) refusal_events_over_budget_ = 0;
+    if (d.event_suppressed) {
+      m_.refusal_events_suppressed.Inc();
+      if (refusal_events_over_budget_++ == 0) {  // once a streak
+        LogWarning("tainter",
+                   "refusal Events over valve.refusal_events_per_minute: counted in "
+                   "faultline_tainter_refusal_events_suppressed_total, not recorded",
+                   {{"per_minute", options_.policy.refusal_events_per_minute}});
+      }
     }
   }
 }

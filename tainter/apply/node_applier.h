@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -311,6 +312,9 @@ class Tainter {
   // (node_pictures.h). None without a watch (the standalone agent, Slurm)
   // or in a dry run.
   NodePictures pictures_;
+  // Refusal Events over the fleet-wide budget since the last one recorded
+  // (the warning is logged once a streak).
+  std::uint64_t refusal_events_over_budget_ = 0;
   // Per node, the condition types faultline has held True here (besides
   // kFaultConditionTypes): a custom `condition:` type is set back to False
   // on lift although no active reason names it any more.

@@ -20,6 +20,10 @@ TainterMetrics::TainterMetrics(MetricsRegistry& r)
       taints_added(r.GetCounter("faultline_tainter_taints_added_total", "taints faultline added")),
       dropped_work(r.GetCounter("faultline_tainter_dropped_work_total",
                                 "decisions dropped because the retry queue was full")),
+      refusal_events_suppressed(r.GetCounter(
+          "faultline_tainter_refusal_events_suppressed_total",
+          "FaultlineValveShut Events not recorded: over valve.refusal_events_per_minute (the "
+          "refusals themselves are in faultline_tainter_taints_refused_total)")),
       bad_annotations(
           r.GetCounter("faultline_tainter_bad_annotations_total",
                        "reasons annotations that could not be read (the taint is adopted as is)")),

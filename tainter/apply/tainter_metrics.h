@@ -38,16 +38,17 @@ class TainterMetrics {
   Counter& KafkaErrors(const std::string& code);
   Counter& SetAside(const std::string& why);  // events the tainter does not trust as written
 
-  Counter& events;                // handed to the policy
-  Counter& replayed;              // re-read to rebuild windows, not decided again
-  Counter& taints_added;          // taints faultline added
-  Counter& dropped_work;          // decisions dropped because the retry queue was full
-  Counter& bad_annotations;       // reasons annotations that could not be read
-  Counter& events_consumed;       // Kafka messages consumed
-  Counter& dead_lettered;         // sent to the dead-letter topic
-  Counter& dead_letter_fails;     // dead-letter writes that failed
-  Counter& partition_mismatches;  // events on another partition than their key's
-  Counter& rule_mismatches;       // events whose claims differ from their rule's outcome
+  Counter& events;                     // handed to the policy
+  Counter& replayed;                   // re-read to rebuild windows, not decided again
+  Counter& taints_added;               // taints faultline added
+  Counter& dropped_work;               // decisions dropped because the retry queue was full
+  Counter& refusal_events_suppressed;  // refusal Events over valve.refusal_events_per_minute
+  Counter& bad_annotations;            // reasons annotations that could not be read
+  Counter& events_consumed;            // Kafka messages consumed
+  Counter& dead_lettered;              // sent to the dead-letter topic
+  Counter& dead_letter_fails;          // dead-letter writes that failed
+  Counter& partition_mismatches;       // events on another partition than their key's
+  Counter& rule_mismatches;            // events whose claims differ from their rule's outcome
   Gauge& pending_work;
   Gauge& tainted_nodes;
   Gauge& managed_nodes;

@@ -122,7 +122,9 @@ Policy::Policy(Options options, const Clock& clock)
     : options_(options),
       clock_(clock),
       valve_(ValveLimits{options.max_fraction, options.per_rule_max_fraction, options.min_allowed,
-                         options.max_new_taints, options.new_taint_window}) {
+                         options.max_new_taints, options.new_taint_window}),
+      refusal_tokens_(options.refusal_events_per_minute),
+      refusal_filled_(clock.MonotonicNow()) {
   // The dedupe set fills to its capacity within the first events of a busy
   // replica: buckets for it up front (up to 2^20, 8 MiB) spare the rehashes
   // of every entry on the way there.
@@ -333,6 +335,22 @@ std::string Policy::EventKey(const FaultEvent& event) {
          std::string(SeverityName(event.severity));
 }
 
+void Policy::RefusalEvent(Decision& d, NodeState& state, const std::string& rule) {
+  d.emit_event = EventDue(state, "valve\x1f" + rule);
+  if (!d.emit_event) return;
+  const double per_minute = options_.refusal_events_per_minute;
+  const auto now = clock_.MonotonicNow();
+  const std::chrono::duration<double, std::ratio<60>> since = now - refusal_filled_;
+  refusal_tokens_ = std::min(per_minute, refusal_tokens_ + since.count() * per_minute);
+  refusal_filled_ = now;
+  if (refusal_tokens_ >= 1) {
+    refusal_tokens_ -= 1;
+    return;
+  }
+  d.emit_event = false;
+  d.event_suppressed = true;
+}
+
 bool Policy::EventDue(NodeState& state, const std::string& rule) {
   const auto now = clock_.MonotonicNow();
   auto it = state.last_event.find(rule);
@@ -493,7 +511,7 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
   if (std::string refusal = ValveRefusal(event.rule); !refusal.empty()) {
     d.outcome = DecisionOutcome::kRefusedByValve;
     d.detail = std::move(refusal);
-    d.emit_event = EventDue(state, "valve\x1f" + event.rule);
+    RefusalEvent(d, state, event.rule);
     Plan(d, state);
     return d;
   }
@@ -609,7 +627,7 @@ Decision Policy::RefuseTaint(const Decision& taint, const FaultEvent& event, std
   d.outcome = DecisionOutcome::kRefusedByValve;
   d.detail = std::move(detail);
   state.last_event.erase(EventKey(event));  // the taint's Event was not recorded
-  d.emit_event = EventDue(state, "valve\x1f" + event.rule);
+  RefusalEvent(d, state, event.rule);
   Plan(d, state);
   return d;
 }

@@ -76,6 +76,9 @@ struct Decision {
   // never the summary, which may quote a pod's output) so a flapping fault
   // cannot flood the API server with Events.
   bool emit_event = false;
+  // kRefusedByValve: its Event was due but over refusal_events_per_minute:
+  // counted, not recorded.
+  bool event_suppressed = false;
   // Whether the node's reasons annotation must be written.
   bool write_reasons = false;
   bool opted_out = false;  // kRecordEvent for a taint that the opt-out label prevented
@@ -129,6 +132,12 @@ class Policy {
     // At most one Warning Event per node and rule within this interval for
     // refused taints, opted-out nodes and repeats.
     std::chrono::seconds event_interval{std::chrono::minutes(10)};
+    // Fleet-wide, at most this many FaultlineValveShut Events a minute (a
+    // burst of as many): in a storm the valve refuses thousands of nodes,
+    // and an Event each would spend the client's rate limit, which the
+    // taints and lifts need, on evidence nobody reads one by one. The rest
+    // are counted (refusal_events_suppressed). 0: none.
+    int refusal_events_per_minute = 10;
     // A repeat that only moves last_seen/expires_at is written to the
     // annotation at most this often (the in-memory state is always current).
     std::chrono::seconds persist_interval{std::chrono::minutes(1)};
@@ -286,6 +295,9 @@ class Policy {
   // Empty when a taint is allowed, else which limit refuses it.
   std::string ValveRefusal(const std::string& rule);
   static std::string EventKey(const FaultEvent& event);
+  // A refusal's Event: due per node and rule (EventDue) and within the
+  // fleet-wide refusal_events_per_minute.
+  void RefusalEvent(Decision& d, NodeState& state, const std::string& rule);
   bool EventDue(NodeState& state, const std::string& rule);
   // Fills d.plan from the outcome and the node's state after the decision.
   void Plan(Decision& d, NodeState& state);
@@ -301,6 +313,10 @@ class Policy {
   std::list<std::pair<std::string, std::chrono::steady_clock::time_point>> dedupe_lru_;
   std::unordered_map<std::string_view, decltype(dedupe_lru_)::iterator> dedupe_index_;
   FleetValve valve_;  // the limits, and this process's recent new taints
+  // refusal_events_per_minute's bucket: Events it still allows now, and
+  // when it was last filled.
+  double refusal_tokens_ = 0;
+  std::chrono::steady_clock::time_point refusal_filled_{};
 };
 
 }  // namespace faultline

@@ -111,7 +111,7 @@ std::optional<TainterConfig> ParseTainterConfig(std::string_view yaml_text,
     ReadSlurmSection(map, c.slurm);
     ReadNodeStateSections(map, c.tainter,
                           {"max_fraction", "per_rule_max_fraction", "min_allowed", "max_new_taints",
-                           "window", "event_interval"});
+                           "window", "event_interval", "refusal_events_per_minute"});
     map.String("node_selector", c.tainter.node_selector);
     if (auto s = LabelSelector::Parse(c.tainter.node_selector); !s) {
       map.Error("node_selector", "C003", "'node_selector': " + s.error().message());

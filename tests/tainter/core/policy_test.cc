@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tainter/core/policy.h"
 
+#include <algorithm>
+
 #include <doctest/doctest.h>
 
 #include "tainter/core/label_selector.h"
@@ -262,6 +264,48 @@ TEST_CASE("the valve allows at most max_fraction of managed nodes tainted") {
     f.policy.SetNode("cpu-1", false, false);
     CHECK(f.policy.managed_nodes() == 20);
   }
+}
+
+TEST_CASE("a storm's refusal Events stay within refusal_events_per_minute; the rest are counted") {
+  Policy::Options o;
+  o.refusal_events_per_minute = 3;
+  o.max_new_taints = 0;  // the share alone holds, as in a storm
+  Fixture f(100, o);     // 10% of 100: 10 taints
+  for (int i = 0; i < 10; ++i) {
+    REQUIRE(f.policy.Decide(f.At(Ev("gpu-" + std::to_string(i)))).outcome ==
+            DecisionOutcome::kTaint);
+  }
+  auto refuse = [&](int node) {
+    Decision d = f.policy.Decide(f.At(Ev("gpu-" + std::to_string(node))));
+    REQUIRE(d.outcome == DecisionOutcome::kRefusedByValve);
+    const bool planned = std::any_of(d.plan.events.begin(), d.plan.events.end(), [](const auto& e) {
+      return e.reason == "FaultlineValveShut";
+    });
+    CHECK(planned == d.emit_event);  // a suppressed Event is not in the plan
+    CHECK(d.emit_event != d.event_suppressed);
+    return d.emit_event;
+  };
+  int told = 0;
+  for (int i = 10; i < 30; ++i) told += refuse(i) ? 1 : 0;
+  CHECK(told == 3);              // the burst; 17 counted only
+  f.clock.Advance(seconds(20));  // a third of a minute: one more
+  CHECK(refuse(30));
+  CHECK_FALSE(refuse(31));
+  f.clock.Advance(minutes(5));  // refilled to the burst, no further
+  told = 0;
+  for (int i = 32; i < 40; ++i) told += refuse(i) ? 1 : 0;
+  CHECK(told == 3);
+}
+
+TEST_CASE("refusal_events_per_minute 0: no refusal Events at all") {
+  Policy::Options o;
+  o.refusal_events_per_minute = 0;
+  Fixture f(10, o);  // 1 taint
+  CHECK(f.policy.Decide(f.At(Ev("gpu-1"))).outcome == DecisionOutcome::kTaint);
+  Decision d = f.policy.Decide(f.At(Ev("gpu-2")));
+  CHECK(d.outcome == DecisionOutcome::kRefusedByValve);
+  CHECK_FALSE(d.emit_event);
+  CHECK(d.event_suppressed);
 }
 
 TEST_CASE("the valve's fractions allow at least min_allowed nodes") {

@@ -82,6 +82,7 @@ valve:
   max_new_taints: 3
   window: 30m
   event_interval: 1h
+  refusal_events_per_minute: 4
 dedupe: {capacity: 1000, ttl: 12h}
 resync_interval: 2m
 max_pending: 77
@@ -104,6 +105,7 @@ log_level: debug
   CHECK(c->tainter.policy.per_rule_max_fraction == doctest::Approx(0.02));
   CHECK(c->tainter.policy.min_allowed == 0);
   CHECK(c->tainter.policy.new_taint_window == std::chrono::minutes(30));
+  CHECK(c->tainter.policy.refusal_events_per_minute == 4);
   CHECK(c->tainter.policy.dedupe_capacity == 1000);
   CHECK(c->tainter.max_pending == 77);
   CHECK(c->tainter.dry_run);
