@@ -266,7 +266,7 @@ TEST_CASE("the valve allows at most max_fraction of managed nodes tainted") {
   }
 }
 
-TEST_CASE("a storm's refusal Events stay within refusal_events_per_minute; the rest are counted") {
+TEST_CASE("a storm's refusal Events stay within refusal_events_per_minute, the rest are counted") {
   Policy::Options o;
   o.refusal_events_per_minute = 3;
   o.max_new_taints = 0;  // the share alone holds, as in a storm
