@@ -123,8 +123,8 @@ Policy::Policy(Options options, const Clock& clock)
       clock_(clock),
       valve_(ValveLimits{options.max_fraction, options.per_rule_max_fraction, options.min_allowed,
                          options.max_new_taints, options.new_taint_window}),
-      refusal_tokens_(options.refusal_events_per_minute),
-      refusal_filled_(clock.MonotonicNow()) {
+      refusal_events_(options.refusal_events_per_minute / 60.0, options.refusal_events_per_minute,
+                      clock) {
   // The dedupe set fills to its capacity within the first events of a busy
   // replica: buckets for it up front (up to 2^20, 8 MiB) spare the rehashes
   // of every entry on the way there.
@@ -337,14 +337,10 @@ std::string Policy::EventKey(const FaultEvent& event) {
 
 void Policy::RefusalEvent(Decision& d, NodeState& state, const std::string& rule) {
   d.emit_event = EventDue(state, "valve\x1f" + rule);
-  if (!d.emit_event) return;
-  const double per_minute = options_.refusal_events_per_minute;
-  const auto now = clock_.MonotonicNow();
-  const std::chrono::duration<double, std::ratio<60>> since = now - refusal_filled_;
-  refusal_tokens_ = std::min(per_minute, refusal_tokens_ + since.count() * per_minute);
-  refusal_filled_ = now;
-  if (refusal_tokens_ >= 1) {
-    refusal_tokens_ -= 1;
+  // A token now or none (a wait of zero at most); 0 a minute is none at all
+  // (for the bucket, qps 0 would mean no limit).
+  if (!d.emit_event || (options_.refusal_events_per_minute > 0 &&
+                        refusal_events_.Reserve(std::chrono::nanoseconds(0)))) {
     return;
   }
   d.emit_event = false;

@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/fault_event.h"
+#include "base/token_bucket.h"
 #include "tainter/core/reasons.h"
 #include "tainter/core/recovery.h"
 #include "tainter/core/valve.h"
@@ -312,11 +313,8 @@ class Policy {
   // never move), so each id is stored and copied once, not twice.
   std::list<std::pair<std::string, std::chrono::steady_clock::time_point>> dedupe_lru_;
   std::unordered_map<std::string_view, decltype(dedupe_lru_)::iterator> dedupe_index_;
-  FleetValve valve_;  // the limits, and this process's recent new taints
-  // refusal_events_per_minute's bucket: Events it still allows now, and
-  // when it was last filled.
-  double refusal_tokens_ = 0;
-  std::chrono::steady_clock::time_point refusal_filled_{};
+  FleetValve valve_;            // the limits, and this process's recent new taints
+  TokenBucket refusal_events_;  // refusal_events_per_minute, a burst of as many
 };
 
 }  // namespace faultline

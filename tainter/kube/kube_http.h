@@ -11,11 +11,11 @@
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "base/status.h"
+#include "base/token_bucket.h"
 #include "tainter/kube/backoff.h"
 #include "tainter/kube/kube_config.h"
 #include "tainter/kube/kube_metrics.h"
 #include "tainter/kube/kube_token.h"
-#include "tainter/kube/rate_limiter.h"
 
 namespace faultline {
 

@@ -10,7 +10,9 @@
 namespace faultline {
 
 // A token bucket (client-go's QPS and burst): `burst` requests may go at
-// once, then `qps` per second on average. Time comes from the injected
+// once, then `qps` per second on average. The Kubernetes client's rate
+// limit (tainter/kube/kube_http.h) and the valve's budget of refusal Events
+// (tainter/core/policy.h). Time comes from the injected
 // Clock, so tests drive it with a FakeClock.
 //
 // Reserve() never sleeps: it takes a token and tells the caller how long to
