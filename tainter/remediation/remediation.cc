@@ -211,9 +211,9 @@ std::chrono::steady_clock::time_point Remediator::DrainStartedAt(const NodeSched
   auto a = node.annotations.find(StartedAnnotation());
   if (a == node.annotations.end()) return now;  // marked by a version without the record
   std::optional<std::chrono::system_clock::time_point> started = ParseRfc3339(a->second);
-  if (!started || *started > clock_.Now()) return now;  // unreadable, or a clock ahead of ours
-  return now -
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(clock_.Now() - *started);
+  const auto wall = clock_.Now();
+  if (!started || *started > wall) return now;  // unreadable, or a clock ahead of ours
+  return now - std::chrono::duration_cast<std::chrono::steady_clock::duration>(wall - *started);
 }
 
 Status Remediator::SetDrainMark(const std::string& node, std::optional<std::string> mark) {
