@@ -95,7 +95,7 @@ const Outcome* Classify(const Classification& c, std::optional<std::string_view>
   return &c.fallback;
 }
 
-void ResolveOutcome(const Rule& rule, RuleMatch& m) {
+void ResolveOutcomeTemplate(const Rule& rule, RuleMatch& m) {
   m.category = rule.category;
   m.severity = rule.severity;
   m.action = rule.action;
@@ -110,16 +110,48 @@ void ResolveOutcome(const Rule& rule, RuleMatch& m) {
     if (o->classify) Apply(*ClassifyFields(*o->classify, m.fields), m);
   }
   if (m.summary.empty()) m.summary = rule.description.empty() ? rule.id : rule.description;
+}
+
+void ResolveOutcome(const Rule& rule, RuleMatch& m) {
+  ResolveOutcomeTemplate(rule, m);
   // Cut in place: TruncateUtf8 would copy the summary once more per match.
   std::string summary = InterpolateSummary(m.summary, m.fields);
   summary.resize(TruncateUtf8View(summary, FaultEvent::kMaxSummaryBytes).size());
   m.summary = std::move(summary);
 }
 
-std::string InterpolateSummary(std::string_view summary,
-                               const std::map<std::string, std::string>& fields) {
-  std::string out;
-  out.reserve(summary.size() + 32);
+namespace {
+
+// The index of the '}' closing the section whose "{?" starts at `open`, or
+// npos. Inside a section "{{" is a literal brace, "{name}" a capture, "{?"
+// a nested section, and every other '}' closes a section: "}}" cannot mean
+// a literal brace there, as it must close a capture and a section at once
+// in "{? ({err})}" or two sections in "{?a{?{b}}}".
+std::size_t SectionEnd(std::string_view summary, std::size_t open) {
+  int depth = 0;
+  for (std::size_t i = open; i < summary.size(); ++i) {
+    const char c = summary[i];
+    const char next = i + 1 < summary.size() ? summary[i + 1] : '\0';
+    if (c == '}') {
+      if (--depth == 0) return i;
+    } else if (c == '{' && next == '{') {
+      ++i;
+    } else if (c == '{' && next == '?') {
+      ++depth;
+      ++i;
+    } else if (c == '{') {
+      i = summary.find('}', i + 1);
+      if (i == std::string_view::npos) return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// Appends `summary` interpolated to `out`; true when a capture it names
+// (outside omitted sections) has a non-empty value.
+bool AppendInterpolated(std::string_view summary, const std::map<std::string, std::string>& fields,
+                        std::string& out) {
+  bool filled = false;
   // The text between braces is appended in one piece (the tainter runs this
   // for every event it checks).
   std::size_t i = 0;
@@ -139,11 +171,25 @@ std::string InterpolateSummary(std::string_view summary,
       i = brace + 2;
       continue;
     }
+    if (c == '{' && brace + 1 < summary.size() && summary[brace + 1] == '?') {
+      if (const std::size_t end = SectionEnd(summary, brace); end != std::string_view::npos) {
+        std::string section;
+        if (AppendInterpolated(summary.substr(brace + 2, end - brace - 2), fields, section)) {
+          out += section;
+          filled = true;
+        }
+        i = end + 1;
+        continue;
+      }
+    }
     if (c == '{') {
       const std::size_t close = summary.find('}', brace + 1);
       if (close != std::string_view::npos) {
         auto it = fields.find(std::string(summary.substr(brace + 1, close - brace - 1)));
-        if (it != fields.end()) out += it->second;
+        if (it != fields.end() && !it->second.empty()) {
+          out += it->second;
+          filled = true;
+        }
         i = close + 1;
         continue;
       }
@@ -151,11 +197,61 @@ std::string InterpolateSummary(std::string_view summary,
     out += c;
     i = brace + 1;
   }
-  return out;
+  return filled;
 }
 
-std::vector<std::string> SummaryCaptures(std::string_view summary) {
-  std::vector<std::string> names;
+// The captures AppendInterpolated prints empty, in printed sections too. A
+// run of adjacent captures and sections ("{pci}{probe_pci}", one per
+// alternative of the pattern) is empty only when all of them are.
+void AppendEmptyCaptures(std::string_view summary, const std::map<std::string, std::string>& fields,
+                         std::vector<std::string>& empty) {
+  std::vector<std::string> run;
+  bool run_filled = false;
+  std::size_t run_end = std::string_view::npos;
+  auto end_run = [&] {
+    if (!run_filled) empty.insert(empty.end(), run.begin(), run.end());
+    run.clear();
+    run_filled = false;
+  };
+  for (std::size_t i = 0; i < summary.size(); ++i) {
+    const char c = summary[i];
+    if ((c == '{' || c == '}') && i + 1 < summary.size() && summary[i + 1] == c) {
+      ++i;
+      continue;
+    }
+    if (c != '{') continue;
+    if (i + 1 < summary.size() && summary[i + 1] == '?') {
+      if (const std::size_t end = SectionEnd(summary, i); end != std::string_view::npos) {
+        // A section right after a capture is one more alternative of its run.
+        if (i != run_end) end_run();
+        const std::string_view inner = summary.substr(i + 2, end - i - 2);
+        std::string printed;
+        if (AppendInterpolated(inner, fields, printed)) {
+          run_filled = true;
+          AppendEmptyCaptures(inner, fields, empty);
+        }
+        run_end = end + 1;
+        i = end;
+        continue;
+      }
+    }
+    const std::size_t close = summary.find('}', i + 1);
+    if (close == std::string_view::npos) break;
+    if (i != run_end) end_run();
+    std::string name(summary.substr(i + 1, close - i - 1));
+    auto it = fields.find(name);
+    if (it != fields.end() && !it->second.empty()) {
+      run_filled = true;
+    } else {
+      run.push_back(std::move(name));
+    }
+    run_end = close + 1;
+    i = close;
+  }
+  end_run();
+}
+
+void AppendCaptureNames(std::string_view summary, std::vector<std::string>& names) {
   for (std::size_t i = 0; i < summary.size(); ++i) {
     char c = summary[i];
     if ((c == '{' || c == '}') && i + 1 < summary.size() && summary[i + 1] == c) {
@@ -163,11 +259,40 @@ std::vector<std::string> SummaryCaptures(std::string_view summary) {
       continue;
     }
     if (c != '{') continue;
+    if (i + 1 < summary.size() && summary[i + 1] == '?') {
+      if (const std::size_t end = SectionEnd(summary, i); end != std::string_view::npos) {
+        AppendCaptureNames(summary.substr(i + 2, end - i - 2), names);
+        i = end;
+        continue;
+      }
+    }
     std::size_t close = summary.find('}', i + 1);
     if (close == std::string_view::npos) break;
     names.emplace_back(summary.substr(i + 1, close - i - 1));
     i = close;
   }
+}
+
+}  // namespace
+
+std::string InterpolateSummary(std::string_view summary,
+                               const std::map<std::string, std::string>& fields) {
+  std::string out;
+  out.reserve(summary.size() + 32);
+  AppendInterpolated(summary, fields, out);
+  return out;
+}
+
+std::vector<std::string> EmptySummaryCaptures(std::string_view summary,
+                                              const std::map<std::string, std::string>& fields) {
+  std::vector<std::string> empty;
+  AppendEmptyCaptures(summary, fields, empty);
+  return empty;
+}
+
+std::vector<std::string> SummaryCaptures(std::string_view summary) {
+  std::vector<std::string> names;
+  AppendCaptureNames(summary, names);
   return names;
 }
 
