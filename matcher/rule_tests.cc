@@ -37,10 +37,12 @@ void WarnEmptySummaryCaptures(const Rule& rule, const RuleMatch& m, const RuleTe
   RuleMatch resolved = m;
   ResolveOutcomeTemplate(rule, resolved);
   for (const std::string& name : EmptySummaryCaptures(resolved.summary, m.fields)) {
-    diags.Warning("W203", t.at,
-                  "rule '" + rule.id + "': the summary prints capture '" + name +
-                      "' empty for this line; put it in an optional section: {? ... {" + name +
-                      "} ...}");
+    std::string message = "rule '" + rule.id + "': the summary prints capture '";
+    message += name;
+    message += "' empty for this line; put it in an optional section: {? ... {";
+    message += name;
+    message += "} ...}";
+    diags.Warning("W203", t.at, message);
   }
 }
 
