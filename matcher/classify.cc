@@ -200,19 +200,11 @@ bool AppendInterpolated(std::string_view summary, const std::map<std::string, st
   return filled;
 }
 
-// The captures AppendInterpolated prints empty, in printed sections too. A
-// run of adjacent captures and sections ("{pci}{probe_pci}", one per
-// alternative of the pattern) is empty only when all of them are.
-void AppendEmptyCaptures(std::string_view summary, const std::map<std::string, std::string>& fields,
-                         std::vector<std::string>& empty) {
-  std::vector<std::string> run;
-  bool run_filled = false;
-  std::size_t run_end = std::string_view::npos;
-  auto end_run = [&] {
-    if (!run_filled) empty.insert(empty.end(), run.begin(), run.end());
-    run.clear();
-    run_filled = false;
-  };
+// Calls capture(name, at, end) for each "{name}" and section(inner, at, end)
+// for each "{?inner}" of `summary`, not looking into sections; `end` is one
+// past the piece. Reads braces as AppendInterpolated does.
+template <typename Capture, typename Section>
+void ForEachPiece(std::string_view summary, Capture capture, Section section) {
   for (std::size_t i = 0; i < summary.size(); ++i) {
     const char c = summary[i];
     if ((c == '{' || c == '}') && i + 1 < summary.size() && summary[i + 1] == c) {
@@ -222,55 +214,60 @@ void AppendEmptyCaptures(std::string_view summary, const std::map<std::string, s
     if (c != '{') continue;
     if (i + 1 < summary.size() && summary[i + 1] == '?') {
       if (const std::size_t end = SectionEnd(summary, i); end != std::string_view::npos) {
-        // A section right after a capture is one more alternative of its run.
-        if (i != run_end) end_run();
-        const std::string_view inner = summary.substr(i + 2, end - i - 2);
-        std::string printed;
-        if (AppendInterpolated(inner, fields, printed)) {
-          run_filled = true;
-          AppendEmptyCaptures(inner, fields, empty);
-        }
-        run_end = end + 1;
+        section(summary.substr(i + 2, end - i - 2), i, end + 1);
         i = end;
         continue;
       }
     }
     const std::size_t close = summary.find('}', i + 1);
-    if (close == std::string_view::npos) break;
-    if (i != run_end) end_run();
-    std::string name(summary.substr(i + 1, close - i - 1));
-    auto it = fields.find(name);
-    if (it != fields.end() && !it->second.empty()) {
-      run_filled = true;
-    } else {
-      run.push_back(std::move(name));
-    }
-    run_end = close + 1;
+    if (close == std::string_view::npos) return;
+    capture(summary.substr(i + 1, close - i - 1), i, close + 1);
     i = close;
   }
-  end_run();
+}
+
+// The captures AppendInterpolated prints empty, in printed sections too. A
+// run of adjacent captures and sections ("{pci}{probe_pci}", one per
+// alternative of the pattern) is empty only when all of them are.
+void AppendEmptyCaptures(std::string_view summary, const std::map<std::string, std::string>& fields,
+                         std::vector<std::string>& empty) {
+  std::vector<std::string> run;
+  bool run_filled = false;
+  std::size_t run_end = std::string_view::npos;
+  auto join_run = [&](std::size_t at, std::size_t end) {
+    if (at != run_end) {
+      if (!run_filled) empty.insert(empty.end(), run.begin(), run.end());
+      run.clear();
+      run_filled = false;
+    }
+    run_end = end;
+  };
+  ForEachPiece(
+      summary,
+      [&](std::string_view name, std::size_t at, std::size_t end) {
+        join_run(at, end);
+        auto it = fields.find(std::string(name));
+        if (it != fields.end() && !it->second.empty()) {
+          run_filled = true;
+        } else {
+          run.emplace_back(name);
+        }
+      },
+      [&](std::string_view inner, std::size_t at, std::size_t end) {
+        join_run(at, end);
+        std::string printed;
+        if (AppendInterpolated(inner, fields, printed)) {
+          run_filled = true;
+          AppendEmptyCaptures(inner, fields, empty);
+        }
+      });
+  join_run(std::string_view::npos, std::string_view::npos);
 }
 
 void AppendCaptureNames(std::string_view summary, std::vector<std::string>& names) {
-  for (std::size_t i = 0; i < summary.size(); ++i) {
-    char c = summary[i];
-    if ((c == '{' || c == '}') && i + 1 < summary.size() && summary[i + 1] == c) {
-      ++i;
-      continue;
-    }
-    if (c != '{') continue;
-    if (i + 1 < summary.size() && summary[i + 1] == '?') {
-      if (const std::size_t end = SectionEnd(summary, i); end != std::string_view::npos) {
-        AppendCaptureNames(summary.substr(i + 2, end - i - 2), names);
-        i = end;
-        continue;
-      }
-    }
-    std::size_t close = summary.find('}', i + 1);
-    if (close == std::string_view::npos) break;
-    names.emplace_back(summary.substr(i + 1, close - i - 1));
-    i = close;
-  }
+  ForEachPiece(
+      summary, [&](std::string_view name, std::size_t, std::size_t) { names.emplace_back(name); },
+      [&](std::string_view inner, std::size_t, std::size_t) { AppendCaptureNames(inner, names); });
 }
 
 }  // namespace
