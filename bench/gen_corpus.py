@@ -552,6 +552,13 @@ def fault_templates(rng, px):
             [(K(fm + "failed to find the GPU handle %d in the multicast team request setup %d." % (R(1 << 62), R(1 << 62))), ["nvidia.fabricmanager-multicast-error"])],
             [(P("[rank%d]: NET/OFI Request 0x%x completed with error. RC: %d. Error: 2 (UNDELIVERABLE). Completed length: 0" % (R(256), R(1 << 44), C([21, 113]))), ["efa.ofi-nccl-error"])],
             [(P("libfabric:%d:%d::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address My EFA addr: fi_addr_efa://[fe80::13:c2ff:fe6f:f03d]:0:%d" % (R(1000, 99999), R(10**9, 2 * 10**9), R(10**9))), ["efa.libfabric-cq-error"])],
+            # round 5 of the real-line rules (rules/README.md, "Held-out evidence (round 5)")
+            [(K('XFS (nvme%dn1): metadata I/O error in "xfs_trans_read_buf_map+0x1d0/0x2c0 [xfs]" at daddr 0x%x len 8 error 5' % (R(8), R(1 << 32))), ["host.xfs-io-error"])],
+            [(K("EXT4-fs warning (device nvme%dn1p1): __ext4_read_dirblock:%d: error reading directory block (ino %d, block 0)" % (R(8), R(100, 999), R(1 << 24))), ["host.ext4-read-error"])],
+            [(K("nvme nvme%d: Device not ready; aborting reset, CSTS=0x1" % R(8)), ["host.nvme-controller-failed"])],
+            [(K("md/raid1:md%d: Disk failure on nvme%dn1p1, disabling device." % (R(128), R(8))), ["host.md-disk-failed"])],
+            [(K("[Hardware Error]: Northbridge Error (node %d): DRAM ECC error detected on the NB." % R(8)), ["host.amd-nb-ecc"])],
+            [(K("infiniband %s: mlx5_poll_one:527:(pid 0): %s error cqe on cqn 0x%x:" % (C(HCAS), C(["Requestor", "Responder"]), R(1 << 20))), ["mlx5.error-cqe"])],
         ])
 
 
