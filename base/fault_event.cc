@@ -2,7 +2,7 @@
 #include "base/fault_event.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <array>
 
 #include "base/fault_event_reader.h"
 #include "base/fault_event_simdjson.h"
@@ -73,18 +73,23 @@ void AppendWireMessage(std::string& out, std::string_view text, std::size_t max_
 
 }  // namespace
 
-void AssignEventId(std::string& out, std::string_view node, std::string_view source,
-                   std::string_view cursor, std::string_view rule) {
+void WriteEventId(std::span<char, 32> out, std::string_view node, std::string_view source,
+                  std::string_view cursor, std::string_view rule) {
   const std::uint64_t a = Fnv1a(0xcbf29ce484222325ULL, {node, source, cursor, rule});
   const std::uint64_t b = Fnv1a(0x84222325cbf29ce4ULL, {rule, cursor, source, node});
   // What "%016llx%016llx" gave, without snprintf (~1,500 instructions).
   static constexpr char kHex[] = "0123456789abcdef";
-  char buf[32];
   for (int i = 0; i < 16; ++i) {
-    buf[15 - i] = kHex[(a >> (4 * i)) & 0xF];
-    buf[31 - i] = kHex[(b >> (4 * i)) & 0xF];
+    out[static_cast<std::size_t>(15 - i)] = kHex[(a >> (4 * i)) & 0xF];
+    out[static_cast<std::size_t>(31 - i)] = kHex[(b >> (4 * i)) & 0xF];
   }
-  out.assign(buf, sizeof(buf));
+}
+
+void AssignEventId(std::string& out, std::string_view node, std::string_view source,
+                   std::string_view cursor, std::string_view rule) {
+  std::array<char, 32> buf;
+  WriteEventId(buf, node, source, cursor, rule);
+  out.assign(buf.data(), buf.size());
 }
 
 std::string MakeEventId(std::string_view node, std::string_view source, std::string_view cursor,
@@ -226,7 +231,10 @@ void AppendKey(std::string& out, std::string_view quoted_key, bool& first) {
   out.append(quoted_key);
 }
 
-void AppendStringMap(std::string& out, const std::map<std::string, std::string>& map) {
+// A std::map<std::string, std::string> or a span of StringViewPair: the
+// pairs in key order.
+template <class Map>
+void AppendStringMap(std::string& out, const Map& map) {
   out.push_back('{');
   bool first = true;
   for (const auto& [key, value] : map) {
@@ -239,7 +247,7 @@ void AppendStringMap(std::string& out, const std::map<std::string, std::string>&
   out.push_back('}');
 }
 
-void AppendStringList(std::string& out, const std::vector<std::string>& list) {
+void AppendStringList(std::string& out, std::span<const std::string> list) {
   out.push_back('[');
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (i > 0) out.push_back(',');
@@ -262,8 +270,11 @@ void AppendQuotedTime(std::string& out, std::chrono::system_clock::time_point t)
   out.push_back('"');
 }
 
-// Writes the member `m` (key and value) if the event has it.
-void WriteMember(std::string& out, const FaultEvent& e, Member m, bool& first) {
+// Writes the member `m` (key and value) if the event has it. `Event` is
+// FaultEvent or FaultEventView: the members it reads have the same names and
+// meaning in both, so the two cannot be written differently.
+template <class Event>
+void WriteMember(std::string& out, const Event& e, Member m, bool& first) {
   const auto string_member = [&](std::string_view quoted_key, std::string_view value) {
     AppendKey(out, quoted_key, first);
     AppendJsonString(out, value);
@@ -359,15 +370,25 @@ void WriteMember(std::string& out, const FaultEvent& e, Member m, bool& first) {
   }
 }
 
-}  // namespace
-
-void AppendFaultEventMembers(std::string& out, const FaultEvent& event, EventKeyOrder order,
-                             bool first) {
+template <class Event>
+void AppendMembers(std::string& out, const Event& event, EventKeyOrder order, bool first) {
   if (order == EventKeyOrder::kSorted) {
     for (Member m : kSortedOrder) WriteMember(out, event, m, first);
   } else {
     for (Member m : kSchemaOrder) WriteMember(out, event, m, first);
   }
+}
+
+}  // namespace
+
+void AppendFaultEventMembers(std::string& out, const FaultEvent& event, EventKeyOrder order,
+                             bool first) {
+  AppendMembers(out, event, order, first);
+}
+
+void AppendFaultEventMembers(std::string& out, const FaultEventView& event, EventKeyOrder order,
+                             bool first) {
+  AppendMembers(out, event, order, first);
 }
 
 std::string SerializeFaultEvent(const FaultEvent& event) {

@@ -110,10 +110,13 @@ void ResolveOutcome(const Rule& rule, RuleMatch& m) {
     if (o->classify) Apply(*ClassifyFields(*o->classify, m.fields), m);
   }
   if (m.summary.empty()) m.summary = rule.description.empty() ? rule.id : rule.description;
+  // A summary without braces is its own interpolation: most rules' are,
+  // and building it again was a copy and an allocation per match.
+  if (m.summary.find('{') != std::string::npos || m.summary.find('}') != std::string::npos) {
+    m.summary = InterpolateSummary(m.summary, m.fields);
+  }
   // Cut in place: TruncateUtf8 would copy the summary once more per match.
-  std::string summary = InterpolateSummary(m.summary, m.fields);
-  summary.resize(TruncateUtf8View(summary, FaultEvent::kMaxSummaryBytes).size());
-  m.summary = std::move(summary);
+  m.summary.resize(TruncateUtf8View(m.summary, FaultEvent::kMaxSummaryBytes).size());
 }
 
 std::string InterpolateSummary(std::string_view summary,
