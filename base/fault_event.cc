@@ -223,12 +223,12 @@ constexpr Member kSchemaOrder[] = {
     Member::kProbation, Member::kRecover,
 };
 
-// `quoted_key` is the key with its quotes and colon, `"action":`: one
-// append per member (the schema's keys need no escaping).
+// `quoted_key` is the key with a comma before it and its quotes and colon,
+// `,"action":`: one append per member (the schema's keys need no escaping),
+// from its second byte for the first member.
 void AppendKey(std::string& out, std::string_view quoted_key, bool& first) {
-  if (!first) out.push_back(',');
+  out.append(first ? quoted_key.substr(1) : quoted_key);
   first = false;
-  out.append(quoted_key);
 }
 
 // A std::map<std::string, std::string> or a span of StringViewPair: the
@@ -281,24 +281,24 @@ void WriteMember(std::string& out, const Event& e, Member m, bool& first) {
   };
   switch (m) {
     case Member::kAction:
-      return string_member("\"action\":", ActionName(e.action));
+      return string_member(",\"action\":", ActionName(e.action));
     case Member::kBootId:
-      return string_member("\"boot_id\":", e.boot_id);
+      return string_member(",\"boot_id\":", e.boot_id);
     case Member::kCategory:
-      return string_member("\"category\":", e.category);
+      return string_member(",\"category\":", e.category);
     case Member::kClears:
       if (e.clears.empty()) return;
-      AppendKey(out, "\"clears\":", first);
+      AppendKey(out, ",\"clears\":", first);
       return AppendStringList(out, e.clears);
     case Member::kCondition:
-      if (!e.condition.empty()) string_member("\"condition\":", e.condition);
+      if (!e.condition.empty()) string_member(",\"condition\":", e.condition);
       return;
     case Member::kDetectedTime:
-      AppendKey(out, "\"detected_time\":", first);
+      AppendKey(out, ",\"detected_time\":", first);
       return AppendQuotedTime(out, e.detected_time);
     case Member::kEvidence: {
       if (e.evidence.empty()) return;
-      AppendKey(out, "\"evidence\":", first);
+      AppendKey(out, ",\"evidence\":", first);
       out.push_back('[');
       for (std::size_t i = 0; i < e.evidence.size(); ++i) {
         if (i > 0) out.push_back(',');
@@ -309,55 +309,55 @@ void WriteMember(std::string& out, const Event& e, Member m, bool& first) {
     }
     case Member::kExpire:
       if (!e.expire) return;
-      AppendKey(out, "\"expire\":", first);
+      AppendKey(out, ",\"expire\":", first);
       return AppendQuotedDuration(out, *e.expire);
     case Member::kFields:
-      AppendKey(out, "\"fields\":", first);
+      AppendKey(out, ",\"fields\":", first);
       return AppendStringMap(out, e.fields);
     case Member::kId:
-      return string_member("\"id\":", e.id);
+      return string_member(",\"id\":", e.id);
     case Member::kLabels:
-      AppendKey(out, "\"labels\":", first);
+      AppendKey(out, ",\"labels\":", first);
       return AppendStringMap(out, e.labels);
     case Member::kLogTime:
-      AppendKey(out, "\"log_time\":", first);
+      AppendKey(out, ",\"log_time\":", first);
       return AppendQuotedTime(out, e.log_time);
     case Member::kMessage:
-      AppendKey(out, "\"message\":", first);
+      AppendKey(out, ",\"message\":", first);
       return AppendWireMessage(out, e.message, FaultEvent::kMaxMessageBytes);
     case Member::kNode:
-      return string_member("\"node\":", e.node);
+      return string_member(",\"node\":", e.node);
     case Member::kOrigin:
-      return string_member("\"origin\":", OriginName(e.origin));
+      return string_member(",\"origin\":", OriginName(e.origin));
     case Member::kPack:
-      return string_member("\"pack\":", e.pack);
+      return string_member(",\"pack\":", e.pack);
     case Member::kPeer:
-      if (!e.peer.empty()) string_member("\"peer\":", e.peer);
+      if (!e.peer.empty()) string_member(",\"peer\":", e.peer);
       return;
     case Member::kProbation:
       if (!e.probation) return;
-      AppendKey(out, "\"probation\":", first);
+      AppendKey(out, ",\"probation\":", first);
       return AppendQuotedDuration(out, *e.probation);
     case Member::kRecover:
-      if (!e.recover.empty()) string_member("\"recover\":", e.recover);
+      if (!e.recover.empty()) string_member(",\"recover\":", e.recover);
       return;
     case Member::kRule:
-      return string_member("\"rule\":", e.rule);
+      return string_member(",\"rule\":", e.rule);
     case Member::kSchema:
-      AppendKey(out, "\"schema\":", first);
+      AppendKey(out, ",\"schema\":", first);
       return AppendJsonNumber(out, std::int64_t{FaultEvent::kSchemaVersion});
     case Member::kSeverity:
-      return string_member("\"severity\":", SeverityName(e.severity));
+      return string_member(",\"severity\":", SeverityName(e.severity));
     case Member::kSource:
-      return string_member("\"source\":", e.source);
+      return string_member(",\"source\":", e.source);
     case Member::kSummary:
-      return string_member("\"summary\":", e.summary);
+      return string_member(",\"summary\":", e.summary);
     case Member::kSuppressed:
-      AppendKey(out, "\"suppressed\":", first);
+      AppendKey(out, ",\"suppressed\":", first);
       return AppendJsonNumber(out, e.suppressed);
     case Member::kThreshold: {
       if (!e.threshold) return;
-      AppendKey(out, "\"threshold\":", first);
+      AppendKey(out, ",\"threshold\":", first);
       out.append("{\"count\":");
       AppendJsonNumber(out, std::int64_t{e.threshold->count});
       out.append(",\"key\":");
