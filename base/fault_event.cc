@@ -253,6 +253,15 @@ class EventText {
     }
     p_ = WriteJsonString(p_, text);
   }
+  // A name of the vocabulary (an action, a severity, an origin): letters
+  // and dashes, nothing to escape.
+  void Name(std::string_view name) {
+    Room(name.size() + 2);
+    *p_++ = '"';
+    std::memcpy(p_, name.data(), name.size());
+    p_ += name.size();
+    *p_++ = '"';
+  }
   // WireMessage(text, max_bytes) as a JSON string, without the copy when
   // the text is ASCII (most log lines).
   void WireString(std::string_view text, std::size_t max_bytes) {
@@ -344,7 +353,8 @@ void WriteMember(EventText& out, const Event& e, Member m, bool& first) {
   };
   switch (m) {
     case Member::kAction:
-      return string_member(",\"action\":", ActionName(e.action));
+      out.Key(",\"action\":", first);
+      return out.Name(ActionName(e.action));
     case Member::kBootId:
       return string_member(",\"boot_id\":", e.boot_id);
     case Member::kCategory:
@@ -391,7 +401,8 @@ void WriteMember(EventText& out, const Event& e, Member m, bool& first) {
     case Member::kNode:
       return string_member(",\"node\":", e.node);
     case Member::kOrigin:
-      return string_member(",\"origin\":", OriginName(e.origin));
+      out.Key(",\"origin\":", first);
+      return out.Name(OriginName(e.origin));
     case Member::kPack:
       return string_member(",\"pack\":", e.pack);
     case Member::kPeer:
@@ -410,7 +421,8 @@ void WriteMember(EventText& out, const Event& e, Member m, bool& first) {
       out.Key(",\"schema\":", first);
       return out.Number(std::int64_t{FaultEvent::kSchemaVersion});
     case Member::kSeverity:
-      return string_member(",\"severity\":", SeverityName(e.severity));
+      out.Key(",\"severity\":", first);
+      return out.Name(SeverityName(e.severity));
     case Member::kSource:
       return string_member(",\"source\":", e.source);
     case Member::kSummary:

@@ -209,8 +209,9 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
 char* WriteDuration(char* p, std::chrono::milliseconds d) {
   std::int64_t ms = d.count();
   if (ms == 0) {
-    std::memcpy(p, "0s", 2);
-    return p + 2;
+    *p++ = '0';
+    *p++ = 's';
+    return p;
   }
   const struct {
     std::int64_t size;

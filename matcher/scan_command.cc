@@ -122,9 +122,13 @@ class EventWriter {
     // Written directly, in the schema's order (base/json_text.h: the bytes an
     // nlohmann::json of the event would dump, without building one: that was
     // ~100,000 instructions per event, most of the output's cost).
-    buffer_ += "{\"file\":";
-    AppendJsonString(buffer_, file);
-    buffer_ += ",\"line\":";
+    if (file != json_of_ || file_json_.empty()) {  // the file's name as JSON, once per file
+      json_of_ = file;
+      file_json_.assign("{\"file\":");
+      AppendJsonString(file_json_, file);
+      file_json_.append(",\"line\":");
+    }
+    buffer_ += file_json_;
     AppendJsonNumber(buffer_, line_no);
     AppendFaultEventMembers(buffer_, event, EventKeyOrder::kSchema, /*first=*/false);
     buffer_ += "}\n";
@@ -143,6 +147,8 @@ class EventWriter {
   const ScanOptions& options_;
   std::string buffer_;
   std::string cursor_;
+  std::string json_of_;  // the file whose name file_json_ holds, as an event's start
+  std::string file_json_;
   EventViewBuffers view_buffers_;
   std::uint64_t events_ = 0;
   bool failed_ = false;
