@@ -29,11 +29,13 @@ std::optional<std::pair<long long, long long>> AsRange(std::string_view item) {
   return std::pair(*lo, *hi);
 }
 
-void Apply(const Outcome& o, RuleMatch& m) {
+// The outcome's members into `m`, but its summary into `summary` (a view of
+// the rule's; interpolated into m.summary once, at the end).
+void Apply(const Outcome& o, RuleMatch& m, std::string_view& summary) {
   if (o.category) m.category = *o.category;
   if (o.severity) m.severity = *o.severity;
   if (o.action) m.action = *o.action;
-  if (o.summary) m.summary = *o.summary;
+  if (o.summary) summary = *o.summary;
   if (o.threshold) m.threshold = o.threshold;
   if (o.expire) m.expire = o.expire;
   if (o.condition) m.condition = *o.condition;
@@ -100,21 +102,23 @@ void ResolveOutcome(const Rule& rule, RuleMatch& m) {
   m.category = rule.category;
   m.severity = rule.severity;
   m.action = rule.action;
-  m.summary = rule.summary;
+  std::string_view summary = rule.summary;
   m.threshold = rule.threshold;
   m.expire = rule.expire;
   m.condition = rule.condition;
   m.recover = rule.recover;
   if (rule.classify) {
     const Outcome* o = ClassifyFields(*rule.classify, m.fields);
-    Apply(*o, m);
-    if (o->classify) Apply(*ClassifyFields(*o->classify, m.fields), m);
+    Apply(*o, m, summary);
+    if (o->classify) Apply(*ClassifyFields(*o->classify, m.fields), m, summary);
   }
-  if (m.summary.empty()) m.summary = rule.description.empty() ? rule.id : rule.description;
-  // A summary without braces is its own interpolation: most rules' are,
-  // and building it again was a copy and an allocation per match.
-  if (m.summary.find('{') != std::string::npos || m.summary.find('}') != std::string::npos) {
-    m.summary = InterpolateSummary(m.summary, m.fields);
+  if (summary.empty()) summary = rule.description.empty() ? rule.id : rule.description;
+  // Written once: a summary without braces is its own interpolation (most
+  // rules' are), and a copy of the template first was an allocation more.
+  if (summary.find('{') != std::string_view::npos || summary.find('}') != std::string_view::npos) {
+    m.summary = InterpolateSummary(summary, m.fields);
+  } else {
+    m.summary.assign(summary);
   }
   // Cut in place: TruncateUtf8 would copy the summary once more per match.
   m.summary.resize(TruncateUtf8View(m.summary, FaultEvent::kMaxSummaryBytes).size());
