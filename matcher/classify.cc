@@ -29,13 +29,11 @@ std::optional<std::pair<long long, long long>> AsRange(std::string_view item) {
   return std::pair(*lo, *hi);
 }
 
-// The outcome's members into `m`, but its summary into `summary` (a view of
-// the rule's; interpolated into m.summary once, at the end).
-void Apply(const Outcome& o, RuleMatch& m, std::string_view& summary) {
+void Apply(const Outcome& o, RuleMatch& m) {
   if (o.category) m.category = *o.category;
   if (o.severity) m.severity = *o.severity;
   if (o.action) m.action = *o.action;
-  if (o.summary) summary = *o.summary;
+  if (o.summary) m.summary = *o.summary;
   if (o.threshold) m.threshold = o.threshold;
   if (o.expire) m.expire = o.expire;
   if (o.condition) m.condition = *o.condition;
@@ -98,36 +96,66 @@ const Outcome* Classify(const Classification& c, std::optional<std::string_view>
   return &c.fallback;
 }
 
-void ResolveOutcome(const Rule& rule, RuleMatch& m) {
+void ResolveOutcomeTemplate(const Rule& rule, RuleMatch& m) {
   m.category = rule.category;
   m.severity = rule.severity;
   m.action = rule.action;
-  std::string_view summary = rule.summary;
+  m.summary = rule.summary;
   m.threshold = rule.threshold;
   m.expire = rule.expire;
   m.condition = rule.condition;
   m.recover = rule.recover;
   if (rule.classify) {
     const Outcome* o = ClassifyFields(*rule.classify, m.fields);
-    Apply(*o, m, summary);
-    if (o->classify) Apply(*ClassifyFields(*o->classify, m.fields), m, summary);
+    Apply(*o, m);
+    if (o->classify) Apply(*ClassifyFields(*o->classify, m.fields), m);
   }
-  if (summary.empty()) summary = rule.description.empty() ? rule.id : rule.description;
-  // Written once: a summary without braces is its own interpolation (most
-  // rules' are), and a copy of the template first was an allocation more.
-  if (summary.find('{') != std::string_view::npos || summary.find('}') != std::string_view::npos) {
-    m.summary = InterpolateSummary(summary, m.fields);
-  } else {
-    m.summary.assign(summary);
+  if (m.summary.empty()) m.summary = rule.description.empty() ? rule.id : rule.description;
+}
+
+void ResolveOutcome(const Rule& rule, RuleMatch& m) {
+  ResolveOutcomeTemplate(rule, m);
+  // A summary without braces is its own interpolation: most rules' are,
+  // and building it again was a copy and an allocation per match.
+  if (m.summary.find('{') != std::string::npos || m.summary.find('}') != std::string::npos) {
+    m.summary = InterpolateSummary(m.summary, m.fields);
   }
   // Cut in place: TruncateUtf8 would copy the summary once more per match.
   m.summary.resize(TruncateUtf8View(m.summary, FaultEvent::kMaxSummaryBytes).size());
 }
 
-std::string InterpolateSummary(std::string_view summary,
-                               const std::map<std::string, std::string>& fields) {
-  std::string out;
-  out.reserve(summary.size() + 32);
+namespace {
+
+// The index of the '}' closing the section whose "{?" starts at `open`, or
+// npos. Inside a section "{{" is a literal brace, "{name}" a capture, "{?"
+// a nested section, and every other '}' closes a section: "}}" cannot mean
+// a literal brace there, as it must close a capture and a section at once
+// in "{? ({err})}" or two sections in "{?a{?{b}}}".
+std::size_t SectionEnd(std::string_view summary, std::size_t open) {
+  int depth = 0;
+  for (std::size_t i = open; i < summary.size(); ++i) {
+    const char c = summary[i];
+    const char next = i + 1 < summary.size() ? summary[i + 1] : '\0';
+    if (c == '}') {
+      if (--depth == 0) return i;
+    } else if (c == '{' && next == '{') {
+      ++i;
+    } else if (c == '{' && next == '?') {
+      ++depth;
+      ++i;
+    } else if (c == '{') {
+      i = summary.find('}', i + 1);
+      if (i == std::string_view::npos) return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// Appends `summary` interpolated to `out`; true when a capture it names
+// (outside omitted sections) has a non-empty value.
+bool AppendInterpolated(std::string_view summary, const std::map<std::string, std::string>& fields,
+                        std::string& out) {
+  bool filled = false;
   // The text between braces is appended in one piece (the tainter runs this
   // for every event it checks).
   std::size_t i = 0;
@@ -151,11 +179,25 @@ std::string InterpolateSummary(std::string_view summary,
       i = brace + 2;
       continue;
     }
+    if (c == '{' && brace + 1 < summary.size() && summary[brace + 1] == '?') {
+      if (const std::size_t end = SectionEnd(summary, brace); end != std::string_view::npos) {
+        std::string section;
+        if (AppendInterpolated(summary.substr(brace + 2, end - brace - 2), fields, section)) {
+          out += section;
+          filled = true;
+        }
+        i = end + 1;
+        continue;
+      }
+    }
     if (c == '{') {
       const std::size_t close = summary.find('}', brace + 1);
       if (close != std::string_view::npos) {
         auto it = fields.find(std::string(summary.substr(brace + 1, close - brace - 1)));
-        if (it != fields.end()) out += it->second;
+        if (it != fields.end() && !it->second.empty()) {
+          out += it->second;
+          filled = true;
+        }
         i = close + 1;
         continue;
       }
@@ -163,23 +205,99 @@ std::string InterpolateSummary(std::string_view summary,
     out += c;
     i = brace + 1;
   }
-  return out;
+  return filled;
 }
 
-std::vector<std::string> SummaryCaptures(std::string_view summary) {
-  std::vector<std::string> names;
+// Calls capture(name, at, end) for each "{name}" and section(inner, at, end)
+// for each "{?inner}" of `summary`, not looking into sections; `end` is one
+// past the piece. Reads braces as AppendInterpolated does.
+template <typename Capture, typename Section>
+void ForEachPiece(std::string_view summary, Capture capture, Section section) {
   for (std::size_t i = 0; i < summary.size(); ++i) {
-    char c = summary[i];
+    const char c = summary[i];
     if ((c == '{' || c == '}') && i + 1 < summary.size() && summary[i + 1] == c) {
       ++i;
       continue;
     }
     if (c != '{') continue;
-    std::size_t close = summary.find('}', i + 1);
-    if (close == std::string_view::npos) break;
-    names.emplace_back(summary.substr(i + 1, close - i - 1));
+    if (i + 1 < summary.size() && summary[i + 1] == '?') {
+      if (const std::size_t end = SectionEnd(summary, i); end != std::string_view::npos) {
+        section(summary.substr(i + 2, end - i - 2), i, end + 1);
+        i = end;
+        continue;
+      }
+    }
+    const std::size_t close = summary.find('}', i + 1);
+    if (close == std::string_view::npos) return;
+    capture(summary.substr(i + 1, close - i - 1), i, close + 1);
     i = close;
   }
+}
+
+// The captures AppendInterpolated prints empty, in printed sections too. A
+// run of adjacent captures and sections ("{pci}{probe_pci}", one per
+// alternative of the pattern) is empty only when all of them are.
+void AppendEmptyCaptures(std::string_view summary, const std::map<std::string, std::string>& fields,
+                         std::vector<std::string>& empty) {
+  std::vector<std::string> run;
+  bool run_filled = false;
+  std::size_t run_end = std::string_view::npos;
+  auto join_run = [&](std::size_t at, std::size_t end) {
+    if (at != run_end) {
+      if (!run_filled) empty.insert(empty.end(), run.begin(), run.end());
+      run.clear();
+      run_filled = false;
+    }
+    run_end = end;
+  };
+  ForEachPiece(
+      summary,
+      [&](std::string_view name, std::size_t at, std::size_t end) {
+        join_run(at, end);
+        auto it = fields.find(std::string(name));
+        if (it != fields.end() && !it->second.empty()) {
+          run_filled = true;
+        } else {
+          run.emplace_back(name);
+        }
+      },
+      [&](std::string_view inner, std::size_t at, std::size_t end) {
+        join_run(at, end);
+        std::string printed;
+        if (AppendInterpolated(inner, fields, printed)) {
+          run_filled = true;
+          AppendEmptyCaptures(inner, fields, empty);
+        }
+      });
+  join_run(std::string_view::npos, std::string_view::npos);
+}
+
+void AppendCaptureNames(std::string_view summary, std::vector<std::string>& names) {
+  ForEachPiece(
+      summary, [&](std::string_view name, std::size_t, std::size_t) { names.emplace_back(name); },
+      [&](std::string_view inner, std::size_t, std::size_t) { AppendCaptureNames(inner, names); });
+}
+
+}  // namespace
+
+std::string InterpolateSummary(std::string_view summary,
+                               const std::map<std::string, std::string>& fields) {
+  std::string out;
+  out.reserve(summary.size() + 32);
+  AppendInterpolated(summary, fields, out);
+  return out;
+}
+
+std::vector<std::string> EmptySummaryCaptures(std::string_view summary,
+                                              const std::map<std::string, std::string>& fields) {
+  std::vector<std::string> empty;
+  AppendEmptyCaptures(summary, fields, empty);
+  return empty;
+}
+
+std::vector<std::string> SummaryCaptures(std::string_view summary) {
+  std::vector<std::string> names;
+  AppendCaptureNames(summary, names);
   return names;
 }
 

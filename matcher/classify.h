@@ -22,10 +22,23 @@ const Outcome* Classify(const Classification& c, std::optional<std::string_view>
 // entry, and interpolates the summary with `m.fields`.
 void ResolveOutcome(const Rule& rule, RuleMatch& m);
 
+// ResolveOutcome without the interpolation: `m.summary` is the template
+// that applies to this match (for `rules check`'s W203).
+void ResolveOutcomeTemplate(const Rule& rule, RuleMatch& m);
+
 // "Xid {xid} on {pci}" with {name} replaced by the capture's value (empty if
-// it did not take part); "{{" and "}}" are literal braces.
+// it did not take part); "{{" and "}}" are literal braces. "{?TEXT}" is an
+// optional section: TEXT (which may hold {name}s and sections) is kept only
+// when one of its captures has a value, so "GPU reset failed{? ({err})}"
+// reads "GPU reset failed" for a line without the error, not "failed ()".
+// A section without a capture is never printed.
 std::string InterpolateSummary(std::string_view summary,
                                const std::map<std::string, std::string>& fields);
+
+// The captures `summary` would print empty for `fields` (outside optional
+// sections that are left out), for `rules check`'s W203.
+std::vector<std::string> EmptySummaryCaptures(std::string_view summary,
+                                              const std::map<std::string, std::string>& fields);
 
 // The capture names a summary refers to, for the E105 check.
 std::vector<std::string> SummaryCaptures(std::string_view summary);

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "matcher/classify.h"
+
 namespace faultline {
 namespace {
 
@@ -25,6 +27,23 @@ LogRecord TestRecord(const RuleTest& t, Origin origin) {
   r.origin = origin;
   r.labels = t.labels;
   return r;
+}
+
+// W203: a summary that prints a capture empty for a real line reads
+// "GPU  fell off the bus" or "failed ()" on the node; an optional section
+// ("GPU{? {pci}} fell off") leaves it out instead.
+void WarnEmptySummaryCaptures(const Rule& rule, const RuleMatch& m, const RuleTest& t,
+                              Diagnostics& diags) {
+  RuleMatch resolved = m;
+  ResolveOutcomeTemplate(rule, resolved);
+  for (const std::string& name : EmptySummaryCaptures(resolved.summary, m.fields)) {
+    std::string message = "rule '" + rule.id + "': the summary prints capture '";
+    message += name;
+    message += "' empty for this line; put it in an optional section: {? ... {";
+    message += name;
+    message += "} ...}";
+    diags.Warning("W203", t.at, message);
+  }
 }
 
 }  // namespace
@@ -77,6 +96,7 @@ RuleTestCounts RunRuleTests(const RuleSet& set, Diagnostics& diags) {
                         std::string(SeverityName(*t.severity)));
         ok = false;
       }
+      WarnEmptySummaryCaptures(rule, *m, t, diags);
       if (!ok) ++counts.failed;
     }
     for (const RuleTest& t : rule.no_match_tests) {

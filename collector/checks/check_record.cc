@@ -103,4 +103,8 @@ LogRecord MakeCheckRecord(std::string_view check, const CheckFinding& finding) {
   return r;
 }
 
+std::string MissingOrUnknown(std::string_view known_gone) {
+  return known_gone.empty() ? "unknown" : std::string(known_gone);
+}
+
 }  // namespace faultline

@@ -25,4 +25,10 @@ std::string FormatCheckText(std::string_view check, const CheckFinding& finding)
 // labels check, status and every field. `time` and `cursor` are the caller's.
 LogRecord MakeCheckRecord(std::string_view check, const CheckFinding& finding);
 
+// The `missing=` value of a count below what is expected: the addresses seen
+// before and gone now, or "unknown" when none of them is (a GPU that never
+// came up since the agent started, counted only by the configured number).
+// Always written for a shortfall, so a rule's summary never says "missing: ".
+std::string MissingOrUnknown(std::string_view known_gone);
+
 }  // namespace faultline

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "collector/checks/check_record.h"
 #include "collector/checks/sysfs_read.h"
 
 namespace faultline {
@@ -77,7 +78,7 @@ std::vector<CheckFinding> GpuInventoryCheck::Run(std::stop_token /*stop*/) {
                 {"counter", kind.name},
                 {"value", std::to_string(count)},
                 {"expected", std::to_string(expected)}};
-    if (!missing.empty()) f.fields.emplace_back("missing", missing);
+    if (count < expected) f.fields.emplace_back("missing", MissingOrUnknown(missing));
     f.message = std::to_string(count) + " of " + std::to_string(expected) + " " + kind.name +
                 " accelerators on the PCI bus" +
                 (from_config ? "" : " (baseline: most seen since start)");

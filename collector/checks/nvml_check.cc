@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <set>
 
+#include "collector/checks/check_record.h"
+
 namespace faultline {
 namespace {
 
@@ -52,7 +54,7 @@ std::vector<CheckFinding> NvmlCheck::Run(std::stop_token stop) {
     for (const auto& [index, address] : address_of_) {
       if (index >= count) missing += (missing.empty() ? "" : ",") + address;
     }
-    if (!missing.empty()) f.fields.emplace_back("missing", missing);
+    if (n < expected) f.fields.emplace_back("missing", MissingOrUnknown(missing));
     out.push_back(std::move(f));
   }
   const std::size_t first_device = out.size();

@@ -78,6 +78,17 @@ TEST_CASE("nvml: a GPU removed from the node fails the count, naming it") {
                                  "NVML (baseline: most seen since start)"});
 }
 
+TEST_CASE("nvml: a configured GPU that never came up is missing, address unknown") {
+  // The summary of check.nvml-gpu-count reads "(missing: {missing})": the
+  // value must be there for every shortfall, or users read "(missing: )".
+  FakeNvml fake;
+  fake.Set(Healthy(7));
+  NvmlCheck check(LoadFakeNvml(), Expect(8));
+  CHECK(Failures(check) ==
+        std::vector<std::string>{"check=nvml status=fail device=node counter=gpu_count value=7 "
+                                 "expected=8 missing=unknown msg=7 of 8 GPUs visible to NVML"});
+}
+
 TEST_CASE("nvml: inactive NVLink links, ECC, remapped rows and clock slowdowns are failures") {
   FakeNvml fake;
   json s = Healthy(2);

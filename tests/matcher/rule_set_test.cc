@@ -130,6 +130,25 @@ TEST_CASE("summary interpolation handles doubled braces and absent captures") {
   CHECK(SummaryCaptures("{{x}} {y} {z}") == std::vector<std::string>{"y", "z"});
 }
 
+TEST_CASE("an optional summary section is kept only when one of its captures has a value") {
+  // Users read summaries on the node; a line without the optional part must
+  // not leave "failed ()" or "GPU  fell off" behind.
+  const std::string t = "GPU{? {pci}} reset failed{? ({err}{ret})}; drain";
+  CHECK(InterpolateSummary(t, {{"pci", "0000:3b:00.0"}, {"err", "-110"}}) ==
+        "GPU 0000:3b:00.0 reset failed (-110); drain");
+  CHECK(InterpolateSummary(t, {{"ret", "5"}}) == "GPU reset failed (5); drain");
+  CHECK(InterpolateSummary(t, {{"pci", ""}}) == "GPU reset failed; drain");
+  CHECK(InterpolateSummary(t, {}) == "GPU reset failed; drain");
+  // Nested sections, literal braces inside, and a section without a capture.
+  CHECK(InterpolateSummary("a{?({x}{? y={y}}) {{}b{?never}", {{"y", "2"}}) == "a( y=2) {b");
+  CHECK(InterpolateSummary("a{?({x}{? y={y}}) {{}b", {}) == "ab");
+  CHECK(InterpolateSummary("{?a{?{b}}}c", {{"b", "B"}}) == "aBc");
+  // Unclosed: read as before, a lone brace.
+  CHECK(InterpolateSummary("a{?b", {}) == "a{?b");
+  CHECK(SummaryCaptures("GPU{? {pci}} failed{? ({err}{? ret {ret}})} {x}") ==
+        std::vector<std::string>{"pci", "err", "ret", "x"});
+}
+
 TEST_CASE("summary interpolation answers every short template as the char-by-char reading") {
   // The former implementation, one character at a time: InterpolateSummary
   // now appends the text between braces in one piece and must read every
