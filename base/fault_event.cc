@@ -2,7 +2,9 @@
 #include "base/fault_event.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <array>
+#include <charconv>
+#include <cstring>
 
 #include "base/fault_event_reader.h"
 #include "base/fault_event_simdjson.h"
@@ -60,31 +62,25 @@ std::string WireMessage(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
-// AppendJsonString(out, WireMessage(text, max_bytes)), without the copy
-// when the text is ASCII (most log lines).
-void AppendWireMessage(std::string& out, std::string_view text, std::size_t max_bytes) {
-  if (std::all_of(text.begin(), text.end(),
-                  [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
-    AppendJsonString(out, text.substr(0, max_bytes));
-  } else {
-    AppendJsonString(out, WireMessage(text, max_bytes));
-  }
-}
-
 }  // namespace
 
-void AssignEventId(std::string& out, std::string_view node, std::string_view source,
-                   std::string_view cursor, std::string_view rule) {
+void WriteEventId(std::span<char, 32> out, std::string_view node, std::string_view source,
+                  std::string_view cursor, std::string_view rule) {
   const std::uint64_t a = Fnv1a(0xcbf29ce484222325ULL, {node, source, cursor, rule});
   const std::uint64_t b = Fnv1a(0x84222325cbf29ce4ULL, {rule, cursor, source, node});
   // What "%016llx%016llx" gave, without snprintf (~1,500 instructions).
   static constexpr char kHex[] = "0123456789abcdef";
-  char buf[32];
   for (int i = 0; i < 16; ++i) {
-    buf[15 - i] = kHex[(a >> (4 * i)) & 0xF];
-    buf[31 - i] = kHex[(b >> (4 * i)) & 0xF];
+    out[static_cast<std::size_t>(15 - i)] = kHex[(a >> (4 * i)) & 0xF];
+    out[static_cast<std::size_t>(31 - i)] = kHex[(b >> (4 * i)) & 0xF];
   }
-  out.assign(buf, sizeof(buf));
+}
+
+void AssignEventId(std::string& out, std::string_view node, std::string_view source,
+                   std::string_view cursor, std::string_view rule) {
+  std::array<char, 32> buf;
+  WriteEventId(buf, node, source, cursor, rule);
+  out.assign(buf.data(), buf.size());
 }
 
 std::string MakeEventId(std::string_view node, std::string_view source, std::string_view cursor,
@@ -218,144 +214,244 @@ constexpr Member kSchemaOrder[] = {
     Member::kProbation, Member::kRecover,
 };
 
-// `quoted_key` is the key with its quotes and colon, `"action":`: one
-// append per member (the schema's keys need no escaping).
-void AppendKey(std::string& out, std::string_view quoted_key, bool& first) {
-  if (!first) out.push_back(',');
-  first = false;
-  out.append(quoted_key);
-}
+// An event's JSON written through a pointer into a buffer on the stack,
+// appended to `out` in one piece when it is full and when the writer is
+// done: each piece is a plain copy, without std::string's capacity check,
+// call and terminator per append (about a hundred appends an event). Every
+// write makes its room first; a string too long for the buffer is appended
+// to `out` directly.
+class EventText {
+ public:
+  explicit EventText(std::string& out) : out_(out) {}
+  EventText(const EventText&) = delete;
+  EventText& operator=(const EventText&) = delete;
+  ~EventText() { Flush(); }
 
-void AppendStringMap(std::string& out, const std::map<std::string, std::string>& map) {
-  out.push_back('{');
-  bool first = true;
-  for (const auto& [key, value] : map) {
-    if (!first) out.push_back(',');
+  void Put(char c) {
+    Room(1);
+    *p_++ = c;
+  }
+  void Put(std::string_view piece) {
+    if (!Fits(piece.size())) {
+      out_.append(piece);
+      return;
+    }
+    std::memcpy(p_, piece.data(), piece.size());
+    p_ += piece.size();
+  }
+  // `quoted_key` is the key with a comma before it and its quotes and
+  // colon, `,"action":` (the schema's keys need no escaping), written from
+  // its second byte for the first member.
+  void Key(std::string_view quoted_key, bool& first) {
+    Put(first ? quoted_key.substr(1) : quoted_key);
     first = false;
-    AppendJsonString(out, key);
-    out.push_back(':');
-    AppendJsonString(out, value);
   }
-  out.push_back('}');
-}
-
-void AppendStringList(std::string& out, const std::vector<std::string>& list) {
-  out.push_back('[');
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    if (i > 0) out.push_back(',');
-    AppendJsonString(out, list[i]);
+  void String(std::string_view text) {
+    if (!Fits(JsonStringBound(text.size()))) {
+      AppendJsonString(out_, text);
+      return;
+    }
+    p_ = WriteJsonString(p_, text);
   }
-  out.push_back(']');
-}
+  // A name of the vocabulary (an action, a severity, an origin): letters
+  // and dashes, nothing to escape.
+  void Name(std::string_view name) {
+    Room(name.size() + 2);
+    *p_++ = '"';
+    std::memcpy(p_, name.data(), name.size());
+    p_ += name.size();
+    *p_++ = '"';
+  }
+  // WireMessage(text, max_bytes) as a JSON string, without the copy when
+  // the text is ASCII (most log lines).
+  void WireString(std::string_view text, std::size_t max_bytes) {
+    if (std::all_of(text.begin(), text.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+      String(text.substr(0, max_bytes));
+    } else {
+      String(WireMessage(text, max_bytes));
+    }
+  }
+  template <class Integer>
+  void Number(Integer value) {
+    constexpr std::size_t kDigits = 24;  // any 64-bit integer, sign included
+    Room(kDigits);
+    p_ = std::to_chars(p_, p_ + kDigits, value).ptr;
+  }
+  // A time's and a duration's text are digits and letters: quoted, nothing
+  // to escape.
+  void Time(std::chrono::system_clock::time_point t) {
+    Room(kRfc3339Bound + 2);
+    *p_++ = '"';
+    p_ = WriteRfc3339(p_, t);
+    *p_++ = '"';
+  }
+  void Duration(std::chrono::milliseconds d) {
+    Room(kDurationBound + 2);
+    *p_++ = '"';
+    p_ = WriteDuration(p_, d);
+    *p_++ = '"';
+  }
+  // A std::map<std::string, std::string> or a span of StringViewPair: the
+  // pairs in key order.
+  template <class Map>
+  void StringMap(const Map& map) {
+    Put('{');
+    bool first = true;
+    for (const auto& [key, value] : map) {
+      if (!first) Put(',');
+      first = false;
+      String(key);
+      Put(':');
+      String(value);
+    }
+    Put('}');
+  }
+  void StringList(std::span<const std::string> list) {
+    Put('[');
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (i > 0) Put(',');
+      String(list[i]);
+    }
+    Put(']');
+  }
 
-// A duration's and a time's text are digits and letters: quoted, nothing to
-// escape.
-void AppendQuotedDuration(std::string& out, std::chrono::milliseconds d) {
-  out.push_back('"');
-  AppendDuration(out, d);
-  out.push_back('"');
-}
+ private:
+  // A message's JSON fits (2,048 bytes at 6 bytes each at most, plus the
+  // quotes); a longer string is appended to `out` directly.
+  static constexpr std::size_t kSize = 16384;
 
-void AppendQuotedTime(std::string& out, std::chrono::system_clock::time_point t) {
-  out.push_back('"');
-  AppendRfc3339(out, t);
-  out.push_back('"');
-}
+  // True when `n` bytes fit from p_ (flushing first if they fit only in an
+  // empty buffer); false when they never will: the caller writes to out_.
+  bool Fits(std::size_t n) {
+    if (static_cast<std::size_t>(buffer_.data() + kSize - p_) >= n) return true;
+    Flush();
+    return n <= kSize;
+  }
+  // Room for a piece of at most a few dozen bytes.
+  void Room(std::size_t n) {
+    if (static_cast<std::size_t>(buffer_.data() + kSize - p_) < n) Flush();
+  }
+  void Flush() {
+    out_.append(buffer_.data(), p_);
+    p_ = buffer_.data();
+  }
 
-// Writes the member `m` (key and value) if the event has it.
-void WriteMember(std::string& out, const FaultEvent& e, Member m, bool& first) {
+  std::string& out_;
+  std::array<char, kSize> buffer_;  // written before read: not cleared
+  char* p_ = buffer_.data();
+};
+
+// Writes the member `m` (key and value) if the event has it. `Event` is
+// FaultEvent or FaultEventView: the members it reads have the same names and
+// meaning in both, so the two cannot be written differently.
+template <class Event>
+void WriteMember(EventText& out, const Event& e, Member m, bool& first) {
   const auto string_member = [&](std::string_view quoted_key, std::string_view value) {
-    AppendKey(out, quoted_key, first);
-    AppendJsonString(out, value);
+    out.Key(quoted_key, first);
+    out.String(value);
   };
   switch (m) {
     case Member::kAction:
-      return string_member("\"action\":", ActionName(e.action));
+      out.Key(",\"action\":", first);
+      return out.Name(ActionName(e.action));
     case Member::kBootId:
-      return string_member("\"boot_id\":", e.boot_id);
+      return string_member(",\"boot_id\":", e.boot_id);
     case Member::kCategory:
-      return string_member("\"category\":", e.category);
+      return string_member(",\"category\":", e.category);
     case Member::kClears:
       if (e.clears.empty()) return;
-      AppendKey(out, "\"clears\":", first);
-      return AppendStringList(out, e.clears);
+      out.Key(",\"clears\":", first);
+      return out.StringList(e.clears);
     case Member::kCondition:
-      if (!e.condition.empty()) string_member("\"condition\":", e.condition);
+      if (!e.condition.empty()) string_member(",\"condition\":", e.condition);
       return;
     case Member::kDetectedTime:
-      AppendKey(out, "\"detected_time\":", first);
-      return AppendQuotedTime(out, e.detected_time);
+      out.Key(",\"detected_time\":", first);
+      return out.Time(e.detected_time);
     case Member::kEvidence: {
       if (e.evidence.empty()) return;
-      AppendKey(out, "\"evidence\":", first);
-      out.push_back('[');
+      out.Key(",\"evidence\":", first);
+      out.Put('[');
       for (std::size_t i = 0; i < e.evidence.size(); ++i) {
-        if (i > 0) out.push_back(',');
-        AppendWireMessage(out, e.evidence[i], FaultEvent::kMaxEvidenceLineBytes);
+        if (i > 0) out.Put(',');
+        out.WireString(e.evidence[i], FaultEvent::kMaxEvidenceLineBytes);
       }
-      out.push_back(']');
+      out.Put(']');
       return;
     }
     case Member::kExpire:
       if (!e.expire) return;
-      AppendKey(out, "\"expire\":", first);
-      return AppendQuotedDuration(out, *e.expire);
+      out.Key(",\"expire\":", first);
+      return out.Duration(*e.expire);
     case Member::kFields:
-      AppendKey(out, "\"fields\":", first);
-      return AppendStringMap(out, e.fields);
+      out.Key(",\"fields\":", first);
+      return out.StringMap(e.fields);
     case Member::kId:
-      return string_member("\"id\":", e.id);
+      return string_member(",\"id\":", e.id);
     case Member::kLabels:
-      AppendKey(out, "\"labels\":", first);
-      return AppendStringMap(out, e.labels);
+      out.Key(",\"labels\":", first);
+      return out.StringMap(e.labels);
     case Member::kLogTime:
-      AppendKey(out, "\"log_time\":", first);
-      return AppendQuotedTime(out, e.log_time);
+      out.Key(",\"log_time\":", first);
+      return out.Time(e.log_time);
     case Member::kMessage:
-      AppendKey(out, "\"message\":", first);
-      return AppendWireMessage(out, e.message, FaultEvent::kMaxMessageBytes);
+      out.Key(",\"message\":", first);
+      return out.WireString(e.message, FaultEvent::kMaxMessageBytes);
     case Member::kNode:
-      return string_member("\"node\":", e.node);
+      return string_member(",\"node\":", e.node);
     case Member::kOrigin:
-      return string_member("\"origin\":", OriginName(e.origin));
+      out.Key(",\"origin\":", first);
+      return out.Name(OriginName(e.origin));
     case Member::kPack:
-      return string_member("\"pack\":", e.pack);
+      return string_member(",\"pack\":", e.pack);
     case Member::kPeer:
-      if (!e.peer.empty()) string_member("\"peer\":", e.peer);
+      if (!e.peer.empty()) string_member(",\"peer\":", e.peer);
       return;
     case Member::kProbation:
       if (!e.probation) return;
-      AppendKey(out, "\"probation\":", first);
-      return AppendQuotedDuration(out, *e.probation);
+      out.Key(",\"probation\":", first);
+      return out.Duration(*e.probation);
     case Member::kRecover:
-      if (!e.recover.empty()) string_member("\"recover\":", e.recover);
+      if (!e.recover.empty()) string_member(",\"recover\":", e.recover);
       return;
     case Member::kRule:
-      return string_member("\"rule\":", e.rule);
+      return string_member(",\"rule\":", e.rule);
     case Member::kSchema:
-      AppendKey(out, "\"schema\":", first);
-      return AppendJsonNumber(out, std::int64_t{FaultEvent::kSchemaVersion});
+      out.Key(",\"schema\":", first);
+      return out.Number(std::int64_t{FaultEvent::kSchemaVersion});
     case Member::kSeverity:
-      return string_member("\"severity\":", SeverityName(e.severity));
+      out.Key(",\"severity\":", first);
+      return out.Name(SeverityName(e.severity));
     case Member::kSource:
-      return string_member("\"source\":", e.source);
+      return string_member(",\"source\":", e.source);
     case Member::kSummary:
-      return string_member("\"summary\":", e.summary);
+      return string_member(",\"summary\":", e.summary);
     case Member::kSuppressed:
-      AppendKey(out, "\"suppressed\":", first);
-      return AppendJsonNumber(out, e.suppressed);
+      out.Key(",\"suppressed\":", first);
+      return out.Number(e.suppressed);
     case Member::kThreshold: {
       if (!e.threshold) return;
-      AppendKey(out, "\"threshold\":", first);
-      out.append("{\"count\":");
-      AppendJsonNumber(out, std::int64_t{e.threshold->count});
-      out.append(",\"key\":");
-      AppendStringList(out, e.threshold->key);
-      out.append(",\"window\":");
-      AppendQuotedDuration(out, e.threshold->window);
-      out.push_back('}');
+      out.Key(",\"threshold\":", first);
+      out.Put("{\"count\":");
+      out.Number(std::int64_t{e.threshold->count});
+      out.Put(",\"key\":");
+      out.StringList(e.threshold->key);
+      out.Put(",\"window\":");
+      out.Duration(e.threshold->window);
+      out.Put('}');
       return;
     }
+  }
+}
+
+template <class Event>
+void AppendMembers(std::string& text, const Event& event, EventKeyOrder order, bool first) {
+  EventText out(text);
+  if (order == EventKeyOrder::kSorted) {
+    for (Member m : kSortedOrder) WriteMember(out, event, m, first);
+  } else {
+    for (Member m : kSchemaOrder) WriteMember(out, event, m, first);
   }
 }
 
@@ -363,11 +459,12 @@ void WriteMember(std::string& out, const FaultEvent& e, Member m, bool& first) {
 
 void AppendFaultEventMembers(std::string& out, const FaultEvent& event, EventKeyOrder order,
                              bool first) {
-  if (order == EventKeyOrder::kSorted) {
-    for (Member m : kSortedOrder) WriteMember(out, event, m, first);
-  } else {
-    for (Member m : kSchemaOrder) WriteMember(out, event, m, first);
-  }
+  AppendMembers(out, event, order, first);
+}
+
+void AppendFaultEventMembers(std::string& out, const FaultEventView& event, EventKeyOrder order,
+                             bool first) {
+  AppendMembers(out, event, order, first);
 }
 
 std::string SerializeFaultEvent(const FaultEvent& event) {

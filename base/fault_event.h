@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -146,6 +147,52 @@ enum class EventKeyOrder { kSorted, kSchema };
 // no comma before the first member).
 void AppendFaultEventMembers(std::string& out, const FaultEvent& event, EventKeyOrder order,
                              bool first);
+
+// One entry of an event's string map (`fields`, `labels`), as views.
+using StringViewPair = std::pair<std::string_view, std::string_view>;
+
+// A FaultEvent as views into what its writer already holds (`faultline
+// scan`: the rule, its match and the line), for AppendFaultEventMembers:
+// the same JSON without first copying every string, map and list into a
+// FaultEvent. Members mean what FaultEvent's of the same names do;
+// `fields` and `labels` are sorted by key, each key once (as FaultEvent's
+// std::maps are); `threshold` null: absent. Valid while what it views is.
+struct FaultEventView {
+  std::string_view id;
+  std::string_view node;
+  std::string_view boot_id;
+  std::string_view source;
+  Origin origin = Origin::kAny;
+  std::string_view rule;
+  std::string_view pack;
+  std::string_view category;
+  Severity severity = Severity::kWarning;
+  Action action = Action::kEvent;
+  std::string_view summary;
+  std::span<const StringViewPair> fields;
+  std::string_view message;  // cut and made valid UTF-8 as FaultEvent's is when written
+  std::chrono::system_clock::time_point log_time;
+  std::chrono::system_clock::time_point detected_time;
+  std::span<const StringViewPair> labels;
+  std::uint64_t suppressed = 0;
+  const EventThreshold* threshold = nullptr;
+  std::optional<std::chrono::seconds> expire;
+  std::string_view peer;
+  std::string_view condition;
+  std::string_view recover;
+  std::optional<std::chrono::seconds> probation;
+  std::span<const std::string> clears;
+  std::span<const std::string> evidence;
+};
+
+// The same members, byte for byte what the FaultEvent holding the same
+// values gives (one writer serves both).
+void AppendFaultEventMembers(std::string& out, const FaultEventView& event, EventKeyOrder order,
+                             bool first);
+
+// The event id (MakeEventId) written into `out`, 32 lowercase hex digits.
+void WriteEventId(std::span<char, 32> out, std::string_view node, std::string_view source,
+                  std::string_view cursor, std::string_view rule);
 
 // Never throws. kInvalidArgument: not JSON, a required key missing or of the
 // wrong type, an unknown enum value; kFailedPrecondition: a schema version

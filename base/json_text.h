@@ -35,6 +35,14 @@ Utf8Prefix ScanUtf8(std::string_view text);
 // Appends `text` as a JSON string, quotes included.
 void AppendJsonString(std::string& out, std::string_view text);
 
+// The most bytes a JSON string of `size` bytes of text takes: its quotes and
+// 6 per byte (a control byte's \u00xx; an invalid byte's U+FFFD is 3).
+constexpr std::size_t JsonStringBound(std::size_t size) { return 6 * size + 2; }
+// AppendJsonString's bytes written at `p`, which has room for
+// JsonStringBound(text.size()) of them; returns the end of what it wrote.
+// For a writer that reserves room for many pieces at once.
+char* WriteJsonString(char* p, std::string_view text);
+
 // Appends a decimal number as nlohmann writes one.
 void AppendJsonNumber(std::string& out, std::uint64_t value);
 void AppendJsonNumber(std::string& out, std::int64_t value);

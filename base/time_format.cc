@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/time_format.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 namespace faultline {
@@ -32,7 +34,7 @@ std::int64_t DaysFromCivil(int y, int m, int d) {
 
 }  // namespace
 
-void AppendRfc3339(std::string& out, std::chrono::system_clock::time_point t) {
+char* WriteRfc3339(char* p, std::chrono::system_clock::time_point t) {
   using namespace std::chrono;  // NOLINT(google-build-using-namespace): local, for brevity
   const auto us = duration_cast<microseconds>(t.time_since_epoch()).count();
   std::int64_t secs = us / 1'000'000;
@@ -61,17 +63,22 @@ void AppendRfc3339(std::string& out, std::chrono::system_clock::time_point t) {
     put(14, 2, in_day / 60 % 60);
     put(17, 2, in_day % 60);
     put(20, 6, frac);
-    out.append(buf, sizeof(buf) - 1);
-    return;
+    std::memcpy(p, buf, sizeof(buf) - 1);
+    return p + sizeof(buf) - 1;
   }
   std::time_t tt = static_cast<std::time_t>(secs);
   std::tm tm{};
   gmtime_r(&tt, &tm);
-  char buf[80];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<long long>(frac));
-  out.append(buf);
+  // At most 4 + 10 digits of year and 22 more bytes: within kRfc3339Bound.
+  const int n = std::snprintf(p, kRfc3339Bound, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ",
+                              tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                              tm.tm_sec, static_cast<long long>(frac));
+  return p + std::clamp(n, 0, static_cast<int>(kRfc3339Bound) - 1);
+}
+
+void AppendRfc3339(std::string& out, std::chrono::system_clock::time_point t) {
+  char buf[kRfc3339Bound];
+  out.append(buf, WriteRfc3339(buf, t));
 }
 
 std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
@@ -199,25 +206,33 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   return *d;
 }
 
-void AppendDuration(std::string& out, std::chrono::milliseconds d) {
+char* WriteDuration(char* p, std::chrono::milliseconds d) {
   std::int64_t ms = d.count();
   if (ms == 0) {
-    out.append("0s");
-    return;
+    *p++ = '0';
+    *p++ = 's';
+    return p;
   }
   const struct {
     std::int64_t size;
-    const char* unit;
+    std::string_view unit;
   } units[] = {{86'400'000, "d"}, {3'600'000, "h"}, {60'000, "m"}, {1000, "s"}, {1, "ms"}};
+  // At most 19 digits of days and 11 more bytes per unit after: within
+  // kDurationBound.
   for (const auto& u : units) {
     if (ms >= u.size) {
-      char digits[24];
-      const auto end = std::to_chars(digits, digits + sizeof(digits), ms / u.size).ptr;
-      out.append(digits, end);
-      out.append(u.unit);
+      p = std::to_chars(p, p + 20, ms / u.size).ptr;
+      std::memcpy(p, u.unit.data(), u.unit.size());
+      p += u.unit.size();
       ms %= u.size;
     }
   }
+  return p;
+}
+
+void AppendDuration(std::string& out, std::chrono::milliseconds d) {
+  char buf[kDurationBound];
+  out.append(buf, WriteDuration(buf, d));
 }
 
 std::string FormatDuration(std::chrono::milliseconds d) {

@@ -15,6 +15,10 @@ std::string FormatRfc3339(std::chrono::system_clock::time_point t);
 // The same text appended to `out`, without a std::string of its own: the
 // event writer formats two times per event.
 void AppendRfc3339(std::string& out, std::chrono::system_clock::time_point t);
+// The most bytes of that text (any time_point), and the text written at `p`
+// (with room for them); returns its end.
+inline constexpr std::size_t kRfc3339Bound = 64;
+char* WriteRfc3339(char* p, std::chrono::system_clock::time_point t);
 
 // Parses RFC 3339 as Go's time.RFC3339Nano writes it and kubelet reads it:
 // "2026-11-22T07:02:53Z", "2026-11-22T07:02:53.17905Z" (trailing zeros
@@ -42,5 +46,9 @@ Result<std::chrono::milliseconds> ParseDurationOrError(std::string_view text);
 std::string FormatDuration(std::chrono::milliseconds d);
 // The same text appended to `out`.
 void AppendDuration(std::string& out, std::chrono::milliseconds d);
+// The most bytes of that text (any duration), and the text written at `p`
+// (with room for them); returns its end.
+inline constexpr std::size_t kDurationBound = 64;
+char* WriteDuration(char* p, std::chrono::milliseconds d);
 
 }  // namespace faultline

@@ -36,6 +36,56 @@ void FillFaultEvent(const RuleMatch& match, const LogRecord& record, std::string
   ApplyMatchOutcome(match, e);
 }
 
+namespace {
+
+// PeerOf as a view into match.fields.
+std::string_view PeerView(const RuleMatch& match) {
+  if (match.rule == nullptr || match.rule->peer.empty()) return {};
+  auto it = match.fields.find(match.rule->peer);
+  return it == match.fields.end() ? std::string_view() : std::string_view(it->second);
+}
+
+}  // namespace
+
+FaultEventView ViewFaultEvent(const RuleMatch& match, const RecordView& record,
+                              std::string_view node, std::string_view boot_id,
+                              std::chrono::system_clock::time_point detected_time,
+                              EventViewBuffers& buffers) {
+  // Member for member what FillFaultEvent and ApplyMatchOutcome assign
+  // (the scan's JSON is pinned by a test, and it is the same writer).
+  FaultEventView e;
+  e.node = node;
+  e.boot_id = boot_id;
+  e.source = record.source;
+  e.origin = record.origin;
+  const Rule* rule = match.rule;
+  e.rule = rule ? std::string_view(rule->id) : std::string_view();
+  WriteEventId(buffers.id, node, record.source, record.cursor, e.rule);
+  e.id = std::string_view(buffers.id.data(), buffers.id.size());
+  buffers.fields.clear();
+  for (const auto& [name, value] : match.fields) buffers.fields.emplace_back(name, value);
+  e.fields = buffers.fields;
+  e.message = TruncateUtf8View(record.text, FaultEvent::kMaxMessageBytes);
+  e.log_time = record.time;
+  e.detected_time = detected_time;
+  e.labels = record.labels;
+  e.pack = rule ? std::string_view(rule->pack) : std::string_view();
+  e.category = match.category;
+  e.severity = match.severity;
+  e.action = match.action;
+  e.summary = match.summary;
+  e.threshold = match.threshold ? &*match.threshold : nullptr;
+  e.expire = match.expire;
+  e.condition = match.condition;
+  e.peer = PeerView(match);
+  e.recover = match.recover;
+  if (rule) {
+    e.probation = rule->probation;
+    e.clears = rule->clears;
+  }
+  return e;
+}
+
 std::string PeerOf(const RuleMatch& match) {
   if (match.rule == nullptr || match.rule->peer.empty()) return {};
   auto it = match.fields.find(match.rule->peer);

@@ -152,10 +152,9 @@ void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMa
     // no; asking for where the match is costs a second, reverse DFA pass.
     if (c.re->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED,
                     nullptr, 0)) {
-      RuleMatch m;
+      RuleMatch& m = out.emplace_back();
       m.rule = c.rule;
       ResolveOutcome(*c.rule, m);
-      out.push_back(std::move(m));
     }
     return;
   }
@@ -174,18 +173,18 @@ void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMa
                    groups, c.groups + 1)) {
     return;
   }
-  RuleMatch m;
+  RuleMatch& m = out.emplace_back();  // filled in place: no temporary to move and free
   m.rule = c.rule;
-  for (const auto& [group, name] : c.named) {
+  for (const auto& [group, name] : c.named) {  // sorted by name: each goes at the map's end
     const re2::StringPiece& g = groups[static_cast<std::size_t>(group)];
     // Bounded: one huge line must not make huge fields, summary or keys.
     if (g.data() != nullptr) {
-      m.fields[name] =
-          TruncateUtf8(std::string_view(g.data(), g.size()), FaultEvent::kMaxFieldBytes);
+      m.fields.emplace_hint(
+          m.fields.end(), name,
+          TruncateUtf8View(std::string_view(g.data(), g.size()), FaultEvent::kMaxFieldBytes));
     }
   }
   ResolveOutcome(*c.rule, m);
-  out.push_back(std::move(m));
 }
 
 void RuleSet::Impl::RunSet(const RE2::Set* set, const std::vector<int>& map, std::string_view text,
@@ -239,6 +238,9 @@ std::unique_ptr<RuleSet::Impl> CompileRuleSet(std::vector<Rule> rules,
     c.rule = &rule;
     c.groups = re->NumberOfCapturingGroups();
     for (const auto& [group, name] : re->CapturingGroupNames()) c.named.emplace_back(group, name);
+    // By name, the order of RuleMatch::fields (Capture appends at its end).
+    std::sort(c.named.begin(), c.named.end(),
+              [](const auto& a, const auto& b) { return a.second < b.second; });
     for (Origin o : rule.sources) c.origin_mask |= 1u << OriginIndex(o);
     c.re = std::move(re);
     impl->compiled.push_back(std::move(c));

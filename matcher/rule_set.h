@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -179,6 +180,31 @@ FaultEvent MakeFaultEvent(const RuleMatch& match, const LogRecord& record, std::
 void FillFaultEvent(const RuleMatch& match, const LogRecord& record, std::string_view node,
                     std::string_view boot_id, std::chrono::system_clock::time_point detected_time,
                     FaultEvent& event);
+
+// A record as views, for ViewFaultEvent: `labels` sorted by key, each key
+// once.
+struct RecordView {
+  std::string_view source;
+  Origin origin = Origin::kAny;
+  std::string_view text;
+  std::string_view cursor;
+  std::chrono::system_clock::time_point time;
+  std::span<const StringViewPair> labels;
+};
+// Storage a FaultEventView of ViewFaultEvent points into, reused from
+// event to event.
+struct EventViewBuffers {
+  std::array<char, 32> id{};
+  std::vector<StringViewPair> fields;
+};
+// The event FillFaultEvent would fill for the same match and record, as
+// views into `match`, its rule, `record` and `buffers` (valid while they
+// are): what `faultline scan` writes, without copying each string and map
+// into a FaultEvent first.
+FaultEventView ViewFaultEvent(const RuleMatch& match, const RecordView& record,
+                              std::string_view node, std::string_view boot_id,
+                              std::chrono::system_clock::time_point detected_time,
+                              EventViewBuffers& buffers);
 
 // Writes what the rule decided for `match` into `event`: pack, category,
 // severity, action, summary, threshold, expire, condition and the peer its

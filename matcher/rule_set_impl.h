@@ -29,7 +29,7 @@ struct CompiledRule {
   const Rule* rule = nullptr;
   std::unique_ptr<RE2> re;
   int groups = 0;                                  // capturing groups
-  std::vector<std::pair<int, std::string>> named;  // group index -> name
+  std::vector<std::pair<int, std::string>> named;  // group index -> name, sorted by name
   std::uint32_t origin_mask = 0;                   // bit per Origin it trusts
 };
 

@@ -103,26 +103,32 @@ class EventWriter {
   // schema's order.
   void AppendEventJson(const std::string& file, std::uint64_t line_no, const InputLine& in,
                        Origin origin, const RuleMatch& m) {
-    // record_ and event_ are reused from event to event: their strings and
-    // maps keep their buffers (each was allocated afresh per event before).
-    LogRecord& record = record_;
-    record.source = "file";
-    record.origin = origin;
-    record.text.assign(in.text);
-    record.time = in.time.value_or(options_.detected_time);
+    // The event as views into the match, the line and these buffers
+    // (ViewFaultEvent): no FaultEvent is filled, no string or map copied.
     char number[24];
     const std::string_view line = ToDecimal(line_no, number);
-    record.cursor.assign(file).append(":").append(line);
-    record.labels["file"] = file;
-    record.labels["line"] = line;
-    FillFaultEvent(m, record, options_.node, /*boot_id=*/"", options_.detected_time, event_);
-    const FaultEvent& event = event_;
+    cursor_.assign(file).append(":").append(line);
+    const std::array<StringViewPair, 2> labels = {StringViewPair("file", file),
+                                                  StringViewPair("line", line)};
+    RecordView record;
+    record.source = "file";
+    record.origin = origin;
+    record.text = in.text;
+    record.cursor = cursor_;
+    record.time = in.time.value_or(options_.detected_time);
+    record.labels = labels;
+    const FaultEventView event = ViewFaultEvent(m, record, options_.node, /*boot_id=*/"",
+                                                options_.detected_time, view_buffers_);
     // Written directly, in the schema's order (base/json_text.h: the bytes an
     // nlohmann::json of the event would dump, without building one: that was
     // ~100,000 instructions per event, most of the output's cost).
-    buffer_ += "{\"file\":";
-    AppendJsonString(buffer_, file);
-    buffer_ += ",\"line\":";
+    if (file != json_of_ || file_json_.empty()) {  // the file's name as JSON, once per file
+      json_of_ = file;
+      file_json_.assign("{\"file\":");
+      AppendJsonString(file_json_, file);
+      file_json_.append(",\"line\":");
+    }
+    buffer_ += file_json_;
     AppendJsonNumber(buffer_, line_no);
     AppendFaultEventMembers(buffer_, event, EventKeyOrder::kSchema, /*first=*/false);
     buffer_ += "}\n";
@@ -140,8 +146,10 @@ class EventWriter {
   std::ostream& out_;
   const ScanOptions& options_;
   std::string buffer_;
-  LogRecord record_;
-  FaultEvent event_;
+  std::string cursor_;
+  std::string json_of_;  // the file whose name file_json_ holds, as an event's start
+  std::string file_json_;
+  EventViewBuffers view_buffers_;
   std::uint64_t events_ = 0;
   bool failed_ = false;
 };

@@ -107,14 +107,15 @@ TEST_CASE("AppendJsonString writes the bytes nlohmann::json dumps, invalid UTF-8
   }
 }
 
-// AppendJsonString copies plain text 8 bytes at a time: a byte to escape or
-// to check as UTF-8 must be found at every offset within such a block, and
-// at the tail after the last one.
+// AppendJsonString copies plain text 16 (SSE2) or 8 bytes at a time: a byte
+// to escape or to check as UTF-8 must be found at every offset within such a
+// block, and at the tail after the last one.
 TEST_CASE("AppendJsonString finds a byte to escape at every offset of a plain run") {
-  for (const std::string& special : std::vector<std::string>{
-           "\"", "\\", std::string(1, '\0'), "\x1f", "\n", "\x7f", "\xC3\xA9", "\xFF", " "}) {
-    for (std::size_t before = 0; before < 20; ++before) {
-      for (const std::size_t after : {0U, 1U, 7U, 8U, 9U}) {
+  for (const std::string& special :
+       std::vector<std::string>{"\"", "\\", std::string(1, '\0'), "\x1f", "\n", "\x7f", "\xC3\xA9",
+                                "\xFF", "\x80", " "}) {
+    for (std::size_t before = 0; before < 40; ++before) {
+      for (const std::size_t after : {0U, 1U, 7U, 8U, 9U, 15U, 16U, 17U}) {
         const std::string text = std::string(before, 'a') + special + std::string(after, 'z');
         CAPTURE(text);
         CHECK(Direct(text) == NlohmannString(text));

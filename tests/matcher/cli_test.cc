@@ -215,5 +215,86 @@ TEST_CASE("rules list --format ere prints patterns grep -E reads, json shows the
   CHECK(text.out.find("t.nccl") != std::string::npos);
 }
 
+// The exact bytes of `faultline scan --format json` for a matched line, with
+// captures (fields, a classified outcome, a threshold, an expire) and
+// without: its serialization is written by hand for speed, and this pins it
+// so that no change to that code can alter a byte unnoticed. Only the run's
+// own detected_time and the temporary file's path (in "file", the id and
+// the labels) are filled in.
+TEST_CASE("scan prints a matched line's JSON byte for byte, with captures and without") {
+  TempDir dir;
+  std::string pack = dir.Write("t.yaml", R"(pack: pin
+version: 1
+rules:
+  - id: pin.xid
+    sources: [kernel]
+    category: hardware
+    pattern: 'NVRM: Xid \(PCI:(?P<pci>[0-9a-f:.]+)\): (?P<xid>\d+)(?:, (?P<unused>zzz))?'
+    summary: 'Xid {xid} on {pci} "quoted"'
+    threshold: {count: 2, window: 10m, key: [pci]}
+    expire: 1h
+    classify:
+      capture: xid
+      values:
+        "79": {action: taint, severity: critical, condition: GPUFault}
+      default: {action: event}
+    tests:
+      match: ['NVRM: Xid (PCI:0000:3b:00): 79, x']
+      no_match: ['NVRM: Xid']
+  - id: pin.plain
+    sources: [kernel]
+    pattern: 'fallen off the bus'
+    tests:
+      match: ['GPU has fallen off the bus']
+      no_match: ['GPU']
+)");
+  std::string log = dir.Write("k.log",
+                              "[Sun Nov 22 07:02:53 2026] NVRM: Xid (PCI:0000:3b:00): 79, "
+                              "\"q\" \\ \x01 caf\xc3\xa9 \xff, GPU has fallen off the bus\n");
+  Run r = Scan({"--no-builtin", "--rules", pack, "--node", "gpu-9", log});
+  REQUIRE(r.status == 0);
+  const std::size_t at = r.out.find("\"detected_time\":\"");
+  REQUIRE(at != std::string::npos);
+  const std::string detected = r.out.substr(at + 17, r.out.find('"', at + 17) - at - 17);
+  std::string want =
+      R"({"file":"@F","line":1,"schema":1,"id":"@ID1","node":"gpu-9","boot_id":"","source":"file",)"
+      R"("origin":"kernel","rule":"pin.xid","pack":"pin","category":"hardware",)"
+      R"("severity":"critical","action":"taint","summary":"Xid 79 on 0000:3b:00 \"quoted\"",)"
+      R"("fields":{"pci":"0000:3b:00","xid":"79"},)"
+      R"("message":"NVRM: Xid (PCI:0000:3b:00): 79, \"q\" \\ \u0001 caf)"
+      "\xc3\xa9 \xef\xbf\xbd"
+      R"(, GPU has fallen off the bus","log_time":"2026-11-22T07:02:53.000000Z",)"
+      R"("detected_time":"@D","labels":{"file":"@F","line":"1"},"suppressed":0,)"
+      R"("threshold":{"count":2,"key":["pci"],"window":"10m"},"expire":"1h","condition":"GPUFault"})"
+      "\n"
+      R"({"file":"@F","line":1,"schema":1,"id":"@ID2","node":"gpu-9","boot_id":"","source":"file",)"
+      R"("origin":"kernel","rule":"pin.plain","pack":"pin","category":"","severity":"warning",)"
+      R"("action":"event","summary":"pin.plain","fields":{},)"
+      R"("message":"NVRM: Xid (PCI:0000:3b:00): 79, \"q\" \\ \u0001 caf)"
+      "\xc3\xa9 \xef\xbf\xbd"
+      R"(, GPU has fallen off the bus","log_time":"2026-11-22T07:02:53.000000Z",)"
+      R"("detected_time":"@D","labels":{"file":"@F","line":"1"},"suppressed":0})"
+      "\n";
+  const auto fill = [&want](std::string_view mark, const std::string& value) {
+    for (std::size_t p = want.find(mark); p != std::string::npos; p = want.find(mark, p)) {
+      want.replace(p, mark.size(), value);
+      p += value.size();
+    }
+  };
+  fill("@ID1", MakeEventId("gpu-9", "file", log + ":1", "pin.xid"));
+  fill("@ID2", MakeEventId("gpu-9", "file", log + ":1", "pin.plain"));
+  fill("@F", log);
+  fill("@D", detected);
+  CHECK(r.out == want);
+}
+
+// The event id is what a re-scan and the agent's re-sent events are
+// recognised by downstream: its value for given parts is pinned.
+TEST_CASE("MakeEventId gives the same id for the same parts as it always did") {
+  CHECK(MakeEventId("gpu-9", "file", "/var/log/k.log:1", "pin.xid") ==
+        "3a25b77e89db330f07224208425ac60a");
+  CHECK(MakeEventId("", "", "", "") == "4d25767f9dce13f516227b3dc2d64d24");
+}
+
 }  // namespace
 }  // namespace faultline

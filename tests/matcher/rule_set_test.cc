@@ -439,6 +439,56 @@ rules:
   CHECK(reused.id == MakeEventId("gpu-2", "podlog", "c:2", "plain.line"));
 }
 
+// `faultline scan` writes its events from views (ViewFaultEvent), the agent
+// from a FaultEvent (MakeFaultEvent): the same JSON for every match of every
+// built-in rule's match tests (peers, clears, probation, thresholds,
+// conditions, classified outcomes), in both key orders, and for a line of
+// invalid UTF-8 and control bytes longer than a message may be.
+TEST_CASE("ViewFaultEvent writes MakeFaultEvent's JSON for every built-in rule's matches") {
+  Diagnostics diags;
+  SourceTexts texts;
+  std::shared_ptr<const RuleSet> set = LoadRules({}, {}, diags, texts);
+  REQUIRE(set);
+  const auto now = std::chrono::system_clock::now();
+  EventViewBuffers buffers;
+  std::size_t compared = 0;
+  const auto compare = [&](const RuleMatch& m, const LogRecord& record) {
+    const std::vector<StringViewPair> labels(record.labels.begin(), record.labels.end());
+    RecordView view{record.source, record.origin, record.text, record.cursor, record.time, labels};
+    const FaultEventView v = ViewFaultEvent(m, view, "gpu-1", "boot-a", now, buffers);
+    const FaultEvent e = MakeFaultEvent(m, record, "gpu-1", "boot-a", now);
+    for (EventKeyOrder order : {EventKeyOrder::kSchema, EventKeyOrder::kSorted}) {
+      std::string from_view, from_event;
+      AppendFaultEventMembers(from_view, v, order, /*first=*/true);
+      AppendFaultEventMembers(from_event, e, order, /*first=*/true);
+      CHECK_MESSAGE(from_view == from_event, m.rule->id);
+    }
+    ++compared;
+  };
+  for (const Rule& rule : set->rules()) {
+    if (rule.disabled) continue;
+    for (const RuleTest& t : rule.match_tests) {
+      LogRecord record;
+      record.source = "file";
+      record.origin = t.origin.value_or(rule.sources.front());
+      record.text = t.line;
+      record.cursor = "/var/log/k.log:17";
+      record.time = now - std::chrono::seconds(5);
+      record.labels = t.labels;
+      record.labels["file"] = "/var/log/k.log";
+      std::vector<RuleMatch> out;
+      set->Match(record, out);
+      for (const RuleMatch& m : out) compare(m, record);
+      // The same line with bytes to escape or replace, cut as a message.
+      record.text = t.line + " \"\\\x01\xff\xc3\xa9 " + std::string(3000, 'x');
+      out.clear();
+      set->Match(record, out);
+      for (const RuleMatch& m : out) compare(m, record);
+    }
+  }
+  CHECK(compared > 300);
+}
+
 // Issue 11.4: NCCL WARN's `(?P<message>.+)` of a 250 KiB line made 250 KiB
 // captures, a 250 KiB summary, and a 500 KiB event held by the agent.
 TEST_CASE(
