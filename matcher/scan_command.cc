@@ -48,7 +48,8 @@ Without FILE, or with '-', reads stdin.
   --all          also print matches of rules whose action is ignore
 
 Exit status: 0 even when faults are found (unless --fail-on); 2 for bad
-usage, invalid rule packs or an unreadable input.
+usage, invalid rule packs, an unreadable input, or a file that shrank while
+it was read (its events before the cut are printed).
 )";
 
 struct ScanOptions {
@@ -338,6 +339,14 @@ int RunScanCommand(const std::vector<std::string>& args, std::ostream& out, std:
       ScanRecords(*set, options, name, buffer->text(), writer);
     } else {
       ScanRaw(*set, options, name, buffer->text(), writer);
+    }
+    if (std::optional<std::size_t> at = buffer->shrunk_to()) {
+      // The events found before the cut are printed; say what was not read.
+      err << "faultline scan: " << name
+          << ": the file was truncated while it was read (as by logrotate's copytruncate); "
+             "from byte "
+          << *at << " on it was not scanned\n";
+      status = 2;
     }
   }
   writer.Flush();
