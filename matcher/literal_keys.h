@@ -31,4 +31,25 @@ inline constexpr std::size_t kVectorscanKeyBytes = 8;
 std::vector<RequiredLiteral> CutAtRarestKeys(const std::vector<RequiredLiteral>& literals,
                                              std::string_view sample);
 
+// Teddy, Vectorscan's literal engine for up to 48 literals (FDR past that;
+// literal_prefilter.cc), filters each position on the last 4 bytes of its
+// literals (nibble masks, one per byte) and checks the rest of a literal
+// only where those match: its cost is the number of positions whose 4
+// bytes look like some literal's last 4, not the literals' length. The
+// rarest 8 bytes of a literal (above) may end in common ones (" failed ",
+// "...ing "), each a check somewhere in the text.
+inline constexpr std::size_t kTeddyMaxLiterals = 48;
+inline constexpr std::size_t kTeddyMaskBytes = 4;
+
+// For a search of at most kTeddyMaxLiterals literals: each of `literals`
+// cut to end at the 4 bytes of it that occur least often in `sample`,
+// among those ending at its 8th byte or later (the first of equally rare
+// ones: the shortest cut). A key of at least 8 bytes is confirmed in one
+// compare and reports as few lines as CutAtRarestKeys' would; 4-byte keys
+// ended where the sample had none of them, and matched many lines past it
+// (bench/README.md). Literals of 8 bytes or fewer, and caseless ones, are
+// returned as they are. Same cost and order as CutAtRarestKeys.
+std::vector<RequiredLiteral> CutAtRarestEnds(const std::vector<RequiredLiteral>& literals,
+                                             std::string_view sample);
+
 }  // namespace faultline

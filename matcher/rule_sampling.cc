@@ -162,7 +162,14 @@ std::unique_ptr<PrefilterPlan> SamplePrefilter(const RuleSet::Impl& impl, std::s
     }
     all.insert(all.end(), chosen[r].begin(), chosen[r].end());
   }
-  const std::vector<RequiredLiteral> keys = CutAtRarestKeys(all, Head(sample, kKeySampleBytes));
+  // Few enough literals for Teddy: each cut to end at its rarest 4 bytes
+  // (what Teddy filters on); else after its rarest 8 (what FDR keys on).
+  std::vector<RequiredLiteral> distinct = all;
+  SortUniqueLiterals(distinct);
+  const std::string_view key_sample = Head(sample, kKeySampleBytes);
+  const std::vector<RequiredLiteral> keys = distinct.size() <= kTeddyMaxLiterals
+                                                ? CutAtRarestEnds(all, key_sample)
+                                                : CutAtRarestKeys(all, key_sample);
 
   auto plan = std::make_unique<PrefilterPlan>();
   plan->rule_confirm = impl.rule_confirm;

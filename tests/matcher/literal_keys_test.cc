@@ -82,5 +82,62 @@ TEST_CASE("a cut literal is a prefix of the literal, at least 8 bytes, on any sa
   }
 }
 
+Strings CutEnds(const Strings& texts, std::string_view sample) {
+  std::vector<RequiredLiteral> literals;
+  for (const std::string& t : texts) literals.push_back({t, false});
+  Strings out;
+  for (const RequiredLiteral& lit : CutAtRarestEnds(literals, sample)) out.push_back(lit.text);
+  return out;
+}
+
+TEST_CASE("for Teddy a literal ends at its rarest 4 bytes, at its 8th byte or later") {
+  // The 4-byte windows ending at byte 8 or later: "efgh" three times in
+  // the sample, "fghi" twice, "ghij" once, "hijk" and "ijkl" twice.
+  const std::string sample = "efgh efgh efgh fghi fghi ghij hijk hijk ijkl ijkl";
+  CHECK(CutEnds({"abcdefghijkl"}, sample) == Strings{"abcdefghij"});
+  // CutAtRarestKeys sees no 8-byte window of it there: the first 8 bytes.
+  CHECK(Cut({"abcdefghijkl"}, sample) == Strings{"abcdefgh"});
+  // Never shorter than 8 bytes, even where a shorter end is rarer: "abcd"
+  // is nowhere in the sample, "efgh" everywhere.
+  CHECK(CutEnds({"abcdefghij"}, Repeat("efgh fghi ghij", 10)) == Strings{"abcdefgh"});
+}
+
+TEST_CASE("for Teddy short and caseless literals are left whole, and the order is kept") {
+  std::vector<RequiredLiteral> literals = {{"Xid (", false},
+                                           {"exactly8", false},
+                                           {"caseless literal text", true},
+                                           {"long literal", false},
+                                           {"Xid (", false}};
+  const std::vector<RequiredLiteral> cut = CutAtRarestEnds(literals, "");
+  REQUIRE(cut.size() == 5);
+  CHECK(cut[0] == literals[0]);
+  CHECK(cut[1] == literals[1]);
+  CHECK(cut[2] == literals[2]);
+  CHECK(cut[3] == RequiredLiteral{"long lit", false});
+  CHECK(cut[4] == literals[4]);
+}
+
+TEST_CASE("a literal cut for Teddy is a prefix of it, at least 8 bytes, on any sample") {
+  std::mt19937 rng(17);
+  const std::string alphabet = "ab \n";
+  for (int round = 0; round < 200; ++round) {
+    std::string sample;
+    for (int i = 0; i < 2000; ++i) sample += alphabet[rng() % alphabet.size()];
+    Strings texts;
+    for (int i = 0; i < 20; ++i) {
+      std::string t;
+      const std::size_t len = 1 + rng() % 30;
+      for (std::size_t k = 0; k < len; ++k) t += alphabet[rng() % 3];  // no newline
+      texts.push_back(t);
+    }
+    const Strings cut = CutEnds(texts, sample);
+    REQUIRE(cut.size() == texts.size());
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      CHECK(texts[i].starts_with(cut[i]));
+      CHECK(cut[i].size() >= std::min(texts[i].size(), kVectorscanKeyBytes));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace faultline
