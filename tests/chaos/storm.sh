@@ -28,11 +28,12 @@
 # every pod of a tainted node got its FaultlineNodeTakenOut Event; the API
 # requests per new taint, counted from the API double's own log (the storm's
 # requests but node lists, watches, refusal Events and pod Events, divided by
-# the taints), stay within MAX_REQUESTS_PER_TAINT (4.5: the valve Lease
-# written (read only after a conflict), the node patched from the watch's
-# picture (read only after a refused patch), its conditions, its Event; plus
-# the pod listing, shared once more than pod_events.node_lists_per_minute
-# nodes are taken out in a minute: 0.35 per taint at 200 nodes).
+# the taints), stay within MAX_REQUESTS_PER_TAINT (4: the node patched from
+# the watch's picture (read only after a refused patch), its conditions, its
+# Event; the valve Lease write (read only after a conflict), shared by up to
+# 10 new taints of one Kafka poll; plus the pod listing, shared once more
+# than pod_events.node_lists_per_minute nodes are taken out in a minute:
+# 0.35 per taint at 200 nodes; 3.6 in all there, 3.17 at 10,000).
 # Figure line: the valve, peak tainted, writes/s (peak 1 s and mean),
 # decision latency (event produced -> "tainted node"/"refused" log line,
 # p50/p99/max), the `nodes` command's wall time (slowest of the storm),
@@ -83,7 +84,7 @@ case $VALVE in
     ;;
   *) e2e_fail "VALVE=$VALVE: share or default" ;;
 esac
-MAX_REQUESTS_PER_TAINT=${MAX_REQUESTS_PER_TAINT:-4.5}
+MAX_REQUESTS_PER_TAINT=${MAX_REQUESTS_PER_TAINT:-4}
 METRICS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 FAULTY=$((NODES * FAULTY_PCT / 100))
 TAINT_KEY=faultline.dev/faulty
