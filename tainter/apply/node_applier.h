@@ -147,8 +147,9 @@ class Tainter {
   void ReserveHeld();
   // Each write's group is this small so that its last taint reaches its
   // node soon after the reservation: another replica counts a reserved node
-  // it has not seen tainted for FleetValve::kWatchGrace (30 s) only, and 10
-  // taints' node, status and Event writes take 6 s at the default qps 5.
+  // it has not seen tainted for FleetValve::kWatchGrace (30 s) only.
+  // ReserveHeld writes the group's nodes first (10 node writes: 2 s at the
+  // default qps 5), their conditions, Events and pod Events after.
   static constexpr std::size_t kReservationsPerWrite = 10;
   void set_round_budget(std::chrono::milliseconds budget) { options_.round_budget = budget; }
 
@@ -218,6 +219,10 @@ class Tainter {
     // kTaint, held: the valve record's answer for it (empty: granted, its
     // place written; else the refusal), given by ReserveHeld.
     std::optional<std::string> valve_answer;
+    // ReserveHeld's first pass: Execute stops after the node write (`paused`,
+    // Process answers kHeld and keeps `read` for the conditions).
+    bool pause_after_write = false;
+    bool paused = false;
     bool again = false;            // a parked refusal: decided again (no dedupe, no second count)
     std::size_t events_done = 0;   // planned Events already recorded
     bool conditions_done = false;  // the node's conditions were brought in line

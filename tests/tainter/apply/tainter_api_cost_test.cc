@@ -245,6 +245,20 @@ TEST_CASE(
         0);                                                              // known since its write
   CHECK(api_server.CountRequests("PATCH", "/api/v1/nodes/") == 12 * 2);  // nodes read before: GETs
   CHECK(api_server.CountRequests("POST", "/api/v1/namespaces/default/events") == 12);
+  // A group's taints first (the first Lease write, then its 10 node writes),
+  // then their conditions and Events: the last taint of a group reaches its
+  // node 10 writes after its reservation, however many pods it has to tell.
+  // (Each node is read first here: no watch, so no picture.)
+  const auto requests = api_server.Requests();
+  REQUIRE(!requests.empty());
+  CHECK(requests[0].method == "PUT");
+  std::size_t node_writes_first = 0;
+  for (const auto& r : requests) {
+    if (r.method != "PATCH") continue;
+    if (r.path.find("/status") != std::string::npos) break;
+    ++node_writes_first;
+  }
+  CHECK(node_writes_first == 10);
   Result<SharedRecord> record = c.f.Api().GetValveRecord();
   REQUIRE(record.ok());
   CHECK(FleetValve::DecodeRecord(record->value).size() == 13);  // every taint's place
