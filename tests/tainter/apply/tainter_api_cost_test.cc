@@ -269,6 +269,34 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "held taints whose Lease write fails wait their backoff and are then reserved one by one, "
+    "none lost") {
+  Tainter::Options topts;
+  topts.policy.max_fraction = 1.0;
+  topts.policy.per_rule_max_fraction = 1.0;
+  topts.policy.max_new_taints = 0;
+  topts.pod_events.enabled = false;
+  CostFixture c(topts);
+  FakeApiServer& api_server = c.api_server;
+  Tainter* tainter = c.tainter.get();
+  tainter->Handle(TaintEvent("gpu-0", c.f.clock));  // the Lease exists
+  // Every Lease write answered 503 (the client's own retries included).
+  api_server.FailNext(100, 503, "PUT", "/apis/coordination.k8s.io/");
+  tainter->HoldReservations();
+  for (int i = 1; i <= 3; ++i) tainter->Handle(TaintEvent("gpu-" + std::to_string(i), c.f.clock));
+  tainter->ReserveHeld();
+  CHECK(TaintedOnServer(api_server) == 1);
+  CHECK(tainter->pending() == 3);  // kept, in their node queues
+  api_server.ClearFaults();
+  c.f.clock.Advance(std::chrono::minutes(2));  // past every backoff
+  api_server.ClearRequests();
+  tainter->Tick();
+  CHECK(tainter->pending() == 0);
+  CHECK(TaintedOnServer(api_server) == 4);
+  CHECK(api_server.CountRequests("PUT", "/apis/coordination.k8s.io/") == 3);  // alone, outside
+}
+
+TEST_CASE(
     "two replicas reserving held taints at once never exceed the valve: the one whose Lease "
     "write lost (409) judges its whole group again and is refused what the other took") {
   Tainter::Options topts;
