@@ -160,11 +160,18 @@ void Tainter::Handle(FaultEvent event, Done done) {
   if (queues_.find(node) == queues_.end() && !RoundOver(clock_.MonotonicNow())) {
     // Nothing waits for this node: decided here, without a queue (whose
     // deque and map entry cost more than most decisions, issue 12.4).
-    if (Process(work) == Step::kDone) {
-      if (Done finished = Settle(work)) finished();
-      ApplyDeferred(node);
-    } else {
-      ScheduleRetry(Enqueue(node, std::move(work)));
+    switch (Process(work)) {
+      case Step::kDone:
+        if (Done finished = Settle(work)) finished();
+        ApplyDeferred(node);
+        break;
+      case Step::kRetry:
+        ScheduleRetry(Enqueue(node, std::move(work)));
+        break;
+      case Step::kHeld:
+        Enqueue(node, std::move(work));
+        held_.push_back(node);
+        break;
     }
     UpdateGauges();
     return;
@@ -213,8 +220,13 @@ void Tainter::Drain(const std::string& node) {
     // Out of this round's time: the queue waits for the next Tick, and the
     // main loop gets back to Kafka (one thread; max.poll.interval.ms).
     if (RoundOver(now)) return;
-    if (Process(q.work.front()) == Step::kRetry) {
+    const Step step = Process(q.work.front());
+    if (step == Step::kRetry) {
       ScheduleRetry(q);
+      return;
+    }
+    if (step == Step::kHeld) {
+      if (HeldTaintFirst(node)) held_.push_back(node);  // else paused by ReserveHeld
       return;
     }
     Done finished = Settle(q.work.front());
@@ -232,6 +244,7 @@ bool Tainter::RoundOver(std::chrono::steady_clock::time_point now) const {
 }
 
 void Tainter::ScheduleRetry(NodeQueue& q) {
+  if (!q.work.empty()) q.work.front().pause_after_write = false;  // retried whole, by Tick
   ++q.attempts;
   auto backoff = options_.initial_backoff * (1LL << std::min(q.attempts - 1, 16));
   q.next_try =
@@ -278,6 +291,7 @@ void Tainter::RetryParked() {
   work.decided = false;
   work.again = true;
   work.reserved = false;
+  work.valve_answer.reset();
   work.update_done = false;
   work.events_done = 0;
   const std::string node = work.event.node;
@@ -301,7 +315,15 @@ Tainter::Step Tainter::Process(Work& work) {
     // A taint is counted once the fleet's valve record granted it (Execute).
     if (work.decision.outcome != DecisionOutcome::kTaint) Count(work.decision);
   }
+  if (holding_ && api_.valve != nullptr && work.decision.outcome == DecisionOutcome::kTaint &&
+      !work.reserved && !work.valve_answer) {
+    return Step::kHeld;  // reserved with the others held (ReserveHeld)
+  }
   Status s = Execute(work);
+  if (s.ok() && work.paused) {
+    work.paused = false;  // the rest in ReserveHeld's second pass, from the same read
+    return Step::kHeld;
+  }
   work.read.reset();  // a retry reads afresh
   if (s.ok()) return Step::kDone;
   if (s.code() == StatusCode::kNotFound) {
@@ -436,7 +458,10 @@ Status Tainter::Execute(Work& work) {
   const NodePlan& plan = d.plan;
   const std::string& node = d.node;
   if (d.outcome == DecisionOutcome::kTaint && !work.reserved) {
-    Result<std::string> refusal = ReserveNewTaint(node);
+    Result<std::string> refusal =
+        work.valve_answer ? Result<std::string>(*std::move(work.valve_answer))  // ReserveHeld's
+                          : ReserveNewTaint(node);
+    work.valve_answer.reset();
     if (!refusal) return refusal.error();
     work.reserved = true;
     if (!refusal->empty()) {
@@ -477,6 +502,11 @@ Status Tainter::Execute(Work& work) {
     }
   }
   work.update_done = true;
+  if (work.pause_after_write && plan.write != NodePlan::Write::kNone) {
+    work.pause_after_write = false;  // ReserveHeld's first pass ends with the node write
+    work.paused = true;
+    return OkStatus();
+  }
   if (!work.conditions_done && plan.write != NodePlan::Write::kNone) {
     // After the taint, before the Events: a remediation tool watching the
     // condition sees the fault once the node is out of scheduling.
@@ -592,12 +622,32 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
 }
 
 Result<std::string> Tainter::ReserveNewTaint(const std::string& node) {
+  Result<std::vector<std::string>> answers = ReserveNewTaints({node});
+  FL_RETURN_IF_ERROR(answers.status());
+  return std::move(answers->front());
+}
+
+// Exactness, across replicas and restarts, as for one node at a time: the
+// record is read, each node in turn is judged by FleetValve::Reserve over
+// the record as it stands after the grants before it (each granted node
+// also counts as tainted for the ones after it), and the result is written
+// back in one PUT that the API server accepts only at the version read
+// (409 otherwise: read again and judge the whole group afresh). So the
+// group's write is the same as its nodes' single writes, one after the
+// other, with no other replica's write between them; every replica's grant
+// was judged against every reservation committed before it. Refused nodes
+// add nothing to the record; a group with no grant writes nothing.
+Result<std::vector<std::string>> Tainter::ReserveNewTaints(const std::vector<std::string>& nodes) {
+  std::vector<std::string> answers(nodes.size());
   // No shared record (the standalone agent, a dry run): the in-memory valve decided.
-  if (api_.valve == nullptr) return std::string();
+  if (api_.valve == nullptr) return answers;
+  const std::set<std::string> asking(nodes.begin(), nodes.end());
   FleetValve::FleetView view;
   view.managed = policy_.managed_nodes();
+  // The nodes asking are already tainted in memory (decided, not yet
+  // granted): none of them counts for another until granted.
   for (const std::string& n : policy_.TaintedNodes()) {
-    if (n != node && policy_.IsManaged(n)) view.tainted.insert(n);
+    if (asking.count(n) == 0 && policy_.IsManaged(n)) view.tainted.insert(n);
   }
   view.unseen = [&](const std::string& reserved, std::chrono::system_clock::time_point at) {
     auto seen = observed_at_.find(reserved);
@@ -606,15 +656,74 @@ Result<std::string> Tainter::ReserveNewTaint(const std::string& node) {
   for (int attempt = 1; attempt <= 5; ++attempt) {
     Result<SharedRecord> record = api_.valve->GetValveRecord();
     FL_RETURN_IF_ERROR(record.status());
-    FleetValve::FleetAnswer answer =
-        policy_.valve().Reserve(record->value, node, view, clock_.Now());
-    if (!answer.refusal.empty()) return std::move(answer.refusal);
-    Status put = api_.valve->PutValveRecord(answer.record, record->resource_version);
+    const auto now = clock_.Now();
+    FleetValve::FleetView grown = view;
+    std::string value = std::move(record->value);
+    bool granted = false;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      FleetValve::FleetAnswer answer = policy_.valve().Reserve(value, nodes[i], grown, now);
+      answers[i] = std::move(answer.refusal);
+      if (!answers[i].empty()) continue;
+      value = std::move(answer.record);
+      grown.tainted.insert(nodes[i]);
+      granted = true;
+    }
+    if (!granted) return answers;
+    Status put = api_.valve->PutValveRecord(value, record->resource_version);
     if (put.code() == StatusCode::kAborted || put.code() == StatusCode::kAlreadyExists) continue;
     FL_RETURN_IF_ERROR(put);
-    return std::string();
+    return answers;
   }
   return UnavailableError("valve record: still conflicting after 5 attempts");
+}
+
+bool Tainter::HeldTaintFirst(const std::string& node) const {
+  auto it = queues_.find(node);
+  if (it == queues_.end() || it->second.work.empty()) return false;
+  const Work& w = it->second.work.front();
+  return w.decided && w.decision.outcome == DecisionOutcome::kTaint && !w.reserved &&
+         !w.valve_answer;
+}
+
+void Tainter::ReserveHeld() {
+  holding_ = false;
+  while (!held_.empty() && !RoundOver(clock_.MonotonicNow())) {
+    std::vector<std::string> group;
+    while (!held_.empty() && group.size() < kReservationsPerWrite) {
+      std::string node = std::move(held_.front());
+      held_.pop_front();
+      // Gone since (its partition revoked, reserved alone by a Tick) or listed twice: skipped.
+      if (HeldTaintFirst(node) && std::find(group.begin(), group.end(), node) == group.end()) {
+        group.push_back(std::move(node));
+      }
+    }
+    if (group.empty()) break;
+    Result<std::vector<std::string>> answers = ReserveNewTaints(group);
+    if (!answers) {
+      // The API fails: each waits its backoff and is then reserved alone (Tick).
+      std::set<std::string> waiting(group.begin(), group.end());
+      for (const std::string& node : held_) {
+        if (HeldTaintFirst(node)) waiting.insert(node);
+      }
+      held_.clear();
+      for (const std::string& node : waiting) ScheduleRetry(queues_[node]);
+      LogWarning("tainter", "cannot reserve new taints in the valve record",
+                 {{"nodes", group.size()}, {"error", answers.error().ToString()}});
+      break;
+    }
+    // Two passes: first every granted node's write (the taint), then each
+    // node's conditions, Events, pod Events and the rest of its queue. So
+    // the group's taints reach their nodes within 10 writes of the
+    // reservation, whatever the pods' Events cost at the client's rate.
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      Work& work = queues_[group[i]].work.front();
+      work.valve_answer = std::move((*answers)[i]);
+      work.pause_after_write = true;
+    }
+    for (const std::string& node : group) Drain(node);
+    for (const std::string& node : group) Drain(node);
+  }
+  UpdateGauges();
 }
 
 bool Tainter::Queued(const std::string& node) const {

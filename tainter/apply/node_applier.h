@@ -132,6 +132,25 @@ class Tainter {
   void Tick();
   // Starts a round of API work (see Options::round_budget).
   void BeginRound() { round_deadline_ = clock_.MonotonicNow() + options_.round_budget; }
+
+  // Batched valve reservations (issue 30.4: a storm's new taints shared the
+  // valve Lease's writes). Between HoldReservations() and ReserveHeld() a
+  // new taint that needs its place in the fleet's valve record waits, its
+  // node's queue behind it, instead of writing the record itself;
+  // ReserveHeld() then reserves the waiting ones together, up to
+  // kReservationsPerWrite in one compare-and-swap write of the record each,
+  // and applies them. The daemon holds while it hands one Kafka poll's
+  // events in. Outside the bracket (Tick's retries, the tests' Handle, the
+  // standalone agent, which has no shared record) each new taint reserves
+  // on its own, as before. Exactness: see ReserveNewTaints.
+  void HoldReservations() { holding_ = true; }
+  void ReserveHeld();
+  // Each write's group is this small so that its last taint reaches its
+  // node soon after the reservation: another replica counts a reserved node
+  // it has not seen tainted for FleetValve::kWatchGrace (30 s) only.
+  // ReserveHeld writes the group's nodes first (10 node writes: 2 s at the
+  // default qps 5), their conditions, Events and pod Events after.
+  static constexpr std::size_t kReservationsPerWrite = 10;
   void set_round_budget(std::chrono::milliseconds budget) { options_.round_budget = budget; }
 
   // `faultline-tainter untaint`: removes faultline's taint and its reasons
@@ -196,7 +215,14 @@ class Tainter {
     FaultEvent event;   // the event to decide (kept: decided again if the node changed)
     Decision decision;  // decided: the decision to apply, with its plan
     bool update_done = false;
-    bool reserved = false;         // kTaint: the valve record has its place
+    bool reserved = false;  // kTaint: the valve record has its place
+    // kTaint, held: the valve record's answer for it (empty: granted, its
+    // place written; else the refusal), given by ReserveHeld.
+    std::optional<std::string> valve_answer;
+    // ReserveHeld's first pass: Execute stops after the node write (`paused`,
+    // Process answers kHeld and keeps `read` for the conditions).
+    bool pause_after_write = false;
+    bool paused = false;
     bool again = false;            // a parked refusal: decided again (no dedupe, no second count)
     std::size_t events_done = 0;   // planned Events already recorded
     bool conditions_done = false;  // the node's conditions were brought in line
@@ -212,7 +238,8 @@ class Tainter {
     int attempts = 0;
     std::chrono::steady_clock::time_point next_try{};
   };
-  enum class Step { kDone, kRetry };
+  // kHeld: a new taint waiting for ReserveHeld (it stays at its queue's front).
+  enum class Step { kDone, kRetry, kHeld };
 
   Tainter(Options options, LabelSelector selector, LabelMatch opt_out, ApplierApis apis,
           MetricsRegistry& metrics, const Clock& clock);
@@ -240,6 +267,10 @@ class Tainter {
   // updates optimistically): empty when granted (or there is no shared
   // record), else which limit refuses it.
   Result<std::string> ReserveNewTaint(const std::string& node);
+  // The same for several nodes in one write: an answer per node, in order.
+  Result<std::vector<std::string>> ReserveNewTaints(const std::vector<std::string>& nodes);
+  // The node's queue starts with a held new taint (Step::kHeld) not yet answered.
+  bool HeldTaintFirst(const std::string& node) const;
   enum class Written { kYes, kNothingToDo, kDecidedAgain };
   Result<Written> WriteReasons(Work& work);
   bool Queued(const std::string& node) const;
@@ -304,6 +335,8 @@ class Tainter {
   std::map<std::string, std::chrono::system_clock::time_point> observed_at_;
   std::deque<Work> parked_;
   std::chrono::steady_clock::time_point round_deadline_{};
+  bool holding_ = false;          // HoldReservations() until ReserveHeld()
+  std::deque<std::string> held_;  // nodes whose new taint waits for ReserveHeld, in order
   std::function<bool(const std::string&)> owns_;
   std::function<bool(const FaultEvent&)> blames_peer_;
   // Watch news for nodes with queued work; nullopt: deleted.

@@ -363,7 +363,11 @@ bool TainterStack::Step() {
     subscribed_ = true;
   }
   if (subscribed_) {
+    // The poll's new taints take their places in the valve record
+    // together: one Lease write for up to Tainter::kReservationsPerWrite.
+    applier_->HoldReservations();
     consumer_->Poll(std::chrono::milliseconds(100));
+    applier_->ReserveHeld();
   } else {
     usleep(100'000);
   }

@@ -1,30 +1,43 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Storm: a fleet of NODES (200; the documented command uses 5000) in the API
-# double, of which FAULTY_PCT (40) % report a taint-worthy fault within
+# Storm: a fleet of NODES (200; the documented command uses 10000) in the
+# API double, of which FAULTY_PCT (40) % report a taint-worthy fault within
 # SPREAD_S (5; the documented command 60) seconds, as a bad rule or a spine
-# switch failure would make them. One faultline-tainter with
-# valve.max_fraction 0.1 and no max_new_taints limit (so the share, not the
-# rate, is what holds), kubernetes.qps QPS (50) / burst 2 x QPS; QPS=default
-# leaves them out (the tainter's defaults, qps 5 / burst 10). Each node runs
-# PODS_PER_NODE (1) pods of a Job, which are told when their node is taken out.
+# switch failure would make them. One faultline-tainter, its valve by VALVE:
+#   share    (the default here) valve.max_fraction 0.1 and no max_new_taints
+#            limit, so the share, not the rate, is what holds: NODES / 10
+#            taints, the stress figure for the taints' own cost;
+#   default  no valve settings: the tainter's defaults (max_fraction and
+#            per_rule_max_fraction 0.1, max_new_taints 5 per 10m,
+#            refusal_events_per_minute 10), so min(5, NODES / 10) taints and
+#            the rest refused.
+# kubernetes.qps QPS (50) / burst 2 x QPS; QPS=default leaves them out (the
+# tainter's defaults, qps 5 / burst 10). Each node runs PODS_PER_NODE (1)
+# pods of a Job, which are told when their node is taken out.
 #
-# Checked: the tainted share never exceeds max_fraction and reaches it;
+# Checked: the tainted count never exceeds the valve's limit and reaches it;
+# every fault is decided (a "tainted node" or "safety valve refused a taint"
+# log line for each faulty node); every refusal is recorded (counted in
+# faultline_tainter_taints_refused_total, each refused node logged, the
+# FaultlineValveShut Events within refusal_events_per_minute and the rest
+# counted in faultline_tainter_refusal_events_suppressed_total);
 # `faultline-tainter nodes` answers during the storm; `untaint` of one node
-# works and the freed place goes to a waiting refused fault (the share stays
-# at the limit); the API write rate stays within qps + burst per second; every
-# pod of a tainted node got its FaultlineNodeTakenOut Event; the API requests
-# per new taint, counted from the API double's own request log (the storm's
+# works, and the freed place goes to a waiting refused fault (share: the
+# count stays at the limit) or stays free (default: max_new_taints' window
+# still holds its 5); the API write rate stays within qps + burst per second;
+# every pod of a tainted node got its FaultlineNodeTakenOut Event; the API
+# requests per new taint, counted from the API double's own log (the storm's
 # requests but node lists, watches, refusal Events and pod Events, divided by
-# the taints), stay within MAX_REQUESTS_PER_TAINT (4.5: the valve Lease
-# written (read only after a conflict), the node patched from the watch's
-# picture (read only after a refused patch), its conditions, its Event; plus
-# the pod listing, shared once more than pod_events.node_lists_per_minute
-# nodes are taken out in a minute: 0.35 per taint at 200 nodes).
-# Figure line: peak tainted share, writes/s (peak 1 s and mean), decision
-# latency (event produced -> "tainted node"/"refused" log line, p50/p99/max),
-# the `nodes` command's wall time (slowest of the storm), requests per taint,
-# the tainter's peak RSS (VmHWM).
+# the taints), stay within MAX_REQUESTS_PER_TAINT (4: the node patched from
+# the watch's picture (read only after a refused patch), its conditions, its
+# Event; the valve Lease write (read only after a conflict), shared by up to
+# 10 new taints of one Kafka poll; plus the pod listing, shared once more
+# than pod_events.node_lists_per_minute nodes are taken out in a minute:
+# 0.35 per taint at 200 nodes; 3.6 in all there, 3.17 at 10,000).
+# Figure line: the valve, peak tainted, writes/s (peak 1 s and mean),
+# decision latency (event produced -> "tainted node"/"refused" log line,
+# p50/p99/max), the `nodes` command's wall time (slowest of the storm),
+# requests per taint, refusals recorded, the tainter's peak RSS (VmHWM).
 #
 # API-double semantics relied on (as kube-apiserver): GET /api/v1/nodes lists
 # every node with a resourceVersion and a watch from it streams each later
@@ -44,7 +57,6 @@ FAULTY_PCT=${FAULTY_PCT:-40}
 SPREAD_S=${SPREAD_S:-5}
 QPS=${QPS:-50}
 PODS_PER_NODE=${PODS_PER_NODE:-1}
-MAX_REQUESTS_PER_TAINT=${MAX_REQUESTS_PER_TAINT:-4.5}
 TIMEOUT_S=${TIMEOUT_S:-600}  # every fault decided within this, or the test fails
 # The checks below read every node: every 0.5 s, or 2 s for a big fleet.
 POLL_S=$( ((NODES > 1000)) && echo 2 || echo 0.5)
@@ -55,8 +67,25 @@ else
   BURST=$((2 * QPS))
   limits=", qps: $QPS, burst: $BURST"
 fi
-MAX_FRACTION=0.1
-LIMIT=$((NODES / 10))
+VALVE=${VALVE:-share}
+FRACTION_LIMIT=$((NODES / 10 > 1 ? NODES / 10 : 1))  # max_fraction 0.1, min_allowed 1
+case $VALVE in
+  share)
+    valve_yaml="valve: {max_fraction: 0.1, per_rule_max_fraction: 0.1, max_new_taints: 0, min_allowed: 1}"
+    LIMIT=$FRACTION_LIMIT
+    ;;
+  default)  # the tainter's own defaults (tainter/core/valve.h, tainter/README.md)
+    valve_yaml=""
+    LIMIT=$((FRACTION_LIMIT < 5 ? FRACTION_LIMIT : 5))  # max_new_taints 5 per 10m
+    # 5 taints carry the fixed costs alone: the Lease's creation (GET 404 and
+    # POST, 0.4 a taint) and a pod list each (1: 5 in a minute is within
+    # pod_events.node_lists_per_minute, so nothing is shared).
+    MAX_REQUESTS_PER_TAINT=${MAX_REQUESTS_PER_TAINT:-5.5}
+    ;;
+  *) e2e_fail "VALVE=$VALVE: share or default" ;;
+esac
+MAX_REQUESTS_PER_TAINT=${MAX_REQUESTS_PER_TAINT:-4}
+METRICS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 FAULTY=$((NODES * FAULTY_PCT / 100))
 TAINT_KEY=faultline.dev/faulty
 
@@ -74,8 +103,8 @@ kafka:
   properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500", log_level: "0"}
 kubernetes: {kubeconfig: $T/kubeconfig$limits}
 rules: {builtin: true, paths: [$HERE/storm_rules.yaml]}
-valve: {max_fraction: $MAX_FRACTION, per_rule_max_fraction: $MAX_FRACTION, max_new_taints: 0, min_allowed: 1}
-metrics_address: 127.0.0.1:0
+$valve_yaml
+metrics_address: 127.0.0.1:$METRICS_PORT
 YAML
 e2e_start tainter "$TAINTER" --config "$T/tainter.yaml"
 e2e_wait_log 60 tainter '"msg":"partitions assigned"'
@@ -84,8 +113,15 @@ tainted() {
   e2e_api_get /debug/nodes |
     jq --arg k "$TAINT_KEY" '[.items[] | select([.spec.taints[]? | select(.key == $k)] | length > 0)] | length'
 }
+# Faulty nodes with a decision in the log (a refused node may be logged again
+# when its parked fault is decided again).
 decided() {
-  grep -c '"msg":"tainted node"\|"msg":"safety valve refused a taint"' "$T/tainter.log" || true
+  grep '"msg":"tainted node"\|"msg":"safety valve refused a taint"' "$T/tainter.log" |
+    grep -o '"node":"[^"]*"' | sort -u | wc -l
+}
+metric() {
+  curl -sf --max-time 5 "http://127.0.0.1:$METRICS_PORT/metrics" |
+    awk -v m="$1" 'index($1, m) == 1 && (length($1) == length(m) || substr($1, length(m) + 1, 1) == "{") { s += $2 } END { printf "%d\n", s }'
 }
 
 # `faultline-tainter nodes` (its own client, the default rate limit) during
@@ -124,7 +160,7 @@ peak=0
 while (($(decided) < FAULTY)); do
   n=$(tainted)
   ((n > peak)) && peak=$n
-  ((n <= LIMIT)) || e2e_fail "$n nodes tainted; max_fraction allows $LIMIT"
+  ((n <= LIMIT)) || e2e_fail "$n nodes tainted; the valve ($VALVE) allows $LIMIT"
   nodes_cmd
   (($(date +%s) - ${t_storm%.*} < TIMEOUT_S)) ||
     e2e_fail "only $(decided) of $FAULTY faults decided in $TIMEOUT_S s"
@@ -134,6 +170,21 @@ t_done=$(date +%s.%N)
 n=$(tainted)
 ((n > peak)) && peak=$n
 [[ $n -eq $LIMIT ]] || e2e_fail "$n nodes tainted after the storm, the limit is $LIMIT"
+
+# Every refusal recorded: each refused node logged (above, decided()), the
+# refusals counted, and FaultlineValveShut Events within the fleet-wide
+# budget (10 a minute, a burst of 10), the rest counted as suppressed.
+refused_nodes=$(grep '"msg":"safety valve refused a taint"' "$T/tainter.log" | grep -o '"node":"[^"]*"' | sort -u | wc -l)
+((refused_nodes == FAULTY - LIMIT)) || e2e_fail "$refused_nodes refused nodes logged, $((FAULTY - LIMIT)) refused"
+refused_total=$(metric faultline_tainter_taints_refused_total)
+((refused_total >= FAULTY - LIMIT)) || e2e_fail "taints_refused_total $refused_total < $((FAULTY - LIMIT))"
+suppressed=$(metric faultline_tainter_refusal_events_suppressed_total)
+shut_events=$(e2e_api_get /debug/events | jq '[.items[] | select(.reason == "FaultlineValveShut")] | length')
+storm_min=$(awk -v a="$t_storm" -v b="$(date +%s.%N)" 'BEGIN { printf "%d", (b - a) / 60 + 1 }')
+((shut_events >= 1 && shut_events <= 10 + 10 * storm_min)) ||
+  e2e_fail "$shut_events FaultlineValveShut Events in $storm_min min (budget 10 a minute, burst 10)"
+((shut_events + suppressed >= refused_nodes)) ||
+  e2e_fail "$shut_events refusal Events + $suppressed suppressed < $refused_nodes refused nodes"
 
 # Every pod of a tainted node is told (some from the shared listing, within
 # pod_events' batch delay of 10 s).
@@ -176,13 +227,23 @@ per_taint_own=$(awk -v a="$per_taint" -v l="$pod_lists" -v t="$LIMIT" 'BEGIN { p
 awk -v a="$per_taint" -v b="$MAX_REQUESTS_PER_TAINT" 'BEGIN { exit !(a <= b) }' ||
   e2e_fail "$per_taint API requests per new taint (bound $MAX_REQUESTS_PER_TAINT)"
 
-# Lifting works in the storm: untaint one node; a waiting refused fault takes its place.
+# Lifting works in the storm: untaint one node; a waiting refused fault takes
+# its place (share), or max_new_taints' window keeps it free (default).
 victim=$(e2e_api_get /debug/nodes | jq -r --arg k "$TAINT_KEY" \
   '[.items[] | select([.spec.taints[]? | select(.key == $k)] | length > 0)][0].metadata.name')
 "$TAINTER" untaint "$victim" --reason "storm test" --config "$T/tainter.yaml" \
   --kubeconfig "$T/kubeconfig" >>"$T/cli.log" 2>&1 || e2e_fail "untaint $victim failed"
 refill() { [[ $(tainted) -eq $LIMIT ]] && [[ $(grep -c '"msg":"tainted node"' "$T/tainter.log") -gt $LIMIT ]]; }
-e2e_wait 60 refill || e2e_fail "after untaint: $(tainted) tainted, no waiting fault took the free place"
+if [[ $VALVE == share ]]; then
+  e2e_wait 60 refill || e2e_fail "after untaint: $(tainted) tainted, no waiting fault took the free place"
+  refilled=yes
+else
+  # The parked faults are decided again each second (Tick): 5 s is 5 chances.
+  sleep 5
+  ! refill || e2e_fail "after untaint: a sixth new taint within max_new_taints' window"
+  [[ $(tainted) -eq $((LIMIT - 1)) ]] || e2e_fail "after untaint: $(tainted) tainted, expected $((LIMIT - 1))"
+  refilled=no_max_new_taints_holds
+fi
 e2e_node "$victim" | jq -e --arg k "$TAINT_KEY" '[.spec.taints[]? | select(.key == $k)] | length == 0' >/dev/null ||
   e2e_fail "$victim was tainted again after untaint"
 
@@ -208,5 +269,5 @@ count=$(wc -l <<<"$lat")
 p50=$(sed -n "$(((count + 1) / 2))p" <<<"$lat")
 p99=$(sed -n "$(((count * 99 + 99) / 100))p" <<<"$lat")
 max=$(tail -n1 <<<"$lat")
-echo "figure: nodes=$NODES faulty=$FAULTY within_s=$SPREAD_S peak_tainted=$peak ($(awk -v p="$peak" -v n="$NODES" 'BEGIN { printf "%.1f", 100 * p / n }')%, limit $LIMIT) decided_in_s=$storm_s writes=$writes peak_writes_per_s=$peak_wps (qps $QPS burst $BURST) decision_latency_s p50=$p50 p99=$p99 max=$max nodes_cmd_max_ms=$nodes_ms requests_per_taint=$per_taint requests_per_taint_without_pod_lists=$per_taint_own pod_lists=$pod_lists pod_events=$pod_events tainter_rss_max_mib=$((rss_kb / 1024)) untaint_refilled=yes"
+echo "figure: valve=$VALVE nodes=$NODES faulty=$FAULTY within_s=$SPREAD_S limit=$LIMIT peak_tainted=$peak ($(awk -v p="$peak" -v n="$NODES" 'BEGIN { printf "%.1f", 100 * p / n }')%, limit $LIMIT) decided_in_s=$storm_s writes=$writes peak_writes_per_s=$peak_wps (qps $QPS burst $BURST) decision_latency_s p50=$p50 p99=$p99 max=$max nodes_cmd_max_ms=$nodes_ms requests_per_taint=$per_taint requests_per_taint_without_pod_lists=$per_taint_own pod_lists=$pod_lists pod_events=$pod_events refused_nodes=$refused_nodes taints_refused_total=$refused_total valve_shut_events=$shut_events refusal_events_suppressed=$suppressed tainter_rss_max_mib=$((rss_kb / 1024)) untaint_refilled=$refilled"
 echo "PASS: storm"

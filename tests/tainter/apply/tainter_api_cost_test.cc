@@ -22,6 +22,7 @@
 #include "base/log.h"
 #include "tainter/apply/node_applier.h"
 #include "tainter/core/reasons.h"
+#include "tainter/core/valve.h"
 #include "tainter/kube/kube_node_json.h"
 #include "tainter/watch/node_informer.h"
 #include "tests/fakes/sample_event.h"
@@ -205,6 +206,148 @@ TEST_CASE(
   // Per taint, as the double counted: the lease written, the node read and
   // patched, its conditions, its Event (5), plus 3 listings for 12.
   CHECK(requests.size() - pod_events <= 12 * 5 + 3 + 1 + 1);  // + the lease's first read, creation
+}
+
+std::size_t TaintedOnServer(FakeApiServer& server) {
+  std::size_t n = 0;
+  for (int i = 0; i < 20; ++i) {
+    const nlohmann::json node = *server.GetNodeJson("gpu-" + std::to_string(i));
+    n += !node["spec"].value("taints", nlohmann::json::array()).empty();
+  }
+  return n;
+}
+
+TEST_CASE(
+    "new taints decided together share the valve Lease's writes: 12 held taints cost 2 Lease "
+    "writes (10 a write), not 12, and nothing is written before ReserveHeld") {
+  Tainter::Options topts;
+  topts.policy.max_fraction = 1.0;
+  topts.policy.per_rule_max_fraction = 1.0;
+  topts.policy.max_new_taints = 0;
+  topts.pod_events.enabled = false;
+  CostFixture c(topts);
+  FakeApiServer& api_server = c.api_server;
+  Tainter* tainter = c.tainter.get();
+  tainter->Handle(TaintEvent("gpu-0", c.f.clock));  // alone (no hold): creates the Lease
+  REQUIRE(tainter->policy().tainted_nodes() == 1);
+
+  api_server.ClearRequests();
+  tainter->HoldReservations();
+  for (int i = 1; i <= 12; ++i) tainter->Handle(TaintEvent("gpu-" + std::to_string(i), c.f.clock));
+  CHECK(api_server.Requests().empty());  // held: decided in memory, nothing written yet
+  CHECK(tainter->pending() == 12);
+  tainter->ReserveHeld();
+  CHECK(tainter->pending() == 0);
+  CHECK(TaintedOnServer(api_server) == 13);
+  // Before: one Lease PUT per taint (12), so 4 requests a taint; now 3 + 2/12.
+  CHECK(api_server.CountRequests("PUT", "/apis/coordination.k8s.io/") == 2);
+  CHECK(api_server.CountRequests("GET", "/apis/coordination.k8s.io/") ==
+        0);                                                              // known since its write
+  CHECK(api_server.CountRequests("PATCH", "/api/v1/nodes/") == 12 * 2);  // nodes read before: GETs
+  CHECK(api_server.CountRequests("POST", "/api/v1/namespaces/default/events") == 12);
+  // A group's taints first (the first Lease write, then its 10 node writes),
+  // then their conditions and Events: the last taint of a group reaches its
+  // node 10 writes after its reservation, however many pods it has to tell.
+  // (Each node is read first here: no watch, so no picture.)
+  const auto requests = api_server.Requests();
+  REQUIRE(!requests.empty());
+  CHECK(requests[0].method == "PUT");
+  std::size_t node_writes_first = 0;
+  for (const auto& r : requests) {
+    if (r.method != "PATCH") continue;
+    if (r.path.find("/status") != std::string::npos) break;
+    ++node_writes_first;
+  }
+  CHECK(node_writes_first == 10);
+  Result<SharedRecord> record = c.f.Api().GetValveRecord();
+  REQUIRE(record.ok());
+  CHECK(FleetValve::DecodeRecord(record->value).size() == 13);  // every taint's place
+  // Outside the bracket a new taint writes the Lease on its own, as before.
+  api_server.ClearRequests();
+  tainter->Handle(TaintEvent("gpu-13", c.f.clock));
+  CHECK(api_server.CountRequests("PUT", "/apis/coordination.k8s.io/") == 1);
+}
+
+TEST_CASE(
+    "held taints whose Lease write fails wait their backoff and are then reserved one by one, "
+    "none lost") {
+  Tainter::Options topts;
+  topts.policy.max_fraction = 1.0;
+  topts.policy.per_rule_max_fraction = 1.0;
+  topts.policy.max_new_taints = 0;
+  topts.pod_events.enabled = false;
+  CostFixture c(topts);
+  FakeApiServer& api_server = c.api_server;
+  Tainter* tainter = c.tainter.get();
+  tainter->Handle(TaintEvent("gpu-0", c.f.clock));  // the Lease exists
+  // Every Lease write answered 503 (the client's own retries included).
+  api_server.FailNext(100, 503, "PUT", "/apis/coordination.k8s.io/");
+  tainter->HoldReservations();
+  for (int i = 1; i <= 3; ++i) tainter->Handle(TaintEvent("gpu-" + std::to_string(i), c.f.clock));
+  tainter->ReserveHeld();
+  CHECK(TaintedOnServer(api_server) == 1);
+  CHECK(tainter->pending() == 3);  // kept, in their node queues
+  api_server.ClearFaults();
+  c.f.clock.Advance(std::chrono::minutes(2));  // past every backoff
+  api_server.ClearRequests();
+  tainter->Tick();
+  CHECK(tainter->pending() == 0);
+  CHECK(TaintedOnServer(api_server) == 4);
+  CHECK(api_server.CountRequests("PUT", "/apis/coordination.k8s.io/") == 3);  // alone, outside
+}
+
+TEST_CASE(
+    "two replicas reserving held taints at once never exceed the valve: the one whose Lease "
+    "write lost (409) judges its whole group again and is refused what the other took") {
+  Tainter::Options topts;
+  topts.policy.max_fraction = 0.25;  // 5 of 20
+  topts.policy.per_rule_max_fraction = 0.25;
+  topts.policy.max_new_taints = 0;
+  topts.pod_events.enabled = false;
+  CostFixture a(topts);  // replica A, on the API double of...
+  FakeApiServer& api_server = a.api_server;
+  // ...replica B: its own client and tainter on the same API server.
+  MetricsRegistry b_metrics;
+  auto b_api = KubeNodeApi::Create(a.f.config, Unpaced(), a.f.clock, b_metrics);
+  REQUIRE(b_api.ok());
+  auto b_created = Tainter::Create(topts, ApplierApis::All(**b_api), b_metrics, a.f.clock);
+  REQUIRE(b_created.ok());
+  Tainter& b = **b_created;
+  REQUIRE(b.AdoptAll().ok());
+  Tainter& ta = *a.tainter;
+  a.f.clock.Advance(std::chrono::seconds(1));  // both read the nodes before any reservation
+
+  // B taints gpu-19 (it creates the Lease and, after its own write, knows it).
+  b.Handle(TaintEvent("gpu-19", a.f.clock));
+  REQUIRE(TaintedOnServer(api_server) == 1);
+  // A holds 5 (its memory knows no taint), reserves them in one write: the
+  // record's gpu-19 (reserved after A read it: a taint on its way) leaves 4.
+  ta.HoldReservations();
+  for (int i = 0; i < 5; ++i) ta.Handle(TaintEvent("gpu-" + std::to_string(i), a.f.clock));
+  ta.ReserveHeld();
+  CHECK(TaintedOnServer(api_server) == 5);
+  CHECK(ta.policy().tainted_nodes() == 4);
+  // B holds 4 more (its memory: 1 of 5) and judges them first against the
+  // Lease as it wrote it, stale now: its write is refused (409), it reads
+  // the Lease again and judges the group afresh: all 4 refused.
+  api_server.ClearRequests();
+  b.HoldReservations();
+  for (int i = 10; i < 14; ++i) b.Handle(TaintEvent("gpu-" + std::to_string(i), a.f.clock));
+  b.ReserveHeld();
+  std::vector<int> lease_puts;
+  for (const auto& r : api_server.Requests()) {
+    if (r.method == "PUT" && r.path.find("/leases/") != std::string::npos) {
+      lease_puts.push_back(r.status);
+    }
+  }
+  REQUIRE(lease_puts.size() == 1);
+  CHECK(lease_puts[0] == 409);
+  CHECK(api_server.CountRequests("GET", "/apis/coordination.k8s.io/") == 1);
+  CHECK(TaintedOnServer(api_server) == 5);  // the limit, exactly: neither more nor less
+  CHECK(b.policy().tainted_nodes() == 1);
+  CHECK(b.parked() == 4);  // refused, waiting for a free place
+  CHECK(b_metrics.CounterValue("faultline_tainter_taints_refused_total",
+                               {{"rule", "storm.link_down"}}) == 4);
 }
 
 TEST_CASE(
