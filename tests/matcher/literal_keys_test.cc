@@ -4,6 +4,7 @@
 #include "matcher/literal_keys.h"
 
 #include <random>
+#include <utility>
 
 #include <doctest/doctest.h>
 
@@ -56,19 +57,26 @@ TEST_CASE("short and caseless literals are left whole, and the order is kept") {
   CHECK(Cut({"long literal"}, std::string(100, '\n')) == Strings{"long lit"});
 }
 
+// A random sample of 2,000 bytes and 20 literals of 1-30 bytes over few
+// letters (windows repeat often); the literals hold no newline.
+std::pair<std::string, Strings> RandomCase(std::mt19937& rng) {
+  const std::string alphabet = "ab \n";
+  std::string sample;
+  for (int i = 0; i < 2000; ++i) sample += alphabet[rng() % alphabet.size()];
+  Strings texts;
+  for (int i = 0; i < 20; ++i) {
+    std::string t;
+    const std::size_t len = 1 + rng() % 30;
+    for (std::size_t k = 0; k < len; ++k) t += alphabet[rng() % 3];
+    texts.push_back(t);
+  }
+  return {sample, texts};
+}
+
 TEST_CASE("a cut literal is a prefix of the literal, at least 8 bytes, on any sample") {
   std::mt19937 rng(11);
-  const std::string alphabet = "ab \n";  // few letters: windows repeat often
   for (int round = 0; round < 200; ++round) {
-    std::string sample;
-    for (int i = 0; i < 2000; ++i) sample += alphabet[rng() % alphabet.size()];
-    Strings texts;
-    for (int i = 0; i < 20; ++i) {
-      std::string t;
-      const std::size_t len = 1 + rng() % 30;
-      for (std::size_t k = 0; k < len; ++k) t += alphabet[rng() % 3];  // no newline
-      texts.push_back(t);
-    }
+    const auto [sample, texts] = RandomCase(rng);
     const Strings cut = Cut(texts, sample);
     REQUIRE(cut.size() == texts.size());
     for (std::size_t i = 0; i < texts.size(); ++i) {
@@ -119,17 +127,8 @@ TEST_CASE("for Teddy short and caseless literals are left whole, and the order i
 
 TEST_CASE("a literal cut for Teddy is a prefix of it, at least 8 bytes, on any sample") {
   std::mt19937 rng(17);
-  const std::string alphabet = "ab \n";
   for (int round = 0; round < 200; ++round) {
-    std::string sample;
-    for (int i = 0; i < 2000; ++i) sample += alphabet[rng() % alphabet.size()];
-    Strings texts;
-    for (int i = 0; i < 20; ++i) {
-      std::string t;
-      const std::size_t len = 1 + rng() % 30;
-      for (std::size_t k = 0; k < len; ++k) t += alphabet[rng() % 3];  // no newline
-      texts.push_back(t);
-    }
+    const auto [sample, texts] = RandomCase(rng);
     const Strings cut = CutEnds(texts, sample);
     REQUIRE(cut.size() == texts.size());
     for (std::size_t i = 0; i < texts.size(); ++i) {

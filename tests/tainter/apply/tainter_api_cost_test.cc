@@ -169,13 +169,19 @@ TEST_CASE(
   CHECK(api_server.Requests().size() == 5);
 }
 
-TEST_CASE(
-    "in a storm the pod listing is shared: past pod_events.node_lists_per_minute a taint costs 5 "
-    "requests, and one listing of the cluster's pods serves the waiting taints") {
+// A valve that admits every taint: these tests count requests, not refusals.
+Tainter::Options UnlimitedValve() {
   Tainter::Options topts;
   topts.policy.max_fraction = 1.0;
   topts.policy.per_rule_max_fraction = 1.0;
   topts.policy.max_new_taints = 0;
+  return topts;
+}
+
+TEST_CASE(
+    "in a storm the pod listing is shared: past pod_events.node_lists_per_minute a taint costs 5 "
+    "requests, and one listing of the cluster's pods serves the waiting taints") {
+  Tainter::Options topts = UnlimitedValve();
   topts.pod_events.node_lists_per_minute = 2;
   CostFixture c(topts);
   FakeApiServer& api_server = c.api_server;
@@ -220,10 +226,7 @@ std::size_t TaintedOnServer(FakeApiServer& server) {
 TEST_CASE(
     "new taints decided together share the valve Lease's writes: 12 held taints cost 2 Lease "
     "writes (10 a write), not 12, and nothing is written before ReserveHeld") {
-  Tainter::Options topts;
-  topts.policy.max_fraction = 1.0;
-  topts.policy.per_rule_max_fraction = 1.0;
-  topts.policy.max_new_taints = 0;
+  Tainter::Options topts = UnlimitedValve();
   topts.pod_events.enabled = false;
   CostFixture c(topts);
   FakeApiServer& api_server = c.api_server;
@@ -271,10 +274,7 @@ TEST_CASE(
 TEST_CASE(
     "held taints whose Lease write fails wait their backoff and are then reserved one by one, "
     "none lost") {
-  Tainter::Options topts;
-  topts.policy.max_fraction = 1.0;
-  topts.policy.per_rule_max_fraction = 1.0;
-  topts.policy.max_new_taints = 0;
+  Tainter::Options topts = UnlimitedValve();
   topts.pod_events.enabled = false;
   CostFixture c(topts);
   FakeApiServer& api_server = c.api_server;
