@@ -151,17 +151,20 @@ std::size_t SectionEnd(std::string_view summary, std::size_t open) {
   return std::string_view::npos;
 }
 
-// Appends `summary` interpolated to `out`; true when a capture it names
-// (outside omitted sections) has a non-empty value.
-bool AppendInterpolated(std::string_view summary, const std::map<std::string, std::string>& fields,
-                        std::string& out) {
-  bool filled = false;
-  // The text between braces is appended in one piece (the tainter runs this
-  // for every event it checks).
+// Reads `summary` once, piece by piece: text(piece) for literal text ("{{"
+// and "}}" give one brace, a lone or unclosed brace is text),
+// capture(name, at, end) for each "{name}" and section(inner, at, end) for
+// each "{?inner}" (not looking into it); `end` is one past the piece. The
+// one reading of the template's braces, for interpolation, E105's names and
+// W203's empties alike.
+template <typename Text, typename Capture, typename Section>
+void ForEachPiece(std::string_view summary, Text text, Capture capture, Section section) {
+  // The text between braces is one piece (the tainter interpolates every
+  // event it checks). The next '{' and '}' from i, each found by memchr
+  // (std::string_view::find of a char): libstdc++'s find_first_of calls
+  // char_traits::find on the set for every character (about 30
+  // instructions each), a byte loop ~5.
   std::size_t i = 0;
-  // The next '{' and '}' from i, each found by memchr (std::string_view::find
-  // of a char): libstdc++'s find_first_of calls char_traits::find on the set
-  // for every character (about 30 instructions each), a byte loop ~5.
   std::size_t open = summary.find('{');
   std::size_t close_brace = summary.find('}');
   while (i < summary.size()) {
@@ -169,69 +172,59 @@ bool AppendInterpolated(std::string_view summary, const std::map<std::string, st
     if (close_brace < i) close_brace = summary.find('}', i);
     const std::size_t brace = std::min({open, close_brace, summary.size()});
     if (brace == summary.size()) {
-      out.append(summary.substr(i));
-      break;
+      text(summary.substr(i));
+      return;
     }
-    out.append(summary.substr(i, brace - i));
+    if (brace > i) text(summary.substr(i, brace - i));
     const char c = summary[brace];
     if (brace + 1 < summary.size() && summary[brace + 1] == c) {  // "{{" or "}}"
-      out += c;
+      text(summary.substr(brace, 1));
       i = brace + 2;
       continue;
     }
     if (c == '{' && brace + 1 < summary.size() && summary[brace + 1] == '?') {
       if (const std::size_t end = SectionEnd(summary, brace); end != std::string_view::npos) {
-        std::string section;
-        if (AppendInterpolated(summary.substr(brace + 2, end - brace - 2), fields, section)) {
-          out += section;
-          filled = true;
-        }
+        section(summary.substr(brace + 2, end - brace - 2), brace, end + 1);
         i = end + 1;
         continue;
       }
     }
     if (c == '{') {
-      const std::size_t close = summary.find('}', brace + 1);
-      if (close != std::string_view::npos) {
-        auto it = fields.find(std::string(summary.substr(brace + 1, close - brace - 1)));
-        if (it != fields.end() && !it->second.empty()) {
-          out += it->second;
-          filled = true;
-        }
+      if (const std::size_t close = summary.find('}', brace + 1); close != std::string_view::npos) {
+        capture(summary.substr(brace + 1, close - brace - 1), brace, close + 1);
         i = close + 1;
         continue;
       }
     }
-    out += c;
+    text(summary.substr(brace, 1));
     i = brace + 1;
   }
-  return filled;
 }
 
-// Calls capture(name, at, end) for each "{name}" and section(inner, at, end)
-// for each "{?inner}" of `summary`, not looking into sections; `end` is one
-// past the piece. Reads braces as AppendInterpolated does.
-template <typename Capture, typename Section>
-void ForEachPiece(std::string_view summary, Capture capture, Section section) {
-  for (std::size_t i = 0; i < summary.size(); ++i) {
-    const char c = summary[i];
-    if ((c == '{' || c == '}') && i + 1 < summary.size() && summary[i + 1] == c) {
-      ++i;
-      continue;
-    }
-    if (c != '{') continue;
-    if (i + 1 < summary.size() && summary[i + 1] == '?') {
-      if (const std::size_t end = SectionEnd(summary, i); end != std::string_view::npos) {
-        section(summary.substr(i + 2, end - i - 2), i, end + 1);
-        i = end;
-        continue;
-      }
-    }
-    const std::size_t close = summary.find('}', i + 1);
-    if (close == std::string_view::npos) return;
-    capture(summary.substr(i + 1, close - i - 1), i, close + 1);
-    i = close;
-  }
+void IgnoreText(std::string_view /*text*/) {}
+
+// Appends `summary` interpolated to `out`; true when a capture it names
+// (outside omitted sections) has a non-empty value.
+bool AppendInterpolated(std::string_view summary, const std::map<std::string, std::string>& fields,
+                        std::string& out) {
+  bool filled = false;
+  ForEachPiece(
+      summary, [&](std::string_view text) { out.append(text); },
+      [&](std::string_view name, std::size_t, std::size_t) {
+        auto it = fields.find(std::string(name));
+        if (it != fields.end() && !it->second.empty()) {
+          out += it->second;
+          filled = true;
+        }
+      },
+      [&](std::string_view inner, std::size_t, std::size_t) {
+        std::string section;
+        if (AppendInterpolated(inner, fields, section)) {
+          out += section;
+          filled = true;
+        }
+      });
+  return filled;
 }
 
 // The captures AppendInterpolated prints empty, in printed sections too. A
@@ -251,7 +244,7 @@ void AppendEmptyCaptures(std::string_view summary, const std::map<std::string, s
     run_end = end;
   };
   ForEachPiece(
-      summary,
+      summary, IgnoreText,
       [&](std::string_view name, std::size_t at, std::size_t end) {
         join_run(at, end);
         auto it = fields.find(std::string(name));
@@ -274,7 +267,8 @@ void AppendEmptyCaptures(std::string_view summary, const std::map<std::string, s
 
 void AppendCaptureNames(std::string_view summary, std::vector<std::string>& names) {
   ForEachPiece(
-      summary, [&](std::string_view name, std::size_t, std::size_t) { names.emplace_back(name); },
+      summary, IgnoreText,
+      [&](std::string_view name, std::size_t, std::size_t) { names.emplace_back(name); },
       [&](std::string_view inner, std::size_t, std::size_t) { AppendCaptureNames(inner, names); });
 }
 

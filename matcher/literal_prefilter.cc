@@ -13,6 +13,7 @@
 
 #include <hs/hs.h>
 
+#include "matcher/literal_keys.h"
 #include "matcher/re2_syntax.h"
 
 namespace faultline {
@@ -463,7 +464,6 @@ namespace {
 // binary input, are dropped. Only where it is needed: it takes one of
 // FDR's 8 buckets, which slowed a database that had stride 2 anyway.
 bool NeedsStrideGuard(const std::vector<RequiredLiteral>& literals) {
-  constexpr std::size_t kTeddyMaxLiterals = 48;
   if (literals.size() <= kTeddyMaxLiterals) return false;
   std::size_t shortest = SIZE_MAX, four = 0;
   for (const RequiredLiteral& lit : literals) {

@@ -86,11 +86,7 @@ FaultEventView ViewFaultEvent(const RuleMatch& match, const RecordView& record,
   return e;
 }
 
-std::string PeerOf(const RuleMatch& match) {
-  if (match.rule == nullptr || match.rule->peer.empty()) return {};
-  auto it = match.fields.find(match.rule->peer);
-  return it == match.fields.end() ? std::string() : it->second;
-}
+std::string PeerOf(const RuleMatch& match) { return std::string(PeerView(match)); }
 
 void ApplyMatchOutcome(const RuleMatch& match, FaultEvent& e) {
   e.pack = match.rule ? match.rule->pack : std::string();
