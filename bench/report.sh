@@ -214,19 +214,20 @@ row("5. agent peak RSS, %s-line flood" % flood, "agent_flood.sh BUILD %s" % floo
     kib and "%.1f MiB" % (int(kib) / 1024), "< 40 MiB", kib and int(kib) < 40 * 1024, "flood")
 
 def storm_fields(name):
+    """The storm's figure line, a reader of its fields, and the fields both rows judge."""
     line = find(name, r"^figure: (.*)$") or ""
     def field(key):
         m = re.search(r"\b%s=([0-9.]+)" % key, line)
         return float(m.group(1)) if m else None
-    return line, field
+    return (line, field) + tuple(field(k) for k in (
+        "p99", "limit", "peak_tainted", "tainter_rss_max_mib", "nodes_cmd_max_ms",
+        "requests_per_taint"))
 
 # Row 6: the issue's "at the default client rate limit", at the project's
 # defaults (valve too): every fault decided (taint or refusal recorded) with
 # p99 under 60 s, the valve exact (peak tainted = its limit, never more:
 # storm.sh fails otherwise), RSS, `nodes`.
-storm, f = storm_fields("storm")
-p99, limit, peak, rss, nodes_ms, per_taint = (f(k) for k in (
-    "p99", "limit", "peak_tainted", "tainter_rss_max_mib", "nodes_cmd_max_ms", "requests_per_taint"))
+storm, f, p99, limit, peak, rss, nodes_ms, per_taint = storm_fields("storm")
 row("6. storm, %s nodes, 40%% faulting in 60 s, defaults (qps 5, valve)" % format(
         int(f("nodes") or 0), ","),
     "NODES=%s SPREAD_S=60 QPS=default VALVE=default storm.sh" % os.environ.get("STORM_NODES", "?"),
@@ -241,9 +242,7 @@ row("6. storm, %s nodes, 40%% faulting in 60 s, defaults (qps 5, valve)" % forma
     and nodes_ms < 1000, "storm")
 # Row 6b: many nodes tainted at once (the share alone), qps 50: what a new
 # taint costs, the pod listings for the pod Events included.
-storm, f = storm_fields("storm-share")
-p99, limit, peak, rss, nodes_ms, per_taint = (f(k) for k in (
-    "p99", "limit", "peak_tainted", "tainter_rss_max_mib", "nodes_cmd_max_ms", "requests_per_taint"))
+storm, f, p99, limit, peak, rss, nodes_ms, per_taint = storm_fields("storm-share")
 row("6b. storm, %s nodes, 40%% faulting in 60 s, share 0.1, qps 50" % format(
         int(f("nodes") or 0), ","),
     "NODES=%s SPREAD_S=60 QPS=50 VALVE=share storm.sh" % os.environ.get("STORM_NODES", "?"),
