@@ -85,7 +85,7 @@ case $VALVE in
   *) e2e_fail "VALVE=$VALVE: share or default" ;;
 esac
 MAX_REQUESTS_PER_TAINT=${MAX_REQUESTS_PER_TAINT:-4}
-METRICS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+METRICS_PORT=$(e2e_free_port)
 FAULTY=$((NODES * FAULTY_PCT / 100))
 TAINT_KEY=faultline.dev/faulty
 

@@ -211,7 +211,7 @@ case_syscalls() {
     sources='{kmsg: {enabled: false}, journal: {enabled: true}, ibcounters: {enabled: true}}'
   fi
   local ex=$D/usr/share/faultline/examples port
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(e2e_free_port)
   e2e_start_mock -b 1 -t faultline.events:2:1
   derived_config "$ex/agent.yaml" "$T/agent.yaml" "$sources" "127.0.0.1:$port" "$BS"
   mkdir -p "$T/state"

@@ -25,9 +25,8 @@ RUN=$(od -An -tx4 -N4 /dev/urandom | tr -d ' ')$$
 NODE="gpu-scrape-$RUN"
 # A free loopback port for each daemon (the tainter does not log the one it
 # got when given port 0).
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-AGENT_PORT=$(free_port)
-TAINTER_PORT=$(free_port)
+AGENT_PORT=$(e2e_free_port)
+TAINTER_PORT=$(e2e_free_port)
 
 e2e_start_mock -b 1 -t events:6:1 -t events.dead-letter:1:1
 e2e_start_api --node "$NODE"

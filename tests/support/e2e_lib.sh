@@ -170,6 +170,10 @@ e2e_kmsg_check() {
 # is readable at once. At most 1024 bytes with the prefix.
 e2e_kmsg_write() { printf '<4>%s\n' "$1" >/dev/kmsg; }
 
+# e2e_free_port: a TCP port free on 127.0.0.1 now (the kernel's pick, let go
+# for the caller's server to bind).
+e2e_free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
 # e2e_cri_line STREAM TEXT: a containerd-style CRI log line stamped now.
 e2e_cri_line() { printf '%s %s F %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" "$1" "$2"; }
 

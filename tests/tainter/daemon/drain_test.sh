@@ -91,7 +91,7 @@ if [[ $SCENARIO == deadline ]]; then
   # A pod already leaving that no kubelet will ever confirm gone.
   pod ml stuck-0 gpu-1 '{"deletionTimestamp":"2026-11-24T00:00:00Z","deletionGracePeriodSeconds":30}'
   pod ml train-3 gpu-3
-  PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  PORT=$(e2e_free_port)
   cat >"$T/tainter.yaml" <<YAML
 kafka:
   brokers: "$BS"

@@ -34,8 +34,7 @@ RUN=$(od -An -tx4 -N4 /dev/urandom | tr -d ' ')$$
 TAINT_KEY=faultline.dev/faulty
 ANNOTATION=faultline.dev/reasons
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-TAINTER_PORT=$(free_port)
+TAINTER_PORT=$(e2e_free_port)
 has_taint() {
   e2e_node "$1" | jq -e --arg k "$TAINT_KEY" '[.spec.taints[]? | select(.key == $k)] | length == 1' >/dev/null
 }

@@ -38,11 +38,6 @@ slurm_start_munge() {
   e2e_wait 10 test -S "$MUNGE_SOCKET" || e2e_fail "munged did not create its socket"
 }
 
-# slurm_free_port: a TCP port nothing listens on now.
-slurm_free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # slurm_write_conf N: slurm.conf for nodes gpu001..gpuN in partition gpu,
 # every node at 127.0.0.1 (no slurmd runs: scontrol's drains work anyway).
 # The controller's address is given: a minimal root has no /etc/hosts, and
@@ -50,7 +45,7 @@ slurm_free_port() {
 slurm_write_conf() {
   local last
   last=$(printf '%03d' "$1")
-  SLURM_PORT=$(slurm_free_port)
+  SLURM_PORT=$(e2e_free_port)
   cat >"$SLURM_DIR/slurm.conf" <<CONF
 ClusterName=fltest
 SlurmctldHost=localhost(127.0.0.1)
@@ -66,7 +61,7 @@ SlurmctldLogFile=$SLURM_DIR/slurmctld.log
 SlurmctldDebug=info
 ReturnToService=0
 SlurmdTimeout=3600
-SlurmdPort=$(slurm_free_port)
+SlurmdPort=$(e2e_free_port)
 SlurmdPidFile=$SLURM_DIR/slurmd.pid
 SlurmdLogFile=$SLURM_DIR/slurmd.log
 MailProg=/bin/true
