@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "matcher/find_literal.h"
 #include "matcher/re2_syntax.h"
 
 namespace faultline {
@@ -358,9 +359,8 @@ bool LineHasOneOf(std::string_view line, const ExpandedSet& set) {
   }
   const std::size_t n = set.common.size();
   for (std::size_t from = 0; from + n <= line.size();) {
-    const void* hit = memmem(line.data() + from, line.size() - from, set.common.data(), n);
-    if (!hit) return false;
-    const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(hit) - line.data());
+    const std::size_t at = FindLiteral(line, set.common, false, from);
+    if (at == std::string_view::npos) return false;
     for (const RequiredLiteral& l : set.literals) {
       const std::size_t rest = l.text.size() - n;
       if (set.common_is_tail) {

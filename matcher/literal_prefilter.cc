@@ -13,6 +13,7 @@
 
 #include <hs/hs.h>
 
+#include "matcher/find_literal.h"
 #include "matcher/literal_keys.h"
 #include "matcher/re2_syntax.h"
 
@@ -414,16 +415,7 @@ std::vector<std::vector<RequiredLiteral>> ExtractAlternativeLiteralSets(std::str
 }
 
 bool LineHasLiteral(std::string_view line, const RequiredLiteral& lit) {
-  if (!lit.caseless) {
-    // memmem, not string_view::find: find calls memchr once per occurrence
-    // of the first byte, which was a visible cost on every candidate line.
-    return memmem(line.data(), line.size(), lit.text.data(), lit.text.size()) != nullptr;
-  }
-  auto eq = [](char a, char b) {
-    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
-    return lower(a) == lower(b);
-  };
-  return std::search(line.begin(), line.end(), lit.text.begin(), lit.text.end(), eq) != line.end();
+  return FindLiteral(line, lit.text, lit.caseless) != std::string_view::npos;
 }
 
 std::vector<RequiredLiteral> ExtractRequiredLiterals(std::string_view pattern) {
