@@ -17,17 +17,33 @@ namespace {
 // FNV-1a over the parts, each followed by a NUL so that ("ab","c") and
 // ("a","bc") differ. Two seeds give 128 bits: ids are compared, never trusted
 // for security, so a non-cryptographic hash is enough.
-std::uint64_t Fnv1a(std::uint64_t seed, std::initializer_list<std::string_view> parts) {
-  std::uint64_t h = seed;
-  for (std::string_view part : parts) {
-    for (unsigned char c : part) {
-      h ^= c;
-      h *= 0x100000001b3ULL;
-    }
-    h ^= 0;
-    h *= 0x100000001b3ULL;
+constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
+constexpr std::uint64_t kSeedA = 0xcbf29ce484222325ULL;
+constexpr std::uint64_t kSeedB = 0x84222325cbf29ce4ULL;
+
+std::uint64_t FnvBytes(std::uint64_t h, std::string_view bytes) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= kFnvPrime;
   }
   return h;
+}
+
+std::uint64_t FnvEnd(std::uint64_t h) { return h * kFnvPrime; }  // the NUL after a part
+
+std::uint64_t Fnv1a(std::uint64_t seed, std::initializer_list<std::string_view> parts) {
+  std::uint64_t h = seed;
+  for (std::string_view part : parts) h = FnvEnd(FnvBytes(h, part));
+  return h;
+}
+
+// What "%016llx%016llx" gave, without snprintf (~1,500 instructions).
+void WriteIdHex(std::span<char, 32> out, std::uint64_t a, std::uint64_t b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) {
+    out[static_cast<std::size_t>(15 - i)] = kHex[(a >> (4 * i)) & 0xF];
+    out[static_cast<std::size_t>(31 - i)] = kHex[(b >> (4 * i)) & 0xF];
+  }
 }
 
 // Length of the valid UTF-8 character at the start of `text`, or 0.
@@ -66,14 +82,31 @@ std::string WireMessage(std::string_view text, std::size_t max_bytes) {
 
 void WriteEventId(std::span<char, 32> out, std::string_view node, std::string_view source,
                   std::string_view cursor, std::string_view rule) {
-  const std::uint64_t a = Fnv1a(0xcbf29ce484222325ULL, {node, source, cursor, rule});
-  const std::uint64_t b = Fnv1a(0x84222325cbf29ce4ULL, {rule, cursor, source, node});
-  // What "%016llx%016llx" gave, without snprintf (~1,500 instructions).
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = 0; i < 16; ++i) {
-    out[static_cast<std::size_t>(15 - i)] = kHex[(a >> (4 * i)) & 0xF];
-    out[static_cast<std::size_t>(31 - i)] = kHex[(b >> (4 * i)) & 0xF];
+  WriteIdHex(out, Fnv1a(kSeedA, {node, source, cursor, rule}),
+             Fnv1a(kSeedB, {rule, cursor, source, node}));
+}
+
+void EventIdWriter::Write(std::span<char, 32> out, std::string_view node, std::string_view source,
+                          std::string_view cursor_start, std::string_view cursor_rest,
+                          std::string_view rule) {
+  if (node != node_ || source != source_ || cursor_start != cursor_start_ || !started_) {
+    node_.assign(node);
+    source_.assign(source);
+    cursor_start_.assign(cursor_start);
+    a_ = FnvBytes(Fnv1a(kSeedA, {node, source}), cursor_start);
+    b_.clear();
+    started_ = true;
   }
+  // The second hash starts with the rule: its state after the rule and the
+  // cursor's start is kept per rule (a scan's rules are few; bounded anyway).
+  if (b_.size() > kMaxRules) b_.clear();
+  auto it = b_.find(rule);
+  if (it == b_.end()) {
+    it = b_.emplace(std::string(rule), FnvBytes(Fnv1a(kSeedB, {rule}), cursor_start)).first;
+  }
+  const std::uint64_t a = Fnv1a(FnvEnd(FnvBytes(a_, cursor_rest)), {rule});
+  const std::uint64_t b = Fnv1a(FnvEnd(FnvBytes(it->second, cursor_rest)), {source, node});
+  WriteIdHex(out, a, b);
 }
 
 void AssignEventId(std::string& out, std::string_view node, std::string_view source,

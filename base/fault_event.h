@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -193,6 +194,30 @@ void AppendFaultEventMembers(std::string& out, const FaultEventView& event, Even
 // The event id (MakeEventId) written into `out`, 32 lowercase hex digits.
 void WriteEventId(std::span<char, 32> out, std::string_view node, std::string_view source,
                   std::string_view cursor, std::string_view rule);
+
+// Event ids (WriteEventId) of many events of one node and source whose
+// cursors start alike, as a scan's "FILE:LINE" do. The hashes' states after
+// the shared start are kept (the second's per rule, as it begins with the
+// rule), so an id costs the bytes that differ: hashing each id whole was
+// 5.7% of the CPU of a scan where 5% of the lines matched (bench/README.md).
+class EventIdWriter {
+ public:
+  // WriteEventId(out, node, source, cursor_start + cursor_rest, rule).
+  void Write(std::span<char, 32> out, std::string_view node, std::string_view source,
+             std::string_view cursor_start, std::string_view cursor_rest, std::string_view rule);
+
+ private:
+  static constexpr std::size_t kMaxRules = 4096;
+  bool started_ = false;
+  std::string node_, source_, cursor_start_;  // what the states below are for
+  std::uint64_t a_ = 0;                       // the first hash after them
+  struct Hash {                               // looked up by string_view: no string made per id
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  // The second hash after each rule and cursor_start.
+  std::unordered_map<std::string, std::uint64_t, Hash, std::equal_to<>> b_;
+};
 
 // Never throws. kInvalidArgument: not JSON, a required key missing or of the
 // wrong type, an unknown enum value; kFailedPrecondition: a schema version

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+
 #include "matcher/rule_set.h"
 
 namespace faultline {
@@ -60,7 +62,9 @@ FaultEventView ViewFaultEvent(const RuleMatch& match, const RecordView& record,
   e.origin = record.origin;
   const Rule* rule = match.rule;
   e.rule = rule ? std::string_view(rule->id) : std::string_view();
-  WriteEventId(buffers.id, node, record.source, record.cursor, e.rule);
+  const std::size_t shared = std::min(record.cursor_shared, record.cursor.size());
+  buffers.ids.Write(buffers.id, node, record.source, record.cursor.substr(0, shared),
+                    record.cursor.substr(shared), e.rule);
   e.id = std::string_view(buffers.id.data(), buffers.id.size());
   buffers.fields.clear();
   for (const auto& [name, value] : match.fields) buffers.fields.emplace_back(name, value);

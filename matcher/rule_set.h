@@ -190,11 +190,15 @@ struct RecordView {
   std::string_view cursor;
   std::chrono::system_clock::time_point time;
   std::span<const StringViewPair> labels;
+  // How many of the cursor's first bytes every record of this scan shares
+  // (a scan's "FILE:"): their hash is kept in EventViewBuffers::ids.
+  std::size_t cursor_shared = 0;
 };
 // Storage a FaultEventView of ViewFaultEvent points into, reused from
 // event to event.
 struct EventViewBuffers {
   std::array<char, 32> id{};
+  EventIdWriter ids;
   std::vector<StringViewPair> fields;
 };
 // The event FillFaultEvent would fill for the same match and record, as

@@ -116,6 +116,7 @@ class EventWriter {
     record.origin = origin;
     record.text = in.text;
     record.cursor = cursor_;
+    record.cursor_shared = file.size() + 1;  // "FILE:"
     record.time = in.time.value_or(options_.detected_time);
     record.labels = labels;
     const FaultEventView event = ViewFaultEvent(m, record, options_.node, /*boot_id=*/"",

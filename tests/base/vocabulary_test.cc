@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The shared vocabulary: status, time formats, durations, the event schema, metrics.
+#include <array>
+#include <string>
+#include <vector>
+
 #include <doctest/doctest.h>
 
 #include "base/fault_event.h"
@@ -132,6 +136,32 @@ TEST_CASE("event ids are stable for the same record and differ for another") {
   CHECK(MakeEventId("n", "kmsg", "b:1", "r") != MakeEventId("n", "kmsg", "b:2", "r"));
   CHECK(MakeEventId("ab", "c", "", "") != MakeEventId("a", "bc", "", ""));
   CHECK(MakeEventId("n", "kmsg", "b:1", "r").size() == 32);
+}
+
+// A scan writes ids through EventIdWriter, which keeps the hashes of the
+// cursor's shared start: every id must be MakeEventId's, whatever changes
+// from one event to the next (the rule, the line, the file, the node).
+TEST_CASE("EventIdWriter writes MakeEventId's id for every event of a sequence") {
+  EventIdWriter writer;
+  const std::vector<std::string> rules = {"nvidia.xid", "ib.phys-state", "r", ""};
+  const std::vector<std::string> files = {"/var/log/kern.log:", "/tmp/a.log:", ":", ""};
+  std::size_t checked = 0;
+  for (const std::string& node : {std::string("gpu-1"), std::string("")}) {
+    for (const std::string& file : files) {
+      for (int line = 1; line <= 60; ++line) {
+        const std::string& rule = rules[static_cast<std::size_t>(line * 7 % 4)];
+        const std::string rest = std::to_string(line * 37);
+        std::array<char, 32> id{};
+        writer.Write(id, node, "file", file, rest, rule);
+        CHECK(std::string(id.data(), id.size()) == MakeEventId(node, "file", file + rest, rule));
+        // The same cursor split elsewhere gives the same id.
+        writer.Write(id, node, "kmsg", "", file + rest, rule);
+        CHECK(std::string(id.data(), id.size()) == MakeEventId(node, "kmsg", file + rest, rule));
+        checked += 2;
+      }
+    }
+  }
+  CHECK(checked == 960);
 }
 
 TEST_CASE("a malformed event is an error naming the key, never an exception") {

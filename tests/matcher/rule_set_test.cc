@@ -455,6 +455,7 @@ TEST_CASE("ViewFaultEvent writes MakeFaultEvent's JSON for every built-in rule's
   const auto compare = [&](const RuleMatch& m, const LogRecord& record) {
     const std::vector<StringViewPair> labels(record.labels.begin(), record.labels.end());
     RecordView view{record.source, record.origin, record.text, record.cursor, record.time, labels};
+    view.cursor_shared = compared % 2 ? std::string_view("/var/log/k.log:").size() : 0;
     const FaultEventView v = ViewFaultEvent(m, view, "gpu-1", "boot-a", now, buffers);
     const FaultEvent e = MakeFaultEvent(m, record, "gpu-1", "boot-a", now);
     for (EventKeyOrder order : {EventKeyOrder::kSchema, EventKeyOrder::kSorted}) {
