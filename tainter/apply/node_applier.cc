@@ -312,8 +312,9 @@ Tainter::Step Tainter::Process(Work& work) {
     }
     work.decision = work.again ? policy_.Redecide(work.event) : policy_.Decide(work.event);
     work.decided = true;
-    // A taint is counted once the fleet's valve record granted it (Execute).
-    if (work.decision.outcome != DecisionOutcome::kTaint) Count(work.decision);
+    // A taint is counted once the fleet's valve record granted it (Execute);
+    // a parked fault's refusal once, when it was parked.
+    if (work.decision.outcome != DecisionOutcome::kTaint) Count(work.decision, work.again);
   }
   if (holding_ && api_.valve != nullptr && work.decision.outcome == DecisionOutcome::kTaint &&
       !work.reserved && !work.valve_answer) {
@@ -339,10 +340,12 @@ Tainter::Step Tainter::Process(Work& work) {
   return Step::kDone;
 }
 
-void Tainter::Count(const Decision& d) {
+void Tainter::Count(const Decision& d, bool retried) {
   m_.Decisions(d.outcome).Inc();
   if (d.outcome == DecisionOutcome::kRefusedByValve) {
-    m_.TaintsRefused(d.reason.rule).Inc();
+    // A parked fault is decided again at every tick while the fleet has
+    // room; the rate can refuse it each time. It is one refused taint.
+    if (!retried) m_.TaintsRefused(d.reason.rule).Inc();
     // Logged as the Event is due, per node and rule; an Event over the
     // fleet-wide budget is counted, and its refusal still logged.
     if (d.emit_event || d.event_suppressed) {

@@ -312,7 +312,8 @@ class Tainter {
                                                const std::vector<NodeCondition>& live,
                                                const std::vector<Reason>& active,
                                                const std::set<std::string>& owned);
-  void Count(const Decision& d);
+  // `retried`: a parked fault decided again (its refusal was counted).
+  void Count(const Decision& d, bool retried = false);
   void MarkAdopted();
   void UpdateGauges();
 
