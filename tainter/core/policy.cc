@@ -519,7 +519,7 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
                     "survived " + std::to_string(d.reason.reboots) + " reboots", clock_.Now(),
                     d.reason.first_seen, d.reason.last_seen, d.reason.boot_id, false});
   }
-  valve_.NoteNewTaint(clock_.MonotonicNow());
+  valve_.NoteNewTaint(clock_.MonotonicNow(), event.node);
   d.outcome = DecisionOutcome::kTaint;
   d.emit_event = true;
   d.write_reasons = true;
@@ -615,7 +615,7 @@ Decision Policy::RefuseTaint(const Decision& taint, const FaultEvent& event, std
   NodeState& state = nodes_[taint.node];
   state.tainted = false;  // a kTaint decision found the node untainted
   state.reasons.clear();
-  valve_.UndoNewTaint();
+  valve_.UndoNewTaint(taint.node);
   Decision d;
   d.node = taint.node;
   d.event_id = taint.event_id;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -47,7 +48,7 @@ std::string FleetValve::Refuse(int managed, int tainted, int tainted_for_rule,
                            limit);
   }
   if (limits_.max_new_taints > 0) {
-    while (!recent_.empty() && now - recent_.front() >= limits_.new_taint_window) {
+    while (!recent_.empty() && now - recent_.front().at >= limits_.new_taint_window) {
       recent_.pop_front();
     }
     if (static_cast<int>(recent_.size()) >= limits_.max_new_taints) {
@@ -55,6 +56,15 @@ std::string FleetValve::Refuse(int managed, int tainted, int tainted_for_rule,
     }
   }
   return "";
+}
+
+void FleetValve::UndoNewTaint(const std::string& node) {
+  for (auto it = recent_.rbegin(); it != recent_.rend(); ++it) {
+    if (it->node == node) {
+      recent_.erase(std::next(it).base());
+      return;
+    }
+  }
 }
 
 FleetValve::FleetAnswer FleetValve::Reserve(std::string_view record, const std::string& node,

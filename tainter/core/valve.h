@@ -53,12 +53,13 @@ class FleetValve {
   // last new_taint_window noted with NoteNewTaint (forgetting older ones).
   std::string Refuse(int managed, int tainted, int tainted_for_rule, const std::string& rule,
                      std::chrono::steady_clock::time_point now);
-  // A new taint was decided at `now` (counts for max_new_taints); UndoNewTaint
-  // takes the last one back (the fleet refused it after all).
-  void NoteNewTaint(std::chrono::steady_clock::time_point now) { recent_.push_back(now); }
-  void UndoNewTaint() {
-    if (!recent_.empty()) recent_.pop_back();
+  // A new taint of `node` was decided at `now` (counts for max_new_taints);
+  // UndoNewTaint takes `node`'s latest one back (the fleet refused it after
+  // all: its own time leaves the window, not the latest new taint's).
+  void NoteNewTaint(std::chrono::steady_clock::time_point now, const std::string& node) {
+    recent_.push_back({now, node});
   }
+  void UndoNewTaint(const std::string& node);
 
   // What this replica knows of the fleet when it asks the shared record.
   struct FleetView {
@@ -93,7 +94,11 @@ class FleetValve {
 
  private:
   ValveLimits limits_;
-  std::deque<std::chrono::steady_clock::time_point> recent_;  // this process's new taints
+  struct NewTaint {
+    std::chrono::steady_clock::time_point at;
+    std::string node;
+  };
+  std::deque<NewTaint> recent_;  // this process's new taints, oldest first
 };
 
 }  // namespace faultline

@@ -343,6 +343,30 @@ TEST_CASE("the valve allows at most max_new_taints new taints per window") {
   CHECK(f.policy.Decide(f.At(Ev("gpu-3"))).outcome == DecisionOutcome::kTaint);
 }
 
+// The fleet's record refuses a taint this replica decided (RefuseTaint):
+// that taint's own time leaves the new-taint window, not the latest one's,
+// or the window would free a place too early when several were decided.
+TEST_CASE("a taint the fleet refused leaves the new-taint window with its own time") {
+  Policy::Options o;
+  o.max_fraction = 1.0;
+  o.per_rule_max_fraction = 1.0;
+  o.max_new_taints = 2;
+  o.new_taint_window = minutes(10);
+  Fixture f(20, o);
+  const FaultEvent first = f.At(Ev("gpu-1"));
+  const Decision taint = f.policy.Decide(first);
+  REQUIRE(taint.outcome == DecisionOutcome::kTaint);
+  f.clock.Advance(minutes(5));
+  REQUIRE(f.policy.Decide(f.At(Ev("gpu-2"))).outcome == DecisionOutcome::kTaint);
+  CHECK(f.policy.RefuseTaint(taint, first, "fleet: max_new_taints").outcome ==
+        DecisionOutcome::kRefusedByValve);
+  // Six minutes later gpu-2's taint (5 minutes old at the refusal) is still
+  // in the window: one place, not two.
+  f.clock.Advance(minutes(6));
+  CHECK(f.policy.Decide(f.At(Ev("gpu-3"))).outcome == DecisionOutcome::kTaint);
+  CHECK(f.policy.Decide(f.At(Ev("gpu-4"))).outcome == DecisionOutcome::kRefusedByValve);
+}
+
 TEST_CASE("adoption restores reasons and never re-taints what is tainted") {
   Fixture f;
   Reason r;
