@@ -327,13 +327,18 @@ TEST_CASE("the valve limits each rule's share separately") {
   CHECK(f.policy.Decide(f.At(Ev("gpu-3", "other.rule"))).outcome == DecisionOutcome::kTaint);
 }
 
-TEST_CASE("the valve allows at most max_new_taints new taints per window") {
+// Only the new-taint rate limits: 2 new taints per 10 minutes.
+Policy::Options OnlyTwoNewTaintsPerTenMinutes() {
   Policy::Options o;
   o.max_fraction = 1.0;
   o.per_rule_max_fraction = 1.0;
   o.max_new_taints = 2;
   o.new_taint_window = minutes(10);
-  Fixture f(20, o);
+  return o;
+}
+
+TEST_CASE("the valve allows at most max_new_taints new taints per window") {
+  Fixture f(20, OnlyTwoNewTaintsPerTenMinutes());
   CHECK(f.policy.Decide(f.At(Ev("gpu-1"))).outcome == DecisionOutcome::kTaint);
   CHECK(f.policy.Decide(f.At(Ev("gpu-2"))).outcome == DecisionOutcome::kTaint);
   Decision d = f.policy.Decide(f.At(Ev("gpu-3")));
@@ -347,12 +352,7 @@ TEST_CASE("the valve allows at most max_new_taints new taints per window") {
 // that taint's own time leaves the new-taint window, not the latest one's,
 // or the window would free a place too early when several were decided.
 TEST_CASE("a taint the fleet refused leaves the new-taint window with its own time") {
-  Policy::Options o;
-  o.max_fraction = 1.0;
-  o.per_rule_max_fraction = 1.0;
-  o.max_new_taints = 2;
-  o.new_taint_window = minutes(10);
-  Fixture f(20, o);
+  Fixture f(20, OnlyTwoNewTaintsPerTenMinutes());
   const FaultEvent first = f.At(Ev("gpu-1"));
   const Decision taint = f.policy.Decide(first);
   REQUIRE(taint.outcome == DecisionOutcome::kTaint);
