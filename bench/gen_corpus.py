@@ -536,7 +536,7 @@ def fault_templates(rng, px):
             [(K("mlx5_core %s: print_health_info:429:(pid 0): Health issue observed, firmware internal error, severity(2) CRITICAL:" % nic()), ["mlx5.health-issue"])],
             [(K("mlx5_core %s: mlx5_load_one failed with error code -22" % nic()), ["mlx5.init-failed"])],
             [(K("mlx5_core: probe of %s failed with error -22" % nic()), ["mlx5.init-failed"])],
-            [(P("[%s:%d:0:%d] ib_mlx5_log.c:139  Transport retry count exceeded on %s:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)" % (C(HOSTS), R(1000, 99999), R(1000, 99999), C(HCAS))), ["ib.transport-retry-exceeded"])],
+            [(P("[%s:%d:0:%d] ib_mlx5_log.c:139  Transport retry count exceeded on %s:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)" % (C(HOSTS), R(1000, 99999), R(1000, 99999), C(HCAS))), ["ib.transport-retry-exceeded", "ib.ucx-completion-error"])],
             [(P("Unable to write to EQ: Missing or unavailable event queue. err: Input/output error (5) prov_errno: Unknown error -%d (-%d) prov/efa/src/rxr/rxr.h:1343" % ((lambda e: (e, e))(R(10, 13)))), ["efa.libfabric-eq-error"])],
             [(P("[rank%d]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank %d] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=1" % ((lambda r: (r, r))(R(256)))), ["nccl.watchdog-hang"])],
             [(P("torch.AcceleratorError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"), ["nccl.cuda-device-unavailable"])],
@@ -563,6 +563,15 @@ def fault_templates(rng, px):
             [(K("mce: [Hardware Error]: CPU %d: Machine Check: 0 Bank %d: %s" % (R(128), R(1, 20), C(["8c00004000010092", "9c00004000010090", "cc0000400001009f"]))), ["host.mce-corrected-status"])],
             [(K("CMCI storm detected: switching to poll mode"), ["host.cmci-storm"])],
             [(K("nvme nvme%d: I/O tag %d (%04x) opcode 0x1 (I/O Cmd) QID %d timeout, aborting req_op:WRITE(1) size:4096" % (R(8), R(1024), R(1 << 16), R(1, 64))), ["host.nvme-timeout"])],
+            # round 6 of the real-line rules (rules/README.md, "Held-out evidence (round 6)")
+            [(P("RuntimeError: NCCL communicator was aborted on rank %d." % R(256)), ["nccl.comm-aborted"])],
+            [(K(C(["BUG: unable to handle page fault for address: ffffb1d0%08x" % R(1 << 32), "BUG: kernel NULL pointer dereference, address: %016x" % R(4096), "Oops: 0002 [#%d] SMP PTI" % R(1, 4)])), ["host.kernel-oops"])],
+            [(J("kubelet[%d]" % R(1000, 99999), 'E1122 07:02:53.882190    1823 kubelet.go:2408] "Skipping pod synchronization" err="PLEG is not healthy: pleg was last seen active %dm%d.%ds ago; threshold is 3m0s"' % (R(3, 9), R(60), R(10))), ["host.kubelet-runtime-unhealthy"])],
+            [(P("Unable to determine the device handle for GPU %s.0: %s" % (C(PCI_GPU), C(["Unknown Error", "GPU is lost.  Reboot the system to recover this GPU"]))), ["nvidia.smi-device-handle"])],
+            [(J("nvidia-persistenced[%d]" % R(1000, 99999), "nvidia-persistenced failed to initialize. Check syslog for more details."), ["nvidia.persistenced-failed"])],
+            [(J("containerd[%d]" % R(1000, 99999), 'time="2026-11-22T07:02:53.738797825Z" level=error msg="StartContainer failed" error="failed to create shim task: OCI runtime create failed: error running hook #0: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: %s error: nvml error: %s: unknown"' % (C(["initialization", "detection"]), C(["driver not loaded", "unknown error"]))), ["nvidia.container-cli-error"])],
+            [(K("mlx5_core %s: mlx5_eq_int:556:(pid 0): CQ error on CQN 0x%x, syndrom%s 0x1" % (C(PCI_NIC), R(1 << 20), C(["", "e"]))), ["mlx5.cq-error"])],
+            [(P("[%s:%d:0:%d] ib_mlx5_log.c:177  %s on %s:1/IB (synd 0x%x vend 0x%x hw_synd 0/0)" % (C(HOSTS), R(1000, 99999), R(1000, 99999), C(["Local protection", "Remote access", "Local QP operation"]), C(HCAS), C([4, 2, 0x13]), R(256))), ["ib.ucx-completion-error"])],
         ])
 
 
