@@ -85,6 +85,7 @@ std::shared_ptr<const RuleSet> LoadRules(const RuleSources& sources, const Compi
       if (local_names.count(parsed.pack.name)) continue;
       texts[builtin.file] = builtin.text;
       diags.Append(parsed.diags);
+      for (Rule& rule : parsed.pack.rules) rule.checked_at_build = true;
       packs.push_back(std::move(parsed.pack));
     }
   }

@@ -99,6 +99,14 @@ void ApplyOverride(const Rule& over, Rule& base) {
     base.no_match_tests = over.no_match_tests;
   }
   if (given("disabled")) base.disabled = over.disabled;
+  // Any key but these may change what the build checked (the pattern, or a
+  // capture name it must define): the rule is checked at load again. Listed
+  // as the few that keep the mark, so that a key added later clears it.
+  for (const auto& [key, at] : over.keys_at) {
+    if (key != "id" && key != "override" && key != "disabled" && key != "description") {
+      base.checked_at_build = false;
+    }
+  }
   base.is_override = true;
   for (const auto& [key, at] : over.keys_at) base.keys_at[key] = at;
 }

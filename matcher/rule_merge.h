@@ -15,7 +15,9 @@ namespace faultline {
 //    keys it writes replace the earlier ones, except classify.values, which
 //    merge entry by entry (an entry for "63" takes 63 out of an earlier
 //    "13,63" list); `disabled: true` switches the rule off;
-//  - an override of an id no earlier pack defines is E110.
+//  - an override of an id no earlier pack defines is E110;
+//  - an override that writes more than `disabled` and `description` clears
+//    the rule's checked_at_build (rule.h).
 // The result keeps the earlier rule's place and pack. Never throws.
 std::vector<Rule> MergeRulePacks(std::vector<RulePack> packs, Diagnostics& diags);
 

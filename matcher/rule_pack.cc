@@ -49,6 +49,49 @@ bool ValidName(std::string_view s, bool allow_dot_underscore) {
   return true;
 }
 
+// One YAML map's entries, read once. yaml-cpp's const operator[] walks the
+// map decoding each key into a std::string, and for an absent key formats
+// the message of an exception it does not throw through a std::stringstream
+// (key_to_string, yaml-cpp 0.7): ReadRule's 25 lookups, most of them keys
+// the rule does not write, cost 12 M instructions for a 132-rule override
+// pack, more than 40% of its parse.
+class MapKeys {
+ public:
+  struct Entry {
+    YAML::Node key;
+    YAML::Node value;
+  };
+
+  // `map` must be a map (callers check IsMap first).
+  explicit MapKeys(const YAML::Node& map) {
+    entries_.reserve(map.size());
+    for (auto it = map.begin(); it != map.end(); ++it) entries_.push_back({it->first, it->second});
+  }
+
+  // In the map's order, duplicates and non-scalar keys included.
+  const std::vector<Entry>& entries() const { return entries_; }
+
+  // As map[key]: the value of the first entry whose key is the scalar `key`,
+  // else an undefined node (false in a condition).
+  YAML::Node operator[](std::string_view key) const {
+    for (const Entry& e : entries_) {
+      if (e.key.IsScalar() && e.key.Scalar() == key) return e.value;
+    }
+    return Absent();
+  }
+
+ private:
+  // What yaml-cpp's const operator[] returns for an absent key: an invalid
+  // ("zombie") node, made once.
+  static const YAML::Node& Absent() {
+    static const YAML::Node empty_map(YAML::NodeType::Map);
+    static const YAML::Node absent = empty_map["absent"];
+    return absent;
+  }
+
+  std::vector<Entry> entries_;
+};
+
 class PackReader {
  public:
   PackReader(std::string_view file, Diagnostics& diags) : file_(file), diags_(diags) {}
@@ -83,14 +126,17 @@ class PackReader {
     return {file_, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0};
   }
 
-  // Reports keys of `map` not in `known`, with a hint.
-  void CheckKeys(const YAML::Node& map, const Keys& known, std::string_view what) {
-    for (auto it = map.begin(); it != map.end(); ++it) {
-      std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string("?");
+  // Reports keys of `map` not in `known`, with a hint; returns its entries
+  // for the lookups that follow.
+  MapKeys CheckKeys(const YAML::Node& map, const Keys& known, std::string_view what) {
+    MapKeys keys(map);
+    for (const MapKeys::Entry& e : keys.entries()) {
+      std::string key = e.key.IsScalar() ? e.key.Scalar() : std::string("?");
       if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-      diags_.Error("E101", At(it->first),
+      diags_.Error("E101", At(e.key),
                    "unknown key '" + key + "' in " + std::string(what) + DidYouMean(key, known));
     }
+    return keys;
   }
 
   std::optional<std::string> String(const YAML::Node& node, std::string_view key) {
@@ -162,10 +208,10 @@ class PackReader {
                    "{units: [nvidia-fabricmanager.service], uids: [0]}");
       return std::nullopt;
     }
-    CheckKeys(node, kJournalKeys, "journal");
+    const MapKeys keys = CheckKeys(node, kJournalKeys, "journal");
     JournalConstraint c;
     bool ok = true;
-    if (YAML::Node units = node["units"]) {
+    if (YAML::Node units = keys["units"]) {
       if (!units.IsSequence()) {
         diags_.Error("E003", At(units), "journal.units must be a list of systemd unit names");
         ok = false;
@@ -181,7 +227,7 @@ class PackReader {
         }
       }
     }
-    if (YAML::Node uids = node["uids"]) {
+    if (YAML::Node uids = keys["uids"]) {
       if (!uids.IsSequence()) {
         diags_.Error("E003", At(uids), "journal.uids must be a list of numeric user ids");
         ok = false;
@@ -236,10 +282,10 @@ class PackReader {
       diags_.Error("E003", At(node), "threshold must be a map with count, window and key");
       return std::nullopt;
     }
-    CheckKeys(node, kThresholdKeys, "threshold");
+    const MapKeys keys = CheckKeys(node, kThresholdKeys, "threshold");
     EventThreshold t;
     bool ok = true;
-    if (YAML::Node count = node["count"]) {
+    if (YAML::Node count = keys["count"]) {
       auto n = Integer(count, "threshold.count");
       if (!n) {
         ok = false;
@@ -253,7 +299,7 @@ class PackReader {
       diags_.Error("E113", At(node), "bad threshold: count is missing");
       ok = false;
     }
-    if (YAML::Node window = node["window"]) {
+    if (YAML::Node window = keys["window"]) {
       auto d = Duration(window, "threshold.window");
       if (d) t.window = *d;
       ok = ok && d.has_value();
@@ -261,7 +307,7 @@ class PackReader {
       diags_.Error("E113", At(node), "bad threshold: window is missing");
       ok = false;
     }
-    if (YAML::Node key = node["key"]; key && !key.IsNull()) {
+    if (YAML::Node key = keys["key"]; key && !key.IsNull()) {
       if (key.IsScalar()) {
         t.key.push_back(key.Scalar());
       } else if (key.IsSequence()) {
@@ -355,15 +401,15 @@ class PackReader {
     return s;
   }
 
-  void ReadRecovery(const YAML::Node& node, Rule& r) {
-    if (YAML::Node n = node["recover"]) r.recover = Recover(n).value_or("");
-    if (YAML::Node n = node["probation"]) {
+  void ReadRecovery(const MapKeys& keys, Rule& r) {
+    if (YAML::Node n = keys["recover"]) r.recover = Recover(n).value_or("");
+    if (YAML::Node n = keys["probation"]) {
       r.probation = Duration(n, "probation");
-      if (r.recover.empty() && !node["recover"]) {
+      if (r.recover.empty() && !keys["recover"]) {
         diags_.Error("E116", At(n), "probation without 'recover: reboot' in rule '" + r.id + "'");
       }
     }
-    if (YAML::Node n = node["clear"]) {
+    if (YAML::Node n = keys["clear"]) {
       std::vector<YAML::Node> items;
       if (n.IsScalar()) {
         items.push_back(n);
@@ -403,20 +449,20 @@ class PackReader {
       diags_.Error("E003", At(node), "a classify outcome must be a map");
       return;
     }
-    CheckKeys(node, kOutcomeKeys, "classify outcome");
-    if (YAML::Node n = node["category"]) out.category = String(n, "category");
-    if (YAML::Node n = node["severity"]) {
+    const MapKeys keys = CheckKeys(node, kOutcomeKeys, "classify outcome");
+    if (YAML::Node n = keys["category"]) out.category = String(n, "category");
+    if (YAML::Node n = keys["severity"]) {
       out.severity = Enum<Severity>(n, "severity", "E108", kSeverityNames, &ParseSeverity);
     }
-    if (YAML::Node n = node["action"]) {
+    if (YAML::Node n = keys["action"]) {
       out.action = Enum<Action>(n, "action", "E107", kActionNames, &ParseAction);
     }
-    if (YAML::Node n = node["summary"]) out.summary = String(n, "summary");
-    if (YAML::Node n = node["threshold"]) out.threshold = Threshold(n);
-    if (YAML::Node n = node["expire"]) out.expire = Duration(n, "expire");
-    if (YAML::Node n = node["condition"]) out.condition = Condition(n);
-    if (YAML::Node n = node["recover"]) out.recover = Recover(n);
-    if (YAML::Node n = node["classify"]) {
+    if (YAML::Node n = keys["summary"]) out.summary = String(n, "summary");
+    if (YAML::Node n = keys["threshold"]) out.threshold = Threshold(n);
+    if (YAML::Node n = keys["expire"]) out.expire = Duration(n, "expire");
+    if (YAML::Node n = keys["condition"]) out.condition = Condition(n);
+    if (YAML::Node n = keys["recover"]) out.recover = Recover(n);
+    if (YAML::Node n = keys["classify"]) {
       if (classify_depth <= 0) {
         diags_.Error("E003", At(n), "classify may nest only one level deep");
       } else if (auto c = ReadClassify(n, classify_depth - 1)) {
@@ -430,14 +476,14 @@ class PackReader {
       diags_.Error("E003", At(node), "classify must be a map with capture, values and default");
       return std::nullopt;
     }
-    CheckKeys(node, kClassifyKeys, "classify");
+    const MapKeys keys = CheckKeys(node, kClassifyKeys, "classify");
     Classification c;
     c.at = At(node);
-    if (YAML::Node n = node["capture"]) {
+    if (YAML::Node n = keys["capture"]) {
       if (auto s = String(n, "classify.capture")) c.capture = *s;
       c.at = At(n);
     }
-    if (YAML::Node values = node["values"]) {
+    if (YAML::Node values = keys["values"]) {
       if (!values.IsMap()) {
         diags_.Error("E003", At(values), "classify.values must be a map from value to outcome");
       } else {
@@ -449,7 +495,7 @@ class PackReader {
         }
       }
     }
-    if (YAML::Node d = node["default"]) ReadOutcome(d, c.fallback, depth);
+    if (YAML::Node d = keys["default"]) ReadOutcome(d, c.fallback, depth);
     return c;
   }
 
@@ -464,8 +510,8 @@ class PackReader {
       diags_.Error("E003", At(node), "a test must be a string or a map with line");
       return std::nullopt;
     }
-    CheckKeys(node, kTestKeys, "test");
-    YAML::Node line = node["line"];
+    const MapKeys keys = CheckKeys(node, kTestKeys, "test");
+    YAML::Node line = keys["line"];
     if (!line) {
       diags_.Error("E102", At(node), "missing required key 'line' in test");
       return std::nullopt;
@@ -473,7 +519,7 @@ class PackReader {
     auto text = String(line, "line");
     if (!text) return std::nullopt;
     t.line = *text;
-    if (YAML::Node f = node["fields"]) {
+    if (YAML::Node f = keys["fields"]) {
       if (!is_match) {
         diags_.Error("E003", At(f), "fields are only checked in match tests");
       } else if (!f.IsMap()) {
@@ -486,18 +532,18 @@ class PackReader {
         }
       }
     }
-    if (YAML::Node n = node["action"]) {
+    if (YAML::Node n = keys["action"]) {
       t.action = Enum<Action>(n, "action", "E107", kActionNames, &ParseAction);
     }
-    if (YAML::Node n = node["severity"]) {
+    if (YAML::Node n = keys["severity"]) {
       t.severity = Enum<Severity>(n, "severity", "E108", kSeverityNames, &ParseSeverity);
     }
-    if (YAML::Node n = node["origin"]) {
+    if (YAML::Node n = keys["origin"]) {
       Keys origins = kSourceNames;
       origins.push_back("any");
       t.origin = Enum<Origin>(n, "origin", "E109", origins, &ParseOrigin);
     }
-    if (YAML::Node l = node["labels"]) {
+    if (YAML::Node l = keys["labels"]) {
       if (!l.IsMap()) {
         diags_.Error("E003", At(l), "labels must be a map, e.g. {unit: x.service, uid: '0'}");
       } else {
@@ -516,7 +562,7 @@ class PackReader {
       diags_.Error("E003", At(node), "tests must be a map with match and no_match");
       return;
     }
-    CheckKeys(node, kTestsKeys, "tests");
+    const MapKeys keys = CheckKeys(node, kTestsKeys, "tests");
     for (bool is_match : {true, false}) {
       YAML::Node list = node[is_match ? "match" : "no_match"];
       if (!list || list.IsNull()) continue;
@@ -549,18 +595,18 @@ class PackReader {
       if (!node.IsNull()) diags_.Error("E003", At(node), "defaults must be a map");
       return d;
     }
-    CheckKeys(node, kDefaultKeys, "defaults");
-    if (YAML::Node n = node["sources"]) d.sources = Sources(n);
-    if (YAML::Node n = node["category"]) d.category = String(n, "category");
-    if (YAML::Node n = node["severity"]) {
+    const MapKeys keys = CheckKeys(node, kDefaultKeys, "defaults");
+    if (YAML::Node n = keys["sources"]) d.sources = Sources(n);
+    if (YAML::Node n = keys["category"]) d.category = String(n, "category");
+    if (YAML::Node n = keys["severity"]) {
       d.severity = Enum<Severity>(n, "severity", "E108", kSeverityNames, &ParseSeverity);
     }
-    if (YAML::Node n = node["action"]) {
+    if (YAML::Node n = keys["action"]) {
       d.action = Enum<Action>(n, "action", "E107", kActionNames, &ParseAction);
     }
-    if (YAML::Node n = node["threshold"]) d.threshold = Threshold(n);
-    if (YAML::Node n = node["expire"]) d.expire = Duration(n, "expire");
-    if (YAML::Node n = node["condition"]) d.condition = Condition(n);
+    if (YAML::Node n = keys["threshold"]) d.threshold = Threshold(n);
+    if (YAML::Node n = keys["expire"]) d.expire = Duration(n, "expire");
+    if (YAML::Node n = keys["condition"]) d.condition = Condition(n);
     return d;
   }
 
@@ -573,13 +619,13 @@ class PackReader {
     Rule r;
     r.pack = pack;
     r.defined_at = At(node);
-    CheckKeys(node, kRuleKeys, "rule");
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      if (it->first.IsScalar()) r.keys_at[it->first.Scalar()] = At(it->second);
+    const MapKeys keys = CheckKeys(node, kRuleKeys, "rule");
+    for (const MapKeys::Entry& e : keys.entries()) {
+      if (e.key.IsScalar()) r.keys_at[e.key.Scalar()] = At(e.value);
     }
-    if (YAML::Node n = node["override"]) r.is_override = Bool(n, "override").value_or(false);
-    if (YAML::Node n = node["disabled"]) r.disabled = Bool(n, "disabled").value_or(false);
-    if (YAML::Node n = node["id"]) {
+    if (YAML::Node n = keys["override"]) r.is_override = Bool(n, "override").value_or(false);
+    if (YAML::Node n = keys["disabled"]) r.disabled = Bool(n, "disabled").value_or(false);
+    if (YAML::Node n = keys["id"]) {
       r.defined_at = At(n);
       if (auto s = String(n, "id")) {
         r.id = *s;
@@ -591,16 +637,16 @@ class PackReader {
     } else {
       diags_.Error("E102", At(node), "missing required key 'id'");
     }
-    if (YAML::Node n = node["description"]) {
+    if (YAML::Node n = keys["description"]) {
       if (auto s = String(n, "description")) r.description = *s;
     }
-    if (YAML::Node n = node["pattern"]) {
+    if (YAML::Node n = keys["pattern"]) {
       r.pattern_at = At(n);
       if (auto s = String(n, "pattern")) r.pattern = *s;
     } else if (!r.is_override) {
       diags_.Error("E102", r.defined_at, "missing required key 'pattern' in rule '" + r.id + "'");
     }
-    if (YAML::Node n = node["sources"]) {
+    if (YAML::Node n = keys["sources"]) {
       if (auto s = Sources(n)) r.sources = *s;
     } else if (!r.is_override) {
       if (defaults.sources) {
@@ -610,43 +656,43 @@ class PackReader {
                      "missing required key 'sources' in rule '" + r.id + "' (or in defaults)");
       }
     }
-    if (YAML::Node n = node["category"]) {
+    if (YAML::Node n = keys["category"]) {
       r.category = String(n, "category").value_or("");
     } else if (!r.is_override && defaults.category) {
       r.category = *defaults.category;
     }
-    if (YAML::Node n = node["severity"]) {
+    if (YAML::Node n = keys["severity"]) {
       r.severity = Enum<Severity>(n, "severity", "E108", kSeverityNames, &ParseSeverity)
                        .value_or(Severity::kWarning);
     } else if (!r.is_override && defaults.severity) {
       r.severity = *defaults.severity;
     }
-    if (YAML::Node n = node["action"]) {
+    if (YAML::Node n = keys["action"]) {
       r.action =
           Enum<Action>(n, "action", "E107", kActionNames, &ParseAction).value_or(Action::kEvent);
     } else if (!r.is_override && defaults.action) {
       r.action = *defaults.action;
     }
-    if (YAML::Node n = node["summary"]) r.summary = String(n, "summary").value_or("");
-    if (YAML::Node n = node["threshold"]) {
+    if (YAML::Node n = keys["summary"]) r.summary = String(n, "summary").value_or("");
+    if (YAML::Node n = keys["threshold"]) {
       if (!n.IsNull()) r.threshold = Threshold(n);
     } else if (!r.is_override) {
       r.threshold = defaults.threshold;
     }
-    if (YAML::Node n = node["expire"]) {
+    if (YAML::Node n = keys["expire"]) {
       r.expire = Duration(n, "expire");
     } else if (!r.is_override) {
       r.expire = defaults.expire;
     }
-    if (YAML::Node n = node["peer"]) r.peer = String(n, "peer").value_or("");
-    if (YAML::Node n = node["condition"]) {
+    if (YAML::Node n = keys["peer"]) r.peer = String(n, "peer").value_or("");
+    if (YAML::Node n = keys["condition"]) {
       r.condition = Condition(n).value_or("");
     } else if (!r.is_override && defaults.condition) {
       r.condition = *defaults.condition;
     }
-    if (YAML::Node n = node["classify"]) r.classify = ReadClassify(n, 1);
-    ReadRecovery(node, r);
-    if (YAML::Node n = node["journal"]) {
+    if (YAML::Node n = keys["classify"]) r.classify = ReadClassify(n, 1);
+    ReadRecovery(keys, r);
+    if (YAML::Node n = keys["journal"]) {
       r.journal = Journal(n);
       const bool trusts_journal =
           std::find(r.sources.begin(), r.sources.end(), Origin::kJournal) != r.sources.end();
@@ -656,7 +702,7 @@ class PackReader {
                          "' does not list journal in its sources");
       }
     }
-    if (YAML::Node n = node["tests"]) ReadTests(n, r);
+    if (YAML::Node n = keys["tests"]) ReadTests(n, r);
     return r;
   }
 
@@ -667,8 +713,8 @@ class PackReader {
                    "a rule pack must be a map with pack, version and rules");
       return;
     }
-    CheckKeys(root, kPackKeys, "rule pack");
-    if (YAML::Node n = root["pack"]) {
+    const MapKeys keys = CheckKeys(root, kPackKeys, "rule pack");
+    if (YAML::Node n = keys["pack"]) {
       pack.name_at = At(n);
       if (auto s = String(n, "pack")) {
         pack.name = *s;
@@ -680,19 +726,19 @@ class PackReader {
     } else {
       diags_.Error("E102", {file_, 1, 1}, "missing required key 'pack'");
     }
-    if (YAML::Node n = root["version"]) {
+    if (YAML::Node n = keys["version"]) {
       auto v = Integer(n, "version");
       if (v && *v < 1) diags_.Error("E003", At(n), "version must be a positive integer");
       if (v) pack.version = static_cast<int>(*v);
     } else {
       diags_.Error("E102", {file_, 1, 1}, "missing required key 'version'");
     }
-    if (YAML::Node n = root["description"]) {
+    if (YAML::Node n = keys["description"]) {
       pack.description = String(n, "description").value_or("");
     }
     Defaults defaults;
-    if (YAML::Node n = root["defaults"]) defaults = ReadDefaults(n);
-    YAML::Node rules = root["rules"];
+    if (YAML::Node n = keys["defaults"]) defaults = ReadDefaults(n);
+    YAML::Node rules = keys["rules"];
     if (!rules || rules.IsNull()) return;  // a pack may hold no rules yet
     if (!rules.IsSequence()) {
       diags_.Error("E003", At(rules), "rules must be a list of rules");

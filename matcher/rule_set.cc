@@ -227,7 +227,16 @@ std::unique_ptr<RuleSet::Impl> CompileRuleSet(std::vector<Rule> rules,
   impl->rules = std::move(rules);
   bool failed = false;
   for (const Rule& rule : impl->rules) {
+    // Its checks passed at build time at the default limits, and a disabled
+    // rule is never matched: no RE2 to compile. Smaller limits than the
+    // build's could fail it (E111), so those still compile it.
+    if (rule.disabled && rule.checked_at_build &&
+        options.max_program_size >= CompileOptions{}.max_program_size &&
+        options.max_memory_bytes >= CompileOptions{}.max_memory_bytes) {
+      continue;
+    }
     std::size_t errors_before = diags.error_count();
+    ++impl->rules_checked;
     std::unique_ptr<RE2> re = CheckRule(rule, options, diags);
     if (!re || diags.error_count() > errors_before) {
       failed = true;
@@ -363,6 +372,8 @@ std::shared_ptr<const RuleSet> RuleSetTesting::CompileWithSnapshots(
 std::size_t RuleSetTesting::LiteralsFromSnapshot(const RuleSet& set) {
   return set.impl_->literals_from_snapshot;
 }
+
+std::size_t RuleSetTesting::RulesChecked(const RuleSet& set) { return set.impl_->rules_checked; }
 
 bool RuleSetTesting::AnySetDeferred(const RuleSet& set) { return set.impl_->any_set_proven; }
 

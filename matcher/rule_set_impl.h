@@ -59,6 +59,8 @@ struct RuleSet::Impl {
   // enabled rules' it took from there.
   const LiteralSnapshot* literal_snapshot = nullptr;
   std::size_t literals_from_snapshot = 0;
+  // How many rules' patterns CheckRule compiled (RuleSetTesting).
+  std::size_t rules_checked = 0;
   // The build proved that these rules fit in one Set (set_fit.h): origin
   // `any`'s was not built at Compile, it is built when first matched.
   bool any_set_proven = false;

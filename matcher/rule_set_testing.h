@@ -25,6 +25,9 @@ struct RuleSetTesting {
   // How many of `set`'s enabled rules took their literals from a snapshot
   // (the others' were extracted when it was compiled).
   static std::size_t LiteralsFromSnapshot(const RuleSet& set);
+  // How many rules' patterns Compile compiled to check them (CheckRule);
+  // a disabled built-in rule that no override changed is not among them.
+  static std::size_t RulesChecked(const RuleSet& set);
   // Whether Compile left origin `any`'s Set to its first match (a proof
   // covered the rules), and whether that Set exists now.
   static bool AnySetDeferred(const RuleSet& set);
