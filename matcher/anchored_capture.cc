@@ -125,4 +125,10 @@ bool MatchAtLeadingLiterals(const RE2& re, const std::vector<LeadingLiteral>& le
   }
 }
 
+bool AnchoredCapture::Match(const RE2& re, std::string_view text, re2::StringPiece* groups,
+                            int n) const {
+  std::call_once(once_, [&] { leads_ = LeadingLiterals(re.pattern()); });
+  return MatchAtLeadingLiterals(re, leads_, text, groups, n);
+}
+
 }  // namespace faultline

@@ -34,10 +34,10 @@ struct CompiledRule {
   // unnamed group after it is never read, and each costs the submatch
   // engine; with 5 or fewer RE2 may use its OnePass engine).
   int capture_groups = 1;
-  // Literals every match begins with one of (anchored_capture.h), empty
-  // if none are proven: Capture then needs no reverse DFA pass to find
-  // where the match starts.
-  std::vector<LeadingLiteral> leads;
+  // Finds the match and its groups at the literals every match begins
+  // with, when the pattern proves some (anchored_capture.h): no reverse
+  // DFA pass to find where the match starts. Null without named groups.
+  std::unique_ptr<AnchoredCapture> anchored;
   std::uint32_t origin_mask = 0;  // bit per Origin it trusts
 };
 
