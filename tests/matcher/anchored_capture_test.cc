@@ -8,6 +8,7 @@
 #include "matcher/anchored_capture.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -85,10 +86,17 @@ bool SameAsUnanchored(const RE2& re, const std::vector<LeadingLiteral>& leads,
   return same;
 }
 
+std::string Cat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view p : parts) out.append(p);
+  return out;
+}
+
 // Lines built from `line` to reach the edge cases for `leads`.
 std::vector<std::string> EdgeLines(const std::string& line,
                                    const std::vector<LeadingLiteral>& leads) {
-  std::vector<std::string> out = {line, line + " " + line, "x" + line, "_" + line, line + "x"};
+  std::vector<std::string> out = {line, Cat({line, " ", line}), Cat({"x", line}), Cat({"_", line}),
+                                  Cat({line, "x"})};
   // RE2's (?i) folds k with U+212A (KELVIN SIGN) and s with U+017F (LONG S).
   std::string folded;
   for (char c : line) {
@@ -105,16 +113,16 @@ std::vector<std::string> EdgeLines(const std::string& line,
     std::string upper = l.text;
     std::transform(upper.begin(), upper.end(), upper.begin(),
                    [](char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 32) : c; });
-    out.push_back(l.text + line);  // an occurrence that does not match first
-    out.push_back(l.text + l.text + line);
-    out.push_back(line + l.text);  // an occurrence at the very end
-    out.push_back("a" + l.text + " " + line);
-    out.push_back(upper + " " + line);  // case
+    out.push_back(Cat({l.text, line}));  // an occurrence that does not match first
+    out.push_back(Cat({l.text, l.text, line}));
+    out.push_back(Cat({line, l.text}));  // an occurrence at the very end
+    out.push_back(Cat({"a", l.text, " ", line}));
+    out.push_back(Cat({upper, " ", line}));  // case
     const std::size_t at = line.find(l.text);
     if (at != std::string::npos) {
       out.push_back(line.substr(at));  // the match at 0
-      out.push_back(line.substr(0, at) + l.text + " " + line.substr(at));
-      out.push_back(line.substr(0, at) + "x" + line.substr(at));  // \b before it
+      out.push_back(Cat({line.substr(0, at), l.text, " ", line.substr(at)}));
+      out.push_back(Cat({line.substr(0, at), "x", line.substr(at)}));  // \b before it
     }
   }
   return out;
