@@ -11,8 +11,9 @@
 // starts where one of them occurs, and the first such position p where
 // Match(text, p, size, ANCHOR_START) succeeds is that match, groups and all
 // (an anchored leftmost-first match is what the unanchored search picks at
-// its leftmost start). RE2 runs OnePass or BitState there, no DFA at all,
-// and keeps the text before p as context for \b and ^.
+// its leftmost start). On a line of ordinary length RE2 runs OnePass or
+// BitState there, no DFA at all, and it keeps the text before p as context
+// for \b and ^.
 #pragma once
 
 #include <cstddef>

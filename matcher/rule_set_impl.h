@@ -32,7 +32,7 @@ struct CompiledRule {
   std::vector<std::pair<int, std::string>> named;  // group index -> name, sorted by name
   // How many groups Capture asks RE2 for: 0 to the highest named one (an
   // unnamed group after it is never read, and each costs the submatch
-  // engine; with 5 or fewer RE2 may use its OnePass engine).
+  // engine; with 5 or fewer, group 0 included, RE2 may use OnePass).
   int capture_groups = 1;
   // Finds the match and its groups at the literals every match begins
   // with, when the pattern proves some (anchored_capture.h): no reverse
