@@ -114,9 +114,15 @@ bool MatchAtLeadingLiterals(const RE2& re, const std::vector<LeadingLiteral>& le
   std::array<std::size_t, kMaxLeadingLiterals> next{};
   const std::size_t count = leads.size();
   for (std::size_t i = 0; i < count; ++i) next[i] = Find(leads[i], text, 0);
-  for (;;) {
+  for (std::size_t attempts = 0;; ++attempts) {
     const std::size_t p = *std::min_element(next.begin(), next.begin() + count);
     if (p == std::string_view::npos) return false;
+    // Each failed attempt may read the rest of the line ("Xid.*?: ..." on a
+    // line of "Xid: " repeated): past a few, RE2's unanchored search, linear
+    // in the line, bounds the cost (64 KiB took 0.5 s, uncapped).
+    if (attempts == kMaxAnchoredAttempts) {
+      return re.Match(whole, 0, text.size(), RE2::UNANCHORED, groups, n);
+    }
     // `whole` from p: RE2 sees the bytes before p as context (\b, ^).
     if (re.Match(whole, p, text.size(), RE2::ANCHOR_START, groups, n)) return true;
     for (std::size_t i = 0; i < count; ++i) {

@@ -49,8 +49,11 @@ std::vector<LeadingLiteral> LeadingLiterals(std::string_view pattern);
 // found by trying RE2::ANCHOR_START at each position where one of `leads`
 // occurs, in order. `leads` must be LeadingLiterals(re.pattern()), or
 // others that every match of `re` begins with; otherwise the result may
-// differ. No literals (or more than kMaxLeadingLiterals): RE2's unanchored
-// search itself. `groups` holds n entries (n >= 1), as for RE2::Match.
+// differ. No literals (or more than kMaxLeadingLiterals), or more than
+// kMaxAnchoredAttempts occurrences that do not match: RE2's unanchored
+// search itself (so that a hostile line costs at most a few passes over
+// it). `groups` holds n entries (n >= 1), as for RE2::Match.
+inline constexpr std::size_t kMaxAnchoredAttempts = 4;
 bool MatchAtLeadingLiterals(const RE2& re, const std::vector<LeadingLiteral>& leads,
                             std::string_view text, re2::StringPiece* groups, int n);
 

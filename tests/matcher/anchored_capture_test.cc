@@ -8,6 +8,8 @@
 #include "matcher/anchored_capture.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -90,6 +92,25 @@ std::string Cat(std::initializer_list<std::string_view> parts) {
   std::string out;
   for (std::string_view p : parts) out.append(p);
   return out;
+}
+
+// How long `fn` takes.
+template <typename Fn>
+std::chrono::nanoseconds Took(Fn fn) {
+  const auto start = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::steady_clock::now() - start;
+}
+
+// The bound for a capped search of `line`: a few times RE2's unanchored
+// search of it (timed here, so load and sanitizers slow both), plus slack.
+// One attempt per occurrence costs hundreds of times the search.
+std::chrono::nanoseconds FewPasses(const RE2& re, const std::string& line) {
+  std::vector<re2::StringPiece> g(static_cast<std::size_t>(re.NumberOfCapturingGroups() + 1));
+  const auto once = Took([&] {
+    re.Match(line, 0, line.size(), RE2::UNANCHORED, g.data(), static_cast<int>(g.size()));
+  });
+  return 50 * once + std::chrono::milliseconds(20);
 }
 
 // Lines built from `line` to reach the edge cases for `leads`.
@@ -214,6 +235,54 @@ TEST_CASE("a caseless k or s is not searched as ASCII: RE2 folds more into it") 
   CHECK(SameAsUnanchored(kelvin, LeadingLiterals(kelvin.pattern()), line));
   RE2 disk(R"((?i)disk (?P<dev>\w+) failed)");
   CHECK(SameAsUnanchored(disk, LeadingLiterals(disk.pattern()), "di\xC5\xBFk sda failed"));
+}
+
+TEST_CASE("a line of many non-matching occurrences costs a few passes, not one per occurrence") {
+  // Each anchored attempt of "Xid.*?: ..." reads the rest of the line: one
+  // per occurrence made 64 KiB of "Xid: " cost 0.5 s (quadratic); past
+  // kMaxAnchoredAttempts the unanchored search takes over.
+  RE2 re(R"(Xid.*?: (?P<code>\d+),)");
+  const std::vector<LeadingLiteral> leads = LeadingLiterals(re.pattern());
+  REQUIRE(leads.size() == 1);
+  std::string line;
+  for (int i = 0; i < 32 * 1024; ++i) line += "Xid: ";  // 160 KiB
+  std::vector<re2::StringPiece> g(2);
+  // Capped: under a millisecond; uncapped: 3.2 s.
+  bool matched = true;
+  const auto took = Took([&] { matched = MatchAtLeadingLiterals(re, leads, line, g.data(), 2); });
+  CHECK_FALSE(matched);
+  CHECK(took < FewPasses(re, line));
+  // The match past the cap is still the unanchored one.
+  line += "Xid: 79, pid=1";
+  CHECK(SameAsUnanchored(re, leads, line));
+  REQUIRE(MatchAtLeadingLiterals(re, leads, line, g.data(), 2));
+  CHECK(g[1] == "79");
+}
+
+TEST_CASE("a rule's many non-matching literal occurrences on one line: bounded in a scan") {
+  // With one anchored attempt per occurrence, 64 KiB of "Xid: " cost 80 s
+  // in `faultline scan`.
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: xid
+    sources: [kernel]
+    pattern: 'Xid.*?: (?P<code>\d+),'
+    summary: 'Xid {code}'
+)");
+  REQUIRE_MESSAGE(l.set, l.diags.ToJson().dump(1));
+  std::string line;
+  for (int i = 0; i < 6 * 1024; ++i) line += "Xid: ";  // 30 KiB
+  // As the scan runs a candidate rule (not through the RE2::Set first).
+  const std::vector<std::uint32_t> candidate = {0};
+  std::vector<RuleMatch> out;
+  // Capped: under a millisecond; uncapped: 0.12 s (80 s at 64 KiB).
+  CHECK(Took([&] { l.set->MatchCandidates(line, Origin::kKernel, candidate, out); }) <
+        FewPasses(RE2(R"(Xid.*?: (?P<code>\d+),)"), line));
+  CHECK(out.empty());
+  l.set->MatchCandidates(line + "Xid: 79, pid=1", Origin::kKernel, candidate, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].fields.at("code") == "79");
 }
 
 TEST_CASE("a rule with a leading literal: the leftmost match and its fields") {
