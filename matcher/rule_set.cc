@@ -163,16 +163,18 @@ void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMa
   constexpr std::size_t kStackGroups = 32;
   std::array<re2::StringPiece, kStackGroups> stack_groups;
   std::vector<re2::StringPiece> heap_groups;
-  const std::size_t n = static_cast<std::size_t>(c.groups) + 1;
+  const std::size_t n = static_cast<std::size_t>(c.capture_groups);
   re2::StringPiece* groups = stack_groups.data();
   if (n > kStackGroups) {
     heap_groups.resize(n);
     groups = heap_groups.data();
   }
-  if (!c.re->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED,
-                   groups, c.groups + 1)) {
-    return;
-  }
+  // With leading literals, RE2 is asked for an anchored match where one
+  // occurs: the same match and groups as its unanchored search, without
+  // the reverse DFA pass that finds where the match starts (on subset-a,
+  // 852 ns of the 1,044 a match with its groups cost, the forward DFA alone
+  // 267: anchored_capture.h). Without, RE2's unanchored search.
+  if (!c.anchored->Match(*c.re, text, groups, c.capture_groups)) return;
   RuleMatch& m = out.emplace_back();  // filled in place: no temporary to move and free
   m.rule = c.rule;
   for (const auto& [group, name] : c.named) {  // sorted by name: each goes at the map's end
@@ -245,8 +247,11 @@ std::unique_ptr<RuleSet::Impl> CompileRuleSet(std::vector<Rule> rules,
     if (rule.disabled) continue;
     CompiledRule c;
     c.rule = &rule;
-    c.groups = re->NumberOfCapturingGroups();
-    for (const auto& [group, name] : re->CapturingGroupNames()) c.named.emplace_back(group, name);
+    for (const auto& [group, name] : re->CapturingGroupNames()) {
+      c.named.emplace_back(group, name);
+      c.capture_groups = std::max(c.capture_groups, group + 1);
+    }
+    if (!c.named.empty()) c.anchored = std::make_unique<AnchoredCapture>();
     // By name, the order of RuleMatch::fields (Capture appends at its end).
     std::sort(c.named.begin(), c.named.end(),
               [](const auto& a, const auto& b) { return a.second < b.second; });

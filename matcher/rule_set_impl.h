@@ -14,6 +14,7 @@
 #include <re2/re2.h>
 #include <re2/set.h>
 
+#include "matcher/anchored_capture.h"
 #include "matcher/literal_expansion.h"
 #include "matcher/literal_prefilter.h"
 #include "matcher/literal_snapshot.h"
@@ -28,9 +29,16 @@ inline std::size_t OriginIndex(Origin o) { return static_cast<std::size_t>(o); }
 struct CompiledRule {
   const Rule* rule = nullptr;
   std::unique_ptr<RE2> re;
-  int groups = 0;                                  // capturing groups
   std::vector<std::pair<int, std::string>> named;  // group index -> name, sorted by name
-  std::uint32_t origin_mask = 0;                   // bit per Origin it trusts
+  // How many groups Capture asks RE2 for: 0 to the highest named one (an
+  // unnamed group after it is never read, and each costs the submatch
+  // engine; with 5 or fewer, group 0 included, RE2 may use OnePass).
+  int capture_groups = 1;
+  // Finds the match and its groups at the literals every match begins
+  // with, when the pattern proves some (anchored_capture.h): no reverse
+  // DFA pass to find where the match starts. Null without named groups.
+  std::unique_ptr<AnchoredCapture> anchored;
+  std::uint32_t origin_mask = 0;  // bit per Origin it trusts
 };
 
 // All enabled rules that trust one origin, in one RE2::Set.

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: Apache-2.0
+// Capture's anchored matching at leading literals (matcher/anchored_capture.h)
+// must give exactly what RE2's unanchored search gives: the same match and
+// the same groups, on every line. Checked on every built-in rule and the
+// bench sets' patterns, on their test lines and on lines built to reach the
+// edge cases (the literal twice, a first occurrence that does not match,
+// \b and ^ context, case, a match at the end of the line).
+#include "matcher/anchored_capture.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "matcher/rule_set.h"
+#include "tests/matcher/rule_test_util.h"
+
+namespace faultline {
+namespace {
+
+// The literals as "text" or "(?i)text", for a CHECK.
+std::vector<std::string> Leads(std::string_view pattern) {
+  std::vector<std::string> out;
+  for (const LeadingLiteral& l : LeadingLiterals(pattern)) {
+    out.push_back((l.caseless ? "(?i)" : "") + l.text);
+  }
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+TEST_CASE("leading literals are proven from the pattern's tree, conservatively") {
+  CHECK(Leads(R"(amdgpu (?P<pci>[0-9a-f:.]+): GPU reset)") == Strings{"amdgpu "});
+  CHECK(Leads(R"((?P<bond>bond[\w.-]*): link status down)") == Strings{"bond"});
+  CHECK(Leads(R"(INFO: task (?P<comm>.+):(?P<pid>\d+) blocked)") == Strings{"INFO: task "});
+  CHECK(Leads(R"(CUDA out of memory\. Tried)") == Strings{"CUDA out of memory. Tried"});
+  CHECK(Leads(R"(\bEDAC (?P<mc>MC\d+))") == Strings{"EDAC MC"});
+  // Case: a caseless literal is searched caselessly; a change of case ends it.
+  CHECK(Leads(R"((?i)cuda (?:runtime )?error)") == Strings{"(?i)cuda "});
+  CHECK(Leads(R"(ab(?i)cd)") == Strings{"ab"});
+  CHECK(Leads(R"(NVRM(?i:x))") == Strings{"NVRM"});
+  // RE2 folds k with U+212A and s with U+017F: a caseless k or s ends it.
+  CHECK(Leads(R"((?i)disk error)") == Strings{"(?i)di"});
+  CHECK(Leads(R"((?i)kernel)").empty());
+  // Alternations: one literal per branch, each must have one.
+  CHECK(Leads(R"((?P<scope>Memory cgroup out of memory|Out of memory): Killed)") ==
+        Strings{"Memory cgroup out of memory: Killed", "Out of memory: Killed"});
+  CHECK(Leads(R"(NCCL (WARN|ERROR))") == Strings{"NCCL WARN", "NCCL ERROR"});
+  CHECK(Leads(R"(ab|\d)").empty());
+  CHECK(Leads(R"((?:|x)y)") == Strings{"y", "xy"});
+  CHECK(Leads(R"((?:|x)\d)").empty());
+  CHECK(Leads(R"((?:a|b|c|d|e|f|g|h|i)x)").empty());  // more than kMaxLeadingLiterals
+  // An optional, repeated or wildcard first item, a class, ^, non-ASCII.
+  CHECK(Leads(R"((?:x)?y)").empty());
+  CHECK(Leads(R"(x*y)").empty());
+  CHECK(Leads(R"(xy+z)") == Strings{"x"});
+  CHECK(Leads(R"(.*fallen off)").empty());
+  CHECK(Leads(R"([Ee]rror)").empty());
+  CHECK(Leads(R"(^INFO: task)").empty());
+  CHECK(Leads(R"(\x{e9}t)").empty());
+  CHECK(Leads(R"(\d+ errors)").empty());
+  CHECK(Leads(R"(unbalanced (group)").empty());  // not RE2 syntax: none
+}
+
+// Both paths on one line: false (with a message) if they differ in any way.
+bool SameAsUnanchored(const RE2& re, const std::vector<LeadingLiteral>& leads,
+                      const std::string& line) {
+  const int all = re.NumberOfCapturingGroups() + 1;
+  int asked = 1;  // as CompileRuleSet: up to the highest named group
+  for (const auto& [group, name] : re.CapturingGroupNames()) asked = std::max(asked, group + 1);
+  std::vector<re2::StringPiece> want(static_cast<std::size_t>(all));
+  std::vector<re2::StringPiece> got(static_cast<std::size_t>(asked));
+  const bool want_match =
+      re.Match(re2::StringPiece(line), 0, line.size(), RE2::UNANCHORED, want.data(), all);
+  const bool got_match = MatchAtLeadingLiterals(re, leads, line, got.data(), asked);
+  bool same = want_match == got_match;
+  for (std::size_t g = 0; same && want_match && g < got.size(); ++g) {
+    same = want[g].data() == got[g].data() && want[g].size() == got[g].size();
+  }
+  if (!same) {
+    FAIL_CHECK("pattern " << re.pattern() << " on line \"" << line << "\": unanchored "
+                          << want_match << ", anchored " << got_match);
+  }
+  return same;
+}
+
+std::string Cat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view p : parts) out.append(p);
+  return out;
+}
+
+// How long `fn` takes.
+template <typename Fn>
+std::chrono::nanoseconds Took(Fn fn) {
+  const auto start = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::steady_clock::now() - start;
+}
+
+// The bound for a capped search of `line`: a few times RE2's unanchored
+// search of it (timed here, so load and sanitizers slow both), plus slack.
+// One attempt per occurrence costs hundreds of times the search.
+std::chrono::nanoseconds FewPasses(const RE2& re, const std::string& line) {
+  std::vector<re2::StringPiece> g(static_cast<std::size_t>(re.NumberOfCapturingGroups() + 1));
+  const auto once = Took([&] {
+    re.Match(line, 0, line.size(), RE2::UNANCHORED, g.data(), static_cast<int>(g.size()));
+  });
+  return 50 * once + std::chrono::milliseconds(20);
+}
+
+// Lines built from `line` to reach the edge cases for `leads`.
+std::vector<std::string> EdgeLines(const std::string& line,
+                                   const std::vector<LeadingLiteral>& leads) {
+  std::vector<std::string> out = {line, Cat({line, " ", line}), Cat({"x", line}), Cat({"_", line}),
+                                  Cat({line, "x"})};
+  // RE2's (?i) folds k with U+212A (KELVIN SIGN) and s with U+017F (LONG S).
+  std::string folded;
+  for (char c : line) {
+    if (c == 'k' || c == 'K') {
+      folded += "\xE2\x84\xAA";
+    } else if (c == 's' || c == 'S') {
+      folded += "\xC5\xBF";
+    } else {
+      folded += c;
+    }
+  }
+  out.push_back(folded);
+  for (const LeadingLiteral& l : leads) {
+    std::string upper = l.text;
+    std::transform(upper.begin(), upper.end(), upper.begin(),
+                   [](char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 32) : c; });
+    out.push_back(Cat({l.text, line}));  // an occurrence that does not match first
+    out.push_back(Cat({l.text, l.text, line}));
+    out.push_back(Cat({line, l.text}));  // an occurrence at the very end
+    out.push_back(Cat({"a", l.text, " ", line}));
+    out.push_back(Cat({upper, " ", line}));  // case
+    const std::size_t at = line.find(l.text);
+    if (at != std::string::npos) {
+      out.push_back(line.substr(at));  // the match at 0
+      out.push_back(Cat({line.substr(0, at), l.text, " ", line.substr(at)}));
+      out.push_back(Cat({line.substr(0, at), "x", line.substr(at)}));  // \b before it
+    }
+  }
+  return out;
+}
+
+std::vector<Rule> BenchAndBuiltinRules() {
+  std::vector<Rule> rules;
+  Diagnostics diags;
+  for (const RulePackText& pack : BuiltinRulePacks()) {
+    std::vector<Rule> r = LoadRulePack(pack.text, pack.file, diags);
+    rules.insert(rules.end(), r.begin(), r.end());
+  }
+  for (const char* file : {"npd.yaml", "user-gpu.yaml", "user-host.yaml"}) {
+    const std::string path = FL_SOURCE_DIR "/bench/sets/" + std::string(file);
+    std::vector<Rule> r = LoadRulePack(ReadFileForTest(path), path, diags);
+    rules.insert(rules.end(), r.begin(), r.end());
+  }
+  REQUIRE_MESSAGE(!diags.has_errors(), diags.ToJson().dump(1));
+  return rules;
+}
+
+TEST_CASE("every built-in and bench rule: anchored at its literals = RE2 unanchored") {
+  const std::vector<Rule> rules = BenchAndBuiltinRules();
+  // Every rule's test lines, tried on every rule (near misses too).
+  std::vector<std::string> lines;
+  for (const Rule& rule : rules) {
+    for (const RuleTest& t : rule.match_tests) lines.push_back(t.line);
+    for (const RuleTest& t : rule.no_match_tests) lines.push_back(t.line);
+  }
+  RE2::Options options;
+  options.set_log_errors(false);
+  std::size_t with_leads = 0;
+  std::size_t compared = 0;
+  std::size_t matched = 0;
+  for (const Rule& rule : rules) {
+    const RE2 re(rule.pattern, options);
+    REQUIRE_MESSAGE(re.ok(), rule.id);
+    const std::vector<LeadingLiteral> leads = LeadingLiterals(rule.pattern);
+    if (leads.empty()) continue;
+    ++with_leads;
+    // The rule's own lines get every edge case; the others are near misses.
+    std::vector<std::string> own;
+    for (const RuleTest& t : rule.match_tests) own.push_back(t.line);
+    for (const RuleTest& t : rule.no_match_tests) own.push_back(t.line);
+    for (const std::string& line : own) {
+      for (const std::string& edge : EdgeLines(line, leads)) {
+        ++compared;
+        matched += RE2::PartialMatch(edge, re) ? 1 : 0;
+        if (!SameAsUnanchored(re, leads, edge)) break;
+      }
+    }
+    for (const std::string& line : lines) {
+      ++compared;
+      if (!SameAsUnanchored(re, leads, line)) break;
+    }
+  }
+  MESSAGE(with_leads << " of " << rules.size() << " rules have leading literals; " << compared
+                     << " lines compared, " << matched << " edge lines matched");
+  // The bench sets' hot rules are among them (amdgpu, EDAC, mlx5_core, ...).
+  CHECK(with_leads > rules.size() / 3);
+  CHECK(matched > 1000);
+}
+
+TEST_CASE("the text before the literal is context: \\b and ^ see it") {
+  RE2 word(R"(\bfoo(?P<n>\d))");
+  const std::vector<LeadingLiteral> foo = {{"foo", false}};
+  std::vector<re2::StringPiece> g(2);
+  // "xfoo1": no word boundary before foo; the second occurrence matches.
+  REQUIRE(MatchAtLeadingLiterals(word, foo, "xfoo1 foo2", g.data(), 2));
+  CHECK(g[1] == "2");
+  CHECK_FALSE(MatchAtLeadingLiterals(word, foo, "xfoo1", g.data(), 2));
+  CHECK(SameAsUnanchored(word, foo, "xfoo1 foo2"));
+  // ^ must not match at a literal past the line's start.
+  RE2 caret(R"((?P<a>^)?foo(?P<n>\d))");
+  REQUIRE(MatchAtLeadingLiterals(caret, foo, "xfoo1", g.data(), 2));
+  CHECK(g[1].data() == nullptr);
+  CHECK(SameAsUnanchored(caret, foo, "xfoo1"));
+  CHECK(SameAsUnanchored(caret, foo, "foo1"));
+  RE2 not_word(R"(\Bfoo(?P<n>\d))");
+  CHECK(SameAsUnanchored(not_word, foo, "foo1 xfoo2"));
+}
+
+TEST_CASE("a caseless k or s is not searched as ASCII: RE2 folds more into it") {
+  RE2 kelvin(R"((?i)kernel: (?P<what>\w+))");
+  const std::string line =
+      "\xE2\x84\xAA"
+      "ernel: panic";  // U+212A, then "ernel"
+  REQUIRE(RE2::PartialMatch(line, kelvin));
+  CHECK(SameAsUnanchored(kelvin, LeadingLiterals(kelvin.pattern()), line));
+  RE2 disk(R"((?i)disk (?P<dev>\w+) failed)");
+  CHECK(SameAsUnanchored(disk, LeadingLiterals(disk.pattern()), "di\xC5\xBFk sda failed"));
+}
+
+TEST_CASE("a line of many non-matching occurrences costs a few passes, not one per occurrence") {
+  // Each anchored attempt of "Xid.*?: ..." reads the rest of the line: one
+  // per occurrence made 64 KiB of "Xid: " cost 0.5 s (quadratic); past
+  // kMaxAnchoredAttempts the unanchored search takes over.
+  RE2 re(R"(Xid.*?: (?P<code>\d+),)");
+  const std::vector<LeadingLiteral> leads = LeadingLiterals(re.pattern());
+  REQUIRE(leads.size() == 1);
+  std::string line;
+  for (int i = 0; i < 32 * 1024; ++i) line += "Xid: ";  // 160 KiB
+  std::vector<re2::StringPiece> g(2);
+  // Capped: under a millisecond; uncapped: 3.2 s.
+  bool matched = true;
+  const auto took = Took([&] { matched = MatchAtLeadingLiterals(re, leads, line, g.data(), 2); });
+  CHECK_FALSE(matched);
+  CHECK(took < FewPasses(re, line));
+  // The match past the cap is still the unanchored one.
+  line += "Xid: 79, pid=1";
+  CHECK(SameAsUnanchored(re, leads, line));
+  REQUIRE(MatchAtLeadingLiterals(re, leads, line, g.data(), 2));
+  CHECK(g[1] == "79");
+}
+
+TEST_CASE("a rule's many non-matching literal occurrences on one line: bounded in a scan") {
+  // With one anchored attempt per occurrence, 64 KiB of "Xid: " cost 80 s
+  // in `faultline scan`.
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: xid
+    sources: [kernel]
+    pattern: 'Xid.*?: (?P<code>\d+),'
+    summary: 'Xid {code}'
+)");
+  REQUIRE_MESSAGE(l.set, l.diags.ToJson().dump(1));
+  std::string line;
+  for (int i = 0; i < 6 * 1024; ++i) line += "Xid: ";  // 30 KiB
+  // As the scan runs a candidate rule (not through the RE2::Set first).
+  const std::vector<std::uint32_t> candidate = {0};
+  std::vector<RuleMatch> out;
+  // Capped: under a millisecond; uncapped: 0.12 s (80 s at 64 KiB).
+  CHECK(Took([&] { l.set->MatchCandidates(line, Origin::kKernel, candidate, out); }) <
+        FewPasses(RE2(R"(Xid.*?: (?P<code>\d+),)"), line));
+  CHECK(out.empty());
+  l.set->MatchCandidates(line + "Xid: 79, pid=1", Origin::kKernel, candidate, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].fields.at("code") == "79");
+}
+
+TEST_CASE("a rule with a leading literal: the leftmost match and its fields") {
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: bond
+    sources: [kernel]
+    pattern: '(?P<bond>bond[\w.-]*): link status definitely down for interface (?P<slave>\w+)'
+    summary: '{bond} lost {slave}'
+  - id: cuda
+    sources: [kernel]
+    pattern: '(?i)cuda error: (?P<what>[a-z ]+)'
+    summary: '{what}'
+)");
+  REQUIRE_MESSAGE(l.set, l.diags.ToJson().dump(1));
+  std::vector<RuleMatch> out;
+  // "bond" first occurs where the rule does not match; then twice more.
+  l.set->Match(
+      "bonding: bond0: link status definitely down for interface eth1, "
+      "bond1: link status definitely down for interface eth2",
+      Origin::kKernel, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].fields.at("bond") == "bond0");
+  CHECK(out[0].fields.at("slave") == "eth1");
+  out.clear();
+  l.set->Match("app: CUDA cudA Error: device lost", Origin::kKernel, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].fields.at("what") == "device lost");
+}
+
+}  // namespace
+}  // namespace faultline
