@@ -5,6 +5,7 @@
 #include <array>
 #include <optional>
 
+#include "matcher/find_literal.h"
 #include "matcher/re2_syntax.h"
 
 namespace faultline {
@@ -78,18 +79,6 @@ bool Extend(const ReNode& node, std::vector<LeadingLiteral>& leads) {
   }
 }
 
-// The first position at or after `from` where `lead` occurs in `text`.
-std::size_t Find(const LeadingLiteral& lead, std::string_view text, std::size_t from) {
-  if (!lead.caseless) return text.find(lead.text, from);
-  const std::size_t n = lead.text.size();
-  for (std::size_t p = from; p + n <= text.size(); ++p) {
-    std::size_t i = 0;
-    while (i < n && Lower(text[p + i]) == Lower(lead.text[i])) ++i;
-    if (i == n) return p;
-  }
-  return std::string_view::npos;
-}
-
 }  // namespace
 
 std::vector<LeadingLiteral> LeadingLiterals(std::string_view pattern) {
@@ -113,20 +102,22 @@ bool MatchAtLeadingLiterals(const RE2& re, const std::vector<LeadingLiteral>& le
   // The next occurrence of each literal; the smallest is the next position.
   std::array<std::size_t, kMaxLeadingLiterals> next{};
   const std::size_t count = leads.size();
-  for (std::size_t i = 0; i < count; ++i) next[i] = Find(leads[i], text, 0);
+  for (std::size_t i = 0; i < count; ++i)
+    next[i] = FindLiteral(text, leads[i].text, leads[i].caseless);
   for (std::size_t attempts = 0;; ++attempts) {
     const std::size_t p = *std::min_element(next.begin(), next.begin() + count);
     if (p == std::string_view::npos) return false;
     // Each failed attempt may read the rest of the line ("Xid.*?: ..." on a
     // line of "Xid: " repeated): past a few, RE2's unanchored search, linear
-    // in the line, bounds the cost (64 KiB took 0.5 s, uncapped).
+    // in the line, bounds the cost (64 KiB took 0.5 s, uncapped). From p:
+    // no match starts before it (no literal there, or an attempt failed).
     if (attempts == kMaxAnchoredAttempts) {
-      return re.Match(whole, 0, text.size(), RE2::UNANCHORED, groups, n);
+      return re.Match(whole, p, text.size(), RE2::UNANCHORED, groups, n);
     }
     // `whole` from p: RE2 sees the bytes before p as context (\b, ^).
     if (re.Match(whole, p, text.size(), RE2::ANCHOR_START, groups, n)) return true;
     for (std::size_t i = 0; i < count; ++i) {
-      if (next[i] == p) next[i] = Find(leads[i], text, p + 1);
+      if (next[i] == p) next[i] = FindLiteral(text, leads[i].text, leads[i].caseless, p + 1);
     }
   }
 }
