@@ -102,8 +102,9 @@ bool MatchAtLeadingLiterals(const RE2& re, const std::vector<LeadingLiteral>& le
   // The next occurrence of each literal; the smallest is the next position.
   std::array<std::size_t, kMaxLeadingLiterals> next{};
   const std::size_t count = leads.size();
-  for (std::size_t i = 0; i < count; ++i)
+  for (std::size_t i = 0; i < count; ++i) {
     next[i] = FindLiteral(text, leads[i].text, leads[i].caseless);
+  }
   for (std::size_t attempts = 0;; ++attempts) {
     const std::size_t p = *std::min_element(next.begin(), next.begin() + count);
     if (p == std::string_view::npos) return false;
