@@ -5,15 +5,12 @@
 #include <array>
 #include <optional>
 
+#include "matcher/ascii.h"
 #include "matcher/find_literal.h"
 #include "matcher/re2_syntax.h"
 
 namespace faultline {
 namespace {
-
-bool IsAsciiLetter(long c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool HasLetter(const std::string& s) {
   return std::any_of(s.begin(), s.end(), [](char c) { return IsAsciiLetter(c); });
@@ -56,16 +53,16 @@ bool Extend(const ReNode& node, std::vector<LeadingLiteral>& leads) {
       // than one byte, and a raw byte past ASCII is part of one.
       if (node.value <= 0 || node.value >= 0x80) return false;
       const char c = static_cast<char>(node.value);
-      const bool caseless = node.caseless && IsAsciiLetter(node.value);
+      const bool caseless = node.caseless && IsAsciiLetter(c);
       // (?i)k matches U+212A KELVIN SIGN and (?i)s U+017F LONG S in RE2.
-      if (caseless && (Lower(c) == 'k' || Lower(c) == 's')) return false;
+      if (caseless && (AsciiLower(c) == 'k' || AsciiLower(c) == 's')) return false;
       for (const LeadingLiteral& lead : leads) {
-        if (IsAsciiLetter(node.value) && HasLetter(lead.text) && lead.caseless != caseless) {
+        if (IsAsciiLetter(c) && HasLetter(lead.text) && lead.caseless != caseless) {
           return false;  // one literal is searched one way
         }
       }
       for (LeadingLiteral& lead : leads) {
-        if (IsAsciiLetter(node.value)) lead.caseless = caseless;
+        if (IsAsciiLetter(c)) lead.caseless = caseless;
         lead.text.push_back(c);
       }
       return true;

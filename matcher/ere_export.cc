@@ -4,12 +4,12 @@
 #include <cctype>
 #include <vector>
 
+#include "matcher/ascii.h"
 #include "matcher/re2_syntax.h"
 
 namespace faultline {
 namespace {
 
-bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 char OtherCase(char c) {
   return static_cast<char>(std::islower(static_cast<unsigned char>(c)) ? std::toupper(c)
                                                                        : std::tolower(c));
@@ -17,7 +17,7 @@ char OtherCase(char c) {
 
 // A character outside a bracket: escaped if ERE gives it a meaning.
 std::string Literal(char c, bool caseless) {
-  if (caseless && IsLetter(c)) return std::string("[") + c + OtherCase(c) + "]";
+  if (caseless && IsAsciiLetter(c)) return std::string("[") + c + OtherCase(c) + "]";
   if (std::string_view(".[]()*+?{}|^$\\").find(c) != std::string_view::npos) {
     return std::string("\\") + c;
   }
@@ -193,7 +193,7 @@ class Translator {
           return Fail("range of punctuation"), "";
         }
         items.push_back(std::string(1, lo) + "-" + hi);
-        if (caseless && IsLetter(lo) && IsLetter(hi)) {
+        if (caseless && IsAsciiLetter(lo) && IsAsciiLetter(hi)) {
           items.push_back(std::string(1, OtherCase(lo)) + "-" + OtherCase(hi));
         }
         continue;
@@ -208,7 +208,7 @@ class Translator {
         caret = true;
       } else {
         items.emplace_back(1, lo);
-        if (caseless && IsLetter(lo)) items.emplace_back(1, OtherCase(lo));
+        if (caseless && IsAsciiLetter(lo)) items.emplace_back(1, OtherCase(lo));
       }
     }
     if (!negated_escapes.empty()) {

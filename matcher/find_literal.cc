@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <cstring>
+
+#include "matcher/ascii.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -10,13 +12,10 @@
 namespace faultline {
 namespace {
 
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
-bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
 bool EqualAt(const char* at, std::string_view needle, bool caseless) {
   if (!caseless) return std::memcmp(at, needle.data(), needle.size()) == 0;
   for (std::size_t i = 0; i < needle.size(); ++i) {
-    if (Lower(at[i]) != Lower(needle[i])) return false;
+    if (AsciiLower(at[i]) != AsciiLower(needle[i])) return false;
   }
   return true;
 }
@@ -35,8 +34,8 @@ std::size_t FindBytewise(std::string_view hay, std::string_view needle, bool cas
 struct ByteMatcher {
   __m128i a, b;
   ByteMatcher(char c, bool caseless)
-      : a(_mm_set1_epi8(caseless ? Lower(c) : c)),
-        b(_mm_set1_epi8(caseless && IsLetter(c) ? static_cast<char>(Lower(c) - ('a' - 'A')) : c)) {}
+      : a(_mm_set1_epi8(caseless ? AsciiLower(c) : c)),
+        b(_mm_set1_epi8(caseless ? AsciiUpper(c) : c)) {}
   __m128i Match(__m128i v) const {
     return _mm_or_si128(_mm_cmpeq_epi8(v, a), _mm_cmpeq_epi8(v, b));
   }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "matcher/ascii.h"
 #include "matcher/find_literal.h"
 #include "matcher/re2_syntax.h"
 
@@ -70,8 +71,6 @@ Info ExactInfo(Words w) {
   return i;
 }
 
-bool Letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
 // One byte as a literal, or nullopt where the plain extractor breaks too
 // (':' and newline, see literal_prefilter.h), never for non-ASCII.
 std::optional<RequiredLiteral> Char(long value, bool caseless) {
@@ -79,7 +78,7 @@ std::optional<RequiredLiteral> Char(long value, bool caseless) {
   if (value < 0 || value >= 0x80) return std::nullopt;
   const char c = static_cast<char>(value);
   if (c == ':' || c == '\n') return std::nullopt;
-  if (caseless && Letter(c)) {
+  if (caseless && IsAsciiLetter(c)) {
     return RequiredLiteral{std::string(1, static_cast<char>(c | 0x20)), true};
   }
   return RequiredLiteral{std::string(1, c), false};
