@@ -33,10 +33,10 @@ rules:
     severity: error
     action: event
   - id: it.nccl_warn  # as the built-in nccl.warn: the whole rest of the line captured
-    pattern: '(?:(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<device>\d+)\] )?NCCL WARN (?P<message>.+)'
+    pattern: '(?:(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<device>\d+)\] (?:[\w./-]+:\d+ )?)?NCCL WARN (?P<message>.+)'
     severity: info
     action: event
-    summary: 'NCCL WARN on device {device}: {message}'
+    summary: 'NCCL WARN{? on device {device}}: {message}'
 YAML
 
 write_config() {  # $1: suppression window (default 0s)
