@@ -13,6 +13,7 @@
 
 #include <hs/hs.h>
 
+#include "matcher/ascii.h"
 #include "matcher/find_literal.h"
 #include "matcher/literal_keys.h"
 #include "matcher/re2_syntax.h"
@@ -331,9 +332,27 @@ class Extractor {
         return Exact(static_cast<char>(n.value), n.caseless);
       case ReNode::Kind::kAlternation:
         return Alternation(n);
-      default:  // a class, '.', an anchor, \d \w \s \b \p{..}: no literal
+      case ReNode::Kind::kClass:
+        return CaseClass(n);
+      default:  // '.', an anchor, \d \w \s \b \p{..}: no literal
         return Info{};
     }
+  }
+
+  // A class of one letter in both cases (`[Xx]`, as users write a caseless
+  // letter), or of one character: that character, exactly. Any other class
+  // is no literal.
+  static Info CaseClass(const ReNode& n) {
+    if (n.negated || n.items.empty() || n.items.size() > 2) return Info{};
+    for (const ReClassItem& item : n.items) {
+      if (item.kind != ReClassItem::Kind::kChar) return Info{};
+    }
+    const char c = n.items[0].lo;
+    if (static_cast<unsigned char>(c) >= 0x80) return Info{};  // a UTF-8 byte, not a character
+    if (n.items.size() == 1) return Exact(c, n.caseless);
+    const char other = n.items[1].lo;
+    if (!IsAsciiLetter(c) || c == other || AsciiLower(c) != AsciiLower(other)) return Info{};
+    return Exact(c, /*caseless=*/true);
   }
 
   Info Fail() {

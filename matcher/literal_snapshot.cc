@@ -58,6 +58,17 @@ PatternLiterals ExtractPatternLiterals(std::string_view pattern) {
   if (!out.required.empty()) {
     out.confirm = ExtractConfirmLiteralSets(pattern);
     out.expanded = ExtractExpandedLiteralSets(pattern);
+    return out;
+  }
+  // No plain literal of 3 bytes between the pattern's choices (`[Xx]id:`,
+  // `(?i)nv(?:rm|link)`): a set that spells the choices out is required
+  // too, and searching for it keeps the rule off every other line (without
+  // one, its regex runs on every line: W202).
+  std::vector<std::vector<RequiredLiteral>> expanded = ExtractExpandedLiteralSets(pattern);
+  if (!expanded.empty()) {
+    out.required = std::move(expanded.front());
+    expanded.erase(expanded.begin());
+    out.expanded = std::move(expanded);
   }
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include "matcher/input_line.h"
 #include "matcher/literal_prefilter.h"
+#include "matcher/literal_snapshot.h"
 #include "matcher/rule_set_testing.h"
 #include "tests/matcher/rule_test_util.h"
 
@@ -66,6 +67,71 @@ TEST_CASE("a (?i) holds across '|' for the rest of its group, as RE2 reads it") 
   CHECK(RE2::PartialMatch("GPU has FALLEN OFF the bus", RE2(pattern)));
   CHECK(Texts(pattern) == Strings{"(?i)fallen off", "(?i)xid error"});
   CHECK(Texts(R"((?:(?i)xid error|fallen off) bus)") == Strings{"(?i)fallen off", "(?i)xid error"});
+}
+
+// Users write a caseless letter as a class of its two cases, and a word's
+// variants as an alternation after a short stem. Before, `[Xx][Ii][Dd]` and
+// `(?i)nv(?:rm|link)` had no literal (W202): their regex ran on every line.
+TEST_CASE(
+    "a class of one letter's two cases is that letter, caseless; a lone character is itself") {
+  CHECK(Texts(R"([Xx]id (?P<code>\d+))") == Strings{"(?i)Xid "});
+  CHECK(Texts(R"([Xx][Ii][Dd])") == Strings{"(?i)XID"});
+  CHECK(Texts(R"([Ee]rr)") == Strings{"(?i)Err"});
+  CHECK(Texts(R"(GPU[ ]lost)") == Strings{"GPU lost"});
+  CHECK(Texts(R"((?i)[x]id)") == Strings{"(?i)xid"});
+  // Not one letter's cases: no literal from the class.
+  CHECK(Texts(R"([ab]cd)").empty());
+  CHECK(Texts(R"([Xy]id)").empty());
+  CHECK(Texts(R"([^Xx]id)").empty());
+  CHECK(Texts(R"([Xx\d]id)").empty());
+}
+
+TEST_CASE("a pattern without a plain literal searches for its choices spelt out") {
+  const PatternLiterals lits = ExtractPatternLiterals(R"((?i)nv(?:rm|link) (?:error|fail))");
+  std::vector<std::string> required;
+  for (const RequiredLiteral& l : lits.required) {
+    CHECK(l.caseless);
+    required.push_back(l.text);
+  }
+  CHECK_FALSE(required.empty());
+  for (const std::string& text : required) {
+    CHECK_MESSAGE(
+        (text.find("nvrm") != std::string::npos || text.find("nvlink") != std::string::npos ||
+         text.find("error") != std::string::npos || text.find("fail") != std::string::npos),
+        text);
+  }
+}
+
+TEST_CASE("rules found through case classes and spelt-out choices match as without a prefilter") {
+  const char* pack = R"(pack: users
+version: 1
+defaults: {sources: [kernel], category: hardware, severity: warning, action: event}
+rules:
+  - id: case-class
+    pattern: '[Xx][Ii][Dd][: ]+(?P<code>\d+)'
+  - id: stem
+    pattern: '(?i)nv(?:rm|link)\b.*\b(?:fail|error)'
+  - id: class-word
+    pattern: '\b[Ee]rr\b'
+)";
+  CompileOptions off;
+  off.use_prefilter = false;
+  Loaded with = LoadPack(pack);
+  Loaded without = LoadPack(pack, off);
+  REQUIRE(with.set);
+  REQUIRE(without.set);
+  CHECK_FALSE(with.Has("W202"));
+  std::string corpus;
+  for (const char* line :
+       {"NVRM: Xid (PCI:0000:3b:00): 79", "nvrm: XID 13", "xId: 5", "xi d: 5",
+        "NVLink fatal error on link 3", "nvlink: training FAILED", "NvRm ok", "nvswitch error",
+        "ERR", "err: x", "Err", "error", "e rr", "kernel: NVRM: Xid: 31", "nothing here"}) {
+    for (int i = 0; i < 200; ++i) corpus.append(line).append("\n");
+  }
+  const Strings a = ScanMatches(*with.set, corpus, Origin::kKernel);
+  const Strings b = ScanMatches(*without.set, corpus, Origin::kKernel);
+  CHECK(a.size() == 200 * 7);
+  CHECK(a == b);
 }
 
 TEST_CASE("literals never cross a colon, so IDENT[pid]: rewrites keep them valid") {
