@@ -27,8 +27,6 @@ constexpr std::size_t kMaxClassChars = 10;
 constexpr std::size_t kMaxSets = 2;
 // A confirm check searches the line once per literal.
 constexpr std::size_t kMaxSetWords = 20;
-// Shorter literals (".0 ") stop too few lines to pay for the search.
-constexpr std::size_t kMinBytes = 4;
 
 struct Info {
   std::optional<Words> exact;   // every match is exactly one of these
@@ -302,12 +300,13 @@ class Expander {
 
 }  // namespace
 
-std::vector<std::vector<RequiredLiteral>> ExtractExpandedLiteralSets(std::string_view pattern) {
+std::vector<std::vector<RequiredLiteral>> ExtractExpandedLiteralSets(std::string_view pattern,
+                                                                     std::size_t min_bytes) {
   std::vector<Words> sets;
   for (Words& w : Expander().Run(pattern)) {
     if (w.size() < 2) continue;  // plain text: the plain extractor has it
     if (std::any_of(w.begin(), w.end(),
-                    [](const RequiredLiteral& l) { return l.text.size() < kMinBytes; })) {
+                    [&](const RequiredLiteral& l) { return l.text.size() < min_bytes; })) {
       continue;
     }
     DropContaining(w);

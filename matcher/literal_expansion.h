@@ -10,6 +10,7 @@
 // hit cheaply (rule_scan.cc); they never choose what Vectorscan searches for.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -23,7 +24,11 @@ namespace faultline {
 // another; at most two sets, the longest shortest-literal first). Empty when the pattern has no
 // such choice next to literal text, or is not syntax the reader knows.
 // Literals never hold ':' or a newline, as ExtractRequiredLiterals'.
-std::vector<std::vector<RequiredLiteral>> ExtractExpandedLiteralSets(std::string_view pattern);
+// `min_bytes` is the shortest literal a set may hold: 4 for a set that
+// confirms a hit (".0 " stops too few lines to pay for its search); 3 for
+// one searched for instead of running the regex on every line (`E(?:CC|DAC)`).
+std::vector<std::vector<RequiredLiteral>> ExtractExpandedLiteralSets(std::string_view pattern,
+                                                                     std::size_t min_bytes = 4);
 
 // An expanded set ready to search a line with: its literals mostly share a
 // head ("I/O error, dev ") or a tail (" uncorrectable errors"), so one

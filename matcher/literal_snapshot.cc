@@ -64,7 +64,8 @@ PatternLiterals ExtractPatternLiterals(std::string_view pattern) {
   // `(?i)nv(?:rm|link)`): a set that spells the choices out is required
   // too, and searching for it keeps the rule off every other line (without
   // one, its regex runs on every line: W202).
-  std::vector<std::vector<RequiredLiteral>> expanded = ExtractExpandedLiteralSets(pattern);
+  std::vector<std::vector<RequiredLiteral>> expanded =
+      ExtractExpandedLiteralSets(pattern, /*min_bytes=*/3);
   if (!expanded.empty()) {
     out.required = std::move(expanded.front());
     expanded.erase(expanded.begin());

@@ -26,7 +26,9 @@ namespace faultline {
 
 // What the prefilter takes from one pattern: ExtractRequiredLiterals, and
 // when that found any, ExtractConfirmLiteralSets and
-// ExtractExpandedLiteralSets (empty otherwise: the rule runs on every line).
+// ExtractExpandedLiteralSets; when it found none, the first expanded set
+// (literals of 3 bytes or more) is the required one, and the next confirms.
+// Empty when neither found any: the rule runs on every line (W202).
 struct PatternLiterals {
   std::vector<RequiredLiteral> required;
   std::vector<std::vector<RequiredLiteral>> confirm;

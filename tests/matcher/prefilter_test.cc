@@ -94,6 +94,12 @@ TEST_CASE("a pattern without a plain literal searches for its choices spelt out"
     required.push_back(l.text);
   }
   CHECK_FALSE(required.empty());
+  // Three bytes are enough for a set searched instead of every line.
+  std::vector<std::string> ecc;
+  for (const RequiredLiteral& l : ExtractPatternLiterals(R"(\bE(?:CC|DAC)\b)").required) {
+    ecc.push_back(l.text);
+  }
+  CHECK(ecc == std::vector<std::string>{"ECC", "EDAC"});
   for (const std::string& text : required) {
     CHECK_MESSAGE(
         (text.find("nvrm") != std::string::npos || text.find("nvlink") != std::string::npos ||
@@ -113,6 +119,8 @@ rules:
     pattern: '(?i)nv(?:rm|link)\b.*\b(?:fail|error)'
   - id: class-word
     pattern: '\b[Ee]rr\b'
+  - id: short-choices
+    pattern: '\bE(?:CC|DAC)\b'
 )";
   CompileOptions off;
   off.use_prefilter = false;
@@ -122,15 +130,31 @@ rules:
   REQUIRE(without.set);
   CHECK_FALSE(with.Has("W202"));
   std::string corpus;
-  for (const char* line :
-       {"NVRM: Xid (PCI:0000:3b:00): 79", "nvrm: XID 13", "xId: 5", "xi d: 5",
-        "NVLink fatal error on link 3", "nvlink: training FAILED", "NvRm ok", "nvswitch error",
-        "ERR", "err: x", "Err", "error", "e rr", "kernel: NVRM: Xid: 31", "nothing here"}) {
+  for (const char* line : {"NVRM: Xid (PCI:0000:3b:00): 79",
+                           "nvrm: XID 13",
+                           "xId: 5",
+                           "xi d: 5",
+                           "NVLink fatal error on link 3",
+                           "nvlink: training FAILED",
+                           "NvRm ok",
+                           "nvswitch error",
+                           "ERR",
+                           "err: x",
+                           "Err",
+                           "error",
+                           "e rr",
+                           "kernel: NVRM: Xid: 31",
+                           "nothing here",
+                           "EDAC MC0: 1 CE",
+                           "ECC",
+                           "eccentric",
+                           "EC C",
+                           "ECCO"}) {
     for (int i = 0; i < 200; ++i) corpus.append(line).append("\n");
   }
   const Strings a = ScanMatches(*with.set, corpus, Origin::kKernel);
   const Strings b = ScanMatches(*without.set, corpus, Origin::kKernel);
-  CHECK(a.size() == 200 * 7);
+  CHECK(a.size() == 200 * 9);
   CHECK(a == b);
 }
 
