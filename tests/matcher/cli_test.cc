@@ -113,6 +113,38 @@ TEST_CASE(
   CHECK(Events(any.out).size() == 2);
 }
 
+// Records are matched through the literal prefilter, one record at a time
+// (the joined CRI message, the decoded journal MESSAGE), not line by line of
+// the file: a literal cut by a CRI partial, or on a journal message's second
+// line, is still found.
+TEST_CASE(
+    "scan finds a rule whose literal a CRI partial cut in two, and one on a journal "
+    "message's second line") {
+  TempDir dir;
+  std::string pack = dir.Write("t.yaml", kPack);
+  std::string cri = dir.Write("pod.log",
+                              "2026-11-22T07:02:54.1Z stderr F step 1 loss 2.3\n"
+                              "2026-11-22T07:02:54.2Z stderr P train-0:1:2 [3] NCCL WA\n"
+                              "2026-11-22T07:02:54.2Z stdout F NCCL INFO other stream\n"
+                              "2026-11-22T07:02:54.2Z stderr F RN timeout on rank 3\n"
+                              "2026-11-22T07:02:54.3Z stderr F NCCL WARN whole\n");
+  auto pod = Events(Scan({"--no-builtin", "--rules", pack, cri}).out);
+  REQUIRE(pod.size() == 2);
+  CHECK(pod[0]["line"] == 2);
+  CHECK(pod[0]["fields"]["what"] == "timeout on rank 3");
+  CHECK(pod[1]["line"] == 5);
+  std::string journal = dir.Write(
+      "j.json",
+      R"({"_TRANSPORT":"kernel","MESSAGE":"first line\nNVRM: Xid (PCI:0000:3b:00): 79, x"})"
+      "\n"
+      R"({"_TRANSPORT":"kernel","MESSAGE":"NVRM: Xid (PCI:0000:3b:00): 13, y"})"
+      "\n");
+  auto kernel = Events(Scan({"--no-builtin", "--rules", pack, journal}).out);
+  REQUIRE(kernel.size() == 2);
+  CHECK(kernel[0]["fields"]["xid"] == "79");
+  CHECK(kernel[1]["fields"]["xid"] == "13");
+}
+
 TEST_CASE("scan reads journalctl -o json and rebuilds IDENT: MESSAGE") {
   TempDir dir;
   std::string pack = dir.Write("t.yaml", kPack);
