@@ -6,14 +6,14 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <optional>
 
-#include <nlohmann/json.hpp>
-
 #include "base/cri_line.h"
 #include "base/time_format.h"
+#include "matcher/journal_json_line.h"
 
 namespace faultline {
 namespace {
@@ -237,40 +237,21 @@ std::optional<InputLine> ParseJournalShortLine(std::string_view line) {
 std::optional<InputLine> ParseJournalJsonLine(std::string_view line) {
   line = StripCr(line);
   if (line.empty() || line[0] != '{') return std::nullopt;
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return std::nullopt;
-  auto string_field = [&](const char* key) -> std::optional<std::string> {
-    auto it = j.find(key);
-    if (it == j.end()) return std::nullopt;
-    if (it->is_string()) return it->get<std::string>();
-    if (it->is_array()) {
-      // journalctl prints non-UTF-8 or binary values as an array of bytes.
-      std::string bytes;
-      for (const auto& b : *it) {
-        if (!b.is_number_unsigned() || b.get<unsigned>() > 255) return std::nullopt;
-        bytes += static_cast<char>(b.get<unsigned>());
-      }
-      return bytes;
-    }
-    return std::nullopt;
-  };
-  std::optional<std::string> message = string_field("MESSAGE");
-  if (!message) return std::nullopt;
-  std::optional<std::string> transport = string_field("_TRANSPORT");
-  std::string ident =
-      string_field("SYSLOG_IDENTIFIER").value_or(string_field("_COMM").value_or(""));
+  std::optional<JournalJsonFields> fields = ReadJournalJsonFields(line);
+  if (!fields || !fields->message) return std::nullopt;
+  const std::string ident = fields->identifier.value_or(fields->comm.value_or(""));
   InputLine out;
   out.format = LineFormat::kJournalJson;
-  if (transport && *transport == "kernel") {
+  if (fields->transport && *fields->transport == "kernel") {
     out.origin = Origin::kKernel;
-    out.text = std::move(*message);
+    out.text = std::move(*fields->message);
   } else {
     // Only _TRANSPORT=kernel is the kernel: a user-space writer may call
     // itself "kernel".
     out.origin = Origin::kJournal;
-    out.text = ident.empty() ? std::move(*message) : ident + ": " + *message;
+    out.text = ident.empty() ? std::move(*fields->message) : ident + ": " + *fields->message;
   }
-  if (auto usec = string_field("__REALTIME_TIMESTAMP")) {
+  if (const std::optional<std::string>& usec = fields->realtime) {
     char* end = nullptr;
     unsigned long long v = std::strtoull(usec->c_str(), &end, 10);
     // Beyond kMaxClockSeconds the conversion to nanoseconds would overflow.
