@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // `faultline scan`: match log files offline with the rule packs.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +22,7 @@
 #include "matcher/cli_commands.h"
 #include "matcher/file_buffer.h"
 #include "matcher/input_line.h"
+#include "matcher/line_blocks.h"
 #include "matcher/rule_set.h"
 
 namespace faultline {
@@ -36,7 +40,8 @@ schema/faultline-event-v1.schema.json, source "file") plus "file" and "line".
 Input, detected per file from its first line (and per line in plain files):
 plain lines, dmesg and dmesg -T output, journalctl -o short/short-iso/
 short-precise and -o json output, CRI pod-log lines (P partials joined).
-Without FILE, or with '-', reads stdin.
+Without FILE, or with '-', reads stdin; stdin and pipes are read in blocks
+of lines (about 64 MiB), so a long stream costs one block of memory.
 
   --rules PATH   a rule pack file or a directory of *.yaml packs; repeatable;
                  loaded after the built-in packs (which they may override)
@@ -198,8 +203,9 @@ std::string DefaultNodeName() {
 // Line-oriented formats whose message is a substring of the raw line
 // (plain, dmesg, journal short; CRI without partials): the prefilter runs over the raw buffer and
 // only candidate lines are parsed, and only their candidate rules run.
+// `lines_before` is how many lines of the file came before `text`.
 void ScanRaw(const RuleSet& set, const ScanOptions& options, const std::string& file,
-             std::string_view text, EventWriter& writer) {
+             std::string_view text, std::uint64_t lines_before, EventWriter& writer) {
   std::vector<RuleMatch> matches;
   set.ForEachCandidate(
       text, options.forced_origin.value_or(Origin::kAny),
@@ -208,54 +214,78 @@ void ScanRaw(const RuleSet& set, const ScanOptions& options, const std::string& 
         const Origin origin = options.forced_origin.value_or(in.origin);
         matches.clear();
         set.MatchCandidates(in.text, origin, candidates, matches);
-        WriteMatches(options, file, line_no, in, origin, matches, writer);
+        WriteMatches(options, file, lines_before + line_no, in, origin, matches, writer);
       });
 }
 
 // Formats that need decoding (JSON escapes) or joining (CRI partials):
-// every line is parsed into its record first.
-void ScanRecords(const RuleSet& set, const ScanOptions& options, const std::string& file,
-                 std::string_view text, EventWriter& writer) {
-  std::vector<RuleMatch> matches;
+// every line is parsed into its record first. A CRI stream's partial line
+// may be continued in the next block of a stream read in blocks.
+class RecordScan {
+ public:
+  RecordScan(const RuleSet& set, const ScanOptions& options, const std::string& file,
+             EventWriter& writer)
+      : set_(set), options_(options), file_(file), writer_(writer) {}
+
+  // Whole lines of the file, after `lines_before` others.
+  void Block(std::string_view text, std::uint64_t lines_before) {
+    std::uint64_t line_no = lines_before;
+    std::size_t start = 0;
+    while (start < text.size()) {
+      std::size_t nl = text.find('\n', start);
+      std::string_view raw =
+          text.substr(start, nl == std::string_view::npos ? text.npos : nl - start);
+      start = nl == std::string_view::npos ? text.size() : nl + 1;
+      ++line_no;
+      InputLine in = ParseInputLine(raw);
+      if (in.format == LineFormat::kCri) {
+        auto it = partial_.find(in.stream);
+        if (it != partial_.end()) {
+          it->second.line.text += in.text;
+          it->second.line.partial = in.partial;
+          if (in.partial) continue;
+          Pending done = std::move(it->second);
+          partial_.erase(it);
+          Write(done.line_no, done.line);
+          continue;
+        }
+        if (in.partial) {
+          std::string stream = in.stream;
+          partial_[stream] = Pending{std::move(in), line_no};
+          continue;
+        }
+      }
+      Write(line_no, in);
+    }
+  }
+
+  // Whether a CRI partial line waits for its end.
+  bool open() const { return !partial_.empty(); }
+
+  // The file's end: a partial line left open is matched as it is.
+  void Finish() {
+    for (auto& [stream, pending] : partial_) Write(pending.line_no, pending.line);
+    partial_.clear();
+  }
+
+ private:
   struct Pending {
     InputLine line;
     std::uint64_t line_no = 0;
   };
-  std::map<std::string, Pending> partial;  // per CRI stream
-  std::uint64_t line_no = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t nl = text.find('\n', start);
-    std::string_view raw =
-        text.substr(start, nl == std::string_view::npos ? text.npos : nl - start);
-    start = nl == std::string_view::npos ? text.size() : nl + 1;
-    ++line_no;
-    InputLine in = ParseInputLine(raw);
-    if (in.format == LineFormat::kCri) {
-      auto it = partial.find(in.stream);
-      if (it != partial.end()) {
-        it->second.line.text += in.text;
-        it->second.line.partial = in.partial;
-        if (in.partial) continue;
-        Pending done = std::move(it->second);
-        partial.erase(it);
-        MatchAndWrite(set, options, file, done.line_no, done.line, writer, matches);
-        continue;
-      }
-      if (in.partial) {
-        std::string stream = in.stream;
-        partial[stream] = Pending{std::move(in), line_no};
-        continue;
-      }
-    }
-    MatchAndWrite(set, options, file, line_no, in, writer, matches);
+  void Write(std::uint64_t line_no, const InputLine& in) {
+    MatchAndWrite(set_, options_, file_, line_no, in, writer_, matches_);
   }
-  for (auto& [stream, pending] : partial) {  // a partial line at the end of the file
-    MatchAndWrite(set, options, file, pending.line_no, pending.line, writer, matches);
-  }
-}
 
-// How a file is read: raw (ScanRaw), or record by record (ScanRecords):
+  const RuleSet& set_;
+  const ScanOptions& options_;
+  const std::string& file_;
+  EventWriter& writer_;
+  std::map<std::string, Pending> partial_;  // per CRI stream
+  std::vector<RuleMatch> matches_;
+};
+
+// How a file is read: raw (ScanRaw), or record by record (RecordScan):
 // journalctl -o json or CRI output throughout (its first lines all are)
 // need every line decoded or joined. Mixed files take the raw path, where
 // each candidate line is parsed on its own.
@@ -295,6 +325,42 @@ bool MayHoldCriPartials(std::string_view text) {
   }
   return false;
 }
+
+// One file's scan, given its text whole or in blocks of whole lines (a
+// stream): the first block decides how the file is read; a CRI block
+// without partial lines, and none left open, is read raw.
+class FileScan {
+ public:
+  FileScan(const RuleSet& set, const ScanOptions& options, std::string name, EventWriter& writer)
+      : set_(set),
+        options_(options),
+        name_(std::move(name)),
+        writer_(writer),
+        records_(set, options, name_, writer) {}
+
+  void Block(std::string_view text, bool last) {
+    if (!layout_) layout_ = DetectLayout(text);
+    if (*layout_ == FileLayout::kJournalJson ||
+        (*layout_ == FileLayout::kCri && (records_.open() || MayHoldCriPartials(text)))) {
+      records_.Block(text, lines_);
+    } else {
+      ScanRaw(set_, options_, name_, text, lines_, writer_);
+    }
+    // The next block's first line number (a whole file has no next block).
+    if (!last) lines_ += static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
+  }
+  void Finish() { records_.Finish(); }
+  const std::string& name() const { return name_; }
+
+ private:
+  const RuleSet& set_;
+  const ScanOptions& options_;
+  const std::string name_;
+  EventWriter& writer_;
+  RecordScan records_;
+  std::optional<FileLayout> layout_;
+  std::uint64_t lines_ = 0;  // lines of the blocks before
+};
 
 }  // namespace
 
@@ -361,28 +427,49 @@ int RunScanCommand(const std::vector<std::string>& args, std::ostream& out, std:
   int status = 0;
   EventWriter writer(out, options);
   for (const std::string& file : options.files) {
-    Result<FileBuffer> buffer = FileBuffer::Open(file);
-    if (!buffer.ok()) {
-      err << "faultline scan: cannot read " << buffer.error().message() << "\n";
+    FileScan scan(*set, options, file == "-" ? "<stdin>" : file, writer);
+    // A regular file is mapped whole; stdin and other streams are read in
+    // blocks of lines (the memory of a block, not of the stream).
+    struct stat st {};
+    if (file != "-" && (stat(file.c_str(), &st) != 0 || S_ISREG(st.st_mode))) {
+      Result<FileBuffer> buffer = FileBuffer::Open(file);
+      if (!buffer.ok()) {
+        err << "faultline scan: cannot read " << buffer.error().message() << "\n";
+        status = 2;
+        continue;
+      }
+      scan.Block(buffer->text(), /*last=*/true);
+      scan.Finish();
+      if (std::optional<std::size_t> at = buffer->shrunk_to()) {
+        // The events found before the cut are printed; say what was not read.
+        err << "faultline scan: " << scan.name()
+            << ": the file was truncated while it was read (as by logrotate's copytruncate); "
+               "from byte "
+            << *at << " on it was not scanned\n";
+        status = 2;
+      }
+      continue;
+    }
+    const int fd = file == "-" ? STDIN_FILENO : open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      err << "faultline scan: cannot read " << file << ": " << std::strerror(errno) << "\n";
       status = 2;
       continue;
     }
-    const std::string name = file == "-" ? "<stdin>" : file;
-    const FileLayout layout = DetectLayout(buffer->text());
-    if (layout == FileLayout::kJournalJson ||
-        (layout == FileLayout::kCri && MayHoldCriPartials(buffer->text()))) {
-      ScanRecords(*set, options, name, buffer->text(), writer);
-    } else {
-      ScanRaw(*set, options, name, buffer->text(), writer);
+    LineBlockReader blocks(fd);
+    for (;;) {
+      Result<std::optional<std::string_view>> block = blocks.Next();
+      if (!block.ok()) {
+        err << "faultline scan: cannot read " << scan.name() << ": " << block.error().message()
+            << "\n";
+        status = 2;
+        break;
+      }
+      if (!*block) break;
+      scan.Block(**block, /*last=*/false);
     }
-    if (std::optional<std::size_t> at = buffer->shrunk_to()) {
-      // The events found before the cut are printed; say what was not read.
-      err << "faultline scan: " << name
-          << ": the file was truncated while it was read (as by logrotate's copytruncate); "
-             "from byte "
-          << *at << " on it was not scanned\n";
-      status = 2;
-    }
+    scan.Finish();
+    if (fd != STDIN_FILENO) close(fd);
   }
   writer.Flush();
   out.flush();

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // `faultline scan` and `faultline rules check|list`, called in-process.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <sstream>
+#include <thread>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -179,6 +184,58 @@ TEST_CASE("scan of CRI lines prints the same events whether the file has partial
   auto raw_any = Events(
       Scan({"--no-builtin", "--rules", pack, "--source", "any", dir.Write("raw2.log", lines)}).out);
   CHECK(raw_any.size() == 43 + 28);
+}
+
+// A stream (stdin, a FIFO, `<(journalctl ...)`) is read in blocks of whole
+// lines of about 64 MiB, not whole (a week of a node's journal piped in was
+// gigabytes of memory). A CRI record joined from partial lines may span two
+// blocks, and line numbers go on across them.
+TEST_CASE("scan of a stream: a CRI record across two 64 MiB blocks, line numbers across blocks") {
+  TempDir dir;
+  std::string pack = dir.Write("t.yaml", kPack);
+  const std::string fifo = dir / "pod.fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string full = "2026-11-22T07:02:54.2Z stdout F step 7 loss 2.3\n";
+  const std::string part = "2026-11-22T07:02:54.2Z stderr P x\n";
+  std::string data;
+  std::uint64_t lines = 0;
+  while (data.size() < (std::size_t{63} << 20)) data += full, ++lines;
+  // A record of partials from 63 MiB to past 65: where the first block ends
+  // (at a newline past 64 MiB less a line, or up to 1 MiB more), it is open.
+  const std::uint64_t record_line = lines + 1;
+  data += "2026-11-22T07:02:54.2Z stderr P host:1:2 [3] NCCL WA\n";
+  data += "2026-11-22T07:02:54.2Z stderr P RN \n";
+  lines += 2;
+  std::size_t xs = 0;
+  while (data.size() < (std::size_t{65} << 20) + 100000) data += part, ++lines, ++xs;
+  data += "2026-11-22T07:02:54.2Z stderr F end\n";
+  ++lines;
+  for (int i = 0; i < 1000; ++i) data += full, ++lines;
+  data += "2026-11-22T07:02:55Z stderr F host:1:2 [3] NCCL WARN last\n";
+  const std::uint64_t last_line = ++lines;
+  std::thread writer([&] {
+    const int fd = open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    for (std::size_t at = 0; at < data.size();) {
+      const ssize_t n = write(fd, data.data() + at, data.size() - at);
+      if (n <= 0) break;
+      at += static_cast<std::size_t>(n);
+    }
+    close(fd);
+  });
+  Run r = Scan({"--no-builtin", "--rules", pack, fifo});
+  writer.join();
+  CHECK(r.status == 0);
+  auto events = Events(r.out);
+  REQUIRE(events.size() == 2);
+  CHECK(events[0]["line"] == record_line);
+  // The record joined across the blocks: its literal was cut, its text is whole.
+  const std::string what = events[0]["fields"]["what"];
+  CHECK(what.rfind("xxxxxxxx", 0) == 0);
+  CHECK(events[0]["message"].get<std::string>().rfind("host:1:2 [3] NCCL WARN xxxx", 0) == 0);
+  CHECK(xs > 60000);
+  CHECK(events[1]["line"] == last_line);
+  CHECK(events[1]["fields"]["what"] == "last");
 }
 
 TEST_CASE("scan reads journalctl -o json and rebuilds IDENT: MESSAGE") {
