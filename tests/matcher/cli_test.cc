@@ -161,8 +161,9 @@ TEST_CASE("scan of CRI lines prints the same events whether the file has partial
   for (int i = 0; i < 300; ++i) {
     const std::string t = "2026-11-22T07:02:" + std::to_string(10 + i % 40) + ".5Z ";
     lines += t + "stdout F step " + std::to_string(i) + " loss 2.3\n";
-    if (i % 7 == 0)
+    if (i % 7 == 0) {
       lines += t + "stderr F host:1:2 [3] NCCL WARN timeout " + std::to_string(i) + "\n";
+    }
     if (i % 11 == 0) lines += t + "stdout F NVRM: Xid (PCI:0000:3b:00): 79, printed by a pod\n";
   }
   const std::string partial_tail =
