@@ -122,12 +122,7 @@ rules:
   - id: short-choices
     pattern: '\bE(?:CC|DAC)\b'
 )";
-  CompileOptions off;
-  off.use_prefilter = false;
-  Loaded with = LoadPack(pack);
-  Loaded without = LoadPack(pack, off);
-  REQUIRE(with.set);
-  REQUIRE(without.set);
+  const auto [with, without] = LoadWithAndWithoutPrefilter(pack);
   CHECK_FALSE(with.Has("W202"));
   std::string corpus;
   for (const char* line : {"NVRM: Xid (PCI:0000:3b:00): 79",

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include "matcher/literal_prefilter.h"
 #include "matcher/rule_set.h"
 #include "tests/support/temp_dir.h"
@@ -50,6 +52,20 @@ inline Loaded LoadPacks(const std::vector<std::pair<std::string, std::string>>& 
 
 inline Loaded LoadPack(const std::string& text, CompileOptions options = {}) {
   return LoadPacks({{"pack.yaml", text}}, options);
+}
+
+// `text` compiled twice: as faultline runs it, and without the literal
+// prefilter (the reference its results must equal). Both must load.
+struct PrefilterPair {
+  Loaded with, without;
+};
+inline PrefilterPair LoadWithAndWithoutPrefilter(const std::string& text) {
+  CompileOptions off;
+  off.use_prefilter = false;
+  PrefilterPair pair{LoadPack(text), LoadPack(text, off)};
+  REQUIRE(pair.with.set);
+  REQUIRE(pair.without.set);
+  return pair;
 }
 
 // Literal sets rendered for a CHECK: one "a|b|" string per set, "(?i)"
