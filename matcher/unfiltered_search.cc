@@ -82,7 +82,11 @@ class Relaxer {
       } else if (vs_ && static_cast<unsigned char>(c) >= 0x80) {
         ok = false;
       } else {
-        Atom(vs_ && c == '.' ? std::string_view("[^\\n]") : p_.substr(i_, 1), c == '.' || c == ':');
+        // An unbounded repeat of '.' takes a "[pid]" (no newline in it) by
+        // itself: wrapping it would cost Vectorscan its dot-star.
+        const bool pid_by_itself = c == '.' && RepeatIsUnbounded(i_ + 1);
+        Atom(vs_ && c == '.' ? std::string_view("[^\\n]") : p_.substr(i_, 1),
+             (c == '.' || c == ':') && !pid_by_itself, i_ + 1);
         ++i_;
       }
       if (!ok) return std::nullopt;
@@ -91,7 +95,62 @@ class Relaxer {
   }
 
  private:
-  void Atom(std::string_view text, bool may_match_colon) {
+  // Whether a quantifier at `at` repeats without bound: '*', '+', "{n,}".
+  bool RepeatIsUnbounded(std::size_t at) const {
+    if (at >= p_.size()) return false;
+    if (p_[at] == '*' || p_[at] == '+') return true;
+    if (p_[at] != '{') return false;
+    const std::optional<CountedRepeat> r = ReadCountedRepeat(p_, at);
+    return r && !r->body.empty() && r->body.back() == ',';
+  }
+
+  // Whether the pattern at `at` (just after an atom) goes on with one
+  // character, matched exactly once, that is never a space. Then that atom
+  // never matches the ':' of a journal line's "ident: " (a space follows
+  // it in the message), and needs no "[pid]" before it.
+  bool NextCannotBeSpace(std::size_t at) const {
+    if (at >= p_.size()) return false;
+    const char c = p_[at];
+    std::size_t next = at + 1;
+    if (c == '\\') {
+      if (at + 1 >= p_.size()) return false;
+      const char e = p_[at + 1];
+      const bool plain_punct = !IsAlnum(e) && e != ' ' && static_cast<unsigned char>(e) < 0x80;
+      if (e != 'd' && e != 'w' && !plain_punct) return false;
+      next = at + 2;
+    } else if (c == '[') {
+      // A plain class such as [0-9a-f] or [A-Z_.]: letters, digits and
+      // "-_.:" only.
+      const std::size_t close = p_.find(']', at + 1);
+      if (close == std::string_view::npos || close == at + 1) return false;
+      for (std::size_t k = at + 1; k < close; ++k) {
+        if (!IsAlnum(p_[k]) && std::string_view("-_.:").find(p_[k]) == std::string_view::npos) {
+          return false;
+        }
+      }
+      if (p_[at + 1] == '-' && close == at + 2) return false;
+      next = close + 1;
+    } else if (!IsAlnum(c) &&
+               std::string_view("-_=,;\"'/<>@#%&~!`:").find(c) == std::string_view::npos) {
+      return false;
+    }
+    // Matched at least once: not '?', '*' or "{0,...}".
+    if (next >= p_.size() || p_[next] == '+') return true;
+    if (p_[next] == '?' || p_[next] == '*') return false;
+    if (p_[next] == '{') {
+      const std::optional<CountedRepeat> r = ReadCountedRepeat(p_, next);
+      return !r || r->min > 0;
+    }
+    return true;
+  }
+
+  // Writes an atom of the pattern that ends at `end` (npos: not in the
+  // pattern as written), with a "[pid]" before it if it may match the ':'
+  // after a journal identifier.
+  void Atom(std::string_view text, bool may_match_colon, std::size_t end) {
+    if (may_match_colon && end != std::string_view::npos && NextCannotBeSpace(end)) {
+      may_match_colon = false;
+    }
     if (!may_match_colon) {
       out_ += text;
       return;
@@ -174,7 +233,7 @@ class Relaxer {
         return false;  // \p \P, octal, what RE2 itself refuses
       }
     }
-    Atom(text, colon);
+    Atom(text, colon, end);
     i_ = end;
     return true;
   }
@@ -192,7 +251,7 @@ class Relaxer {
       out_ += kHex[u & 15];
     } else {
       const char escaped[2] = {'\\', ch};
-      Atom(std::string_view(escaped, 2), ch == ':');
+      Atom(std::string_view(escaped, 2), ch == ':', std::string_view::npos);
     }
     return true;
   }
@@ -288,7 +347,7 @@ class Relaxer {
     if (j >= p_.size()) return false;
     if (vs_ && negated) text += "\\n";
     text += ']';
-    Atom(text, colon);
+    Atom(text, colon, j + 1);
     i_ = j + 1;
     return true;
   }

@@ -35,6 +35,12 @@ const std::vector<std::string> kAsciiPatterns = {
     R"(\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d\b.*\b(?:dn|off)\b)",
     R"(^[a-z]+: E\d)",
     R"(\w: \w)",
+    R"(^[a-z]+.*: E\d)",
+    R"(let.: hw)",
+    R"([a-z]:.?\s?h)",
+    R"(t[:=]\d?\s?[ah])",
+    R"(t:[ a-c]h)",
+    R"([a-z]:[0-9]{0,2} E)",
     R"(t: $)",
     R"(^ab$)",
     R"(\Ahw\z)",
@@ -236,7 +242,16 @@ TEST_CASE("RelaxForRawLines drops anchors and names, and lets ':' take a journal
   CHECK(RelaxForRawLines(R"(\Aa\B\z)", RelaxFor::kRe2) == "(?:)a(?:)(?:)");
   CHECK(RelaxForRawLines("(?P<x>a)(b)", RelaxFor::kRe2) == "(?:a)(?:b)");
   CHECK(RelaxForRawLines("(?i)a(?s:.)", RelaxFor::kRe2) == R"((?i)a(?s:(?:(?:\[[^ \n]*\])?.)))");
-  CHECK(RelaxForRawLines("a:[0-9]", RelaxFor::kRe2) == R"(a(?:(?:\[[^ \n]*\])?:)[0-9])");
+  CHECK(RelaxForRawLines(R"(a:\s)", RelaxFor::kRe2) == R"(a(?:(?:\[[^ \n]*\])?:)\s)");
+  // A ':' followed by what is never a space is not the journal's "ident: ".
+  CHECK(RelaxForRawLines(R"(\d:\d:x:-[:]a.b)", RelaxFor::kRe2) == R"(\d:\d:x:-[:]a.b)");
+  CHECK(RelaxForRawLines(R"(a:x?)", RelaxFor::kRe2) == R"(a(?:(?:\[[^ \n]*\])?:)x?)");
+  CHECK(RelaxForRawLines(R"(a:[0-9a-f]{2}:[0-9]+:[x-]{0,2})", RelaxFor::kRe2) ==
+        R"(a:[0-9a-f]{2}:[0-9]+(?:(?:\[[^ \n]*\])?:)[x-]{0,2})");
+  CHECK(RelaxForRawLines(R"(a:[ a])", RelaxFor::kRe2) == R"(a(?:(?:\[[^ \n]*\])?:)[ a])");
+  // '.' repeated without bound takes "[pid]" itself.
+  CHECK(RelaxForRawLines("a.*b.+c.{2,}d.{2}", RelaxFor::kVectorscanAscii) ==
+        R"(a[^\n]*b[^\n]+c[^\n]{2,}d(?:(?:\[[^ \n]*\])?[^\n]){2})");
   CHECK(RelaxForRawLines(R"([^x]\s)", RelaxFor::kVectorscanAscii) ==
         R"((?:(?:\[[^ \n]*\])?[^x\n])[\t\f\r ])");
   CHECK(RelaxForRawLines(R"(\S\W\D.)", RelaxFor::kVectorscanAscii) ==
