@@ -267,7 +267,9 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
   // chunk names the lines where one of them may match; else (a one-line
   // record, or no search could be built) they are candidates on every line.
   const UnfilteredSearch* const loose =
-      buffer.size() >= impl_->unfiltered_search_min_bytes.load(std::memory_order_relaxed)
+      !s.unfiltered.empty() &&
+              buffer.size() / s.unfiltered.size() >=
+                  impl_->unfiltered_search_bytes_per_rule.load(std::memory_order_relaxed)
           ? impl_->UnfilteredSearchOf(s)
           : nullptr;
   if (search == nullptr && (loose == nullptr || s.unfiltered.size() != s.rules.size())) {

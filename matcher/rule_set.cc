@@ -395,7 +395,7 @@ void RuleSetTesting::SampleBuffersFrom(const RuleSet& set, std::size_t bytes) {
 }
 
 void RuleSetTesting::SearchUnfilteredFrom(const RuleSet& set, std::size_t bytes) {
-  set.impl_->unfiltered_search_min_bytes.store(bytes);
+  set.impl_->unfiltered_search_bytes_per_rule.store(bytes);
 }
 
 std::string RuleSetTesting::UnfilteredSearchPattern(const RuleSet& set, Origin origin) {

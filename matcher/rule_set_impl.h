@@ -122,11 +122,13 @@ struct RuleSet::Impl {
   // near misses, so from 16 MiB (bench/README.md, 2026-11-25).
   mutable std::atomic<std::size_t> sample_min_bytes{std::size_t{16} << 20};
   mutable std::atomic<std::uint64_t> sampled_switches{0};  // rules switched, all scans (tests)
-  // Buffers at least this long search for their unfiltered rules' lines
-  // with UnfilteredSearch (RuleSetTesting lowers it). Building it costs an
-  // RE2 compile (~0.1-1 ms), which a one-line record (the agent's Match)
-  // does not repay.
-  mutable std::atomic<std::size_t> unfiltered_search_min_bytes{std::size_t{1} << 20};
+  // A buffer searches for its unfiltered rules' lines with UnfilteredSearch
+  // when it holds at least this many bytes per unfiltered rule of its
+  // origin (RuleSetTesting lowers it). Building the search costs a
+  // Vectorscan compile that grows faster than the rules: 2-5 ms for one,
+  // 26 ms for user-loose's five, where running them on every line cost
+  // about 2 ms per MiB per rule (bench/README.md, 2026-11-28).
+  mutable std::atomic<std::size_t> unfiltered_search_bytes_per_rule{std::size_t{1} << 20};
 
   // Appends the match of compiled rule `index` on `text`, if it matches.
   void Capture(int index, std::string_view text, std::vector<RuleMatch>& out) const;

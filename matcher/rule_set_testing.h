@@ -41,8 +41,8 @@ struct RuleSetTesting {
   // choose its prefilter literals (rule_sampling.cc; by default 16 MiB).
   static void SampleBuffersFrom(const RuleSet& set, std::size_t bytes);
   // From now on `set` finds the lines of its rules without a prefilter
-  // literal with one regex per chunk (unfiltered_search.h) in every scanned
-  // buffer of at least `bytes` (by default 1 MiB).
+  // literal with one search per chunk (unfiltered_search.h) in every scanned
+  // buffer of at least `bytes` per such rule (by default 1 MiB).
   static void SearchUnfilteredFrom(const RuleSet& set, std::size_t bytes);
   // The combined regex of that search for `origin`'s rules, built if it was
   // not; empty when there is none (no such rule, or it could not be built).
