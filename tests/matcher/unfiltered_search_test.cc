@@ -76,13 +76,14 @@ std::string YamlQuoted(const std::string& s) {
   return out + "'";
 }
 
-std::string PackOf(const std::vector<std::string>& patterns) {
+std::string PackOf(const std::vector<std::string>& patterns, bool with_literal_rule = true) {
   std::string pack = "pack: loose\nversion: 1\nrules:\n";
   for (std::size_t i = 0; i < patterns.size(); ++i) {
     pack += "  - id: r" + std::to_string(i) + "\n    sources: [kernel, journal, pod]\n" +
             "    category: hardware\n    severity: warning\n    action: event\n" +
             "    pattern: " + YamlQuoted(patterns[i]) + "\n";
   }
+  if (!with_literal_rule) return pack;
   // One rule with a literal, so that the literal prefilter runs beside.
   pack +=
       "  - id: lit\n    sources: [kernel, journal, pod]\n    category: hardware\n"
@@ -329,6 +330,36 @@ TEST_CASE("a scan with unfiltered rules finds what plain RE2 finds on every mess
   CheckScan(all, "hw 12 up " + std::string(300 << 10, 'q') + " 0000:3a:00.0 x dn\n" + corpus);
   // The buffer is one line.
   CheckScan(all, "[ 1.0] ab");
+}
+
+TEST_CASE("when no rule has a literal the search alone names the lines") {
+  const std::vector<std::string> loose = {R"((?i)\b(?:hw|sw|fw)\s+\d{2,3}\s+(?:up|dn)\b)",
+                                          R"(^[a-z]+: E\d)", R"(t: $)"};
+  Loaded l = LoadPack(PackOf(loose, false));
+  REQUIRE(l.set);
+  CHECK_FALSE(l.set->prefilter_active());
+  RuleSetTesting::SearchUnfilteredFrom(*l.set, 0);
+  CHECK_FALSE(RuleSetTesting::UnfilteredSearchPattern(*l.set, Origin::kAny).empty());
+  const std::string corpus = Corpus(5, 20000);
+  std::vector<std::unique_ptr<RE2>> res;
+  Hits want;
+  std::uint64_t n = 0;
+  for (std::size_t start = 0; start < corpus.size();) {
+    const std::size_t nl = corpus.find('\n', start);
+    const InputLine in = ParseInputLine(corpus.substr(start, nl - start));
+    ++n;
+    for (std::size_t r = 0; r < loose.size(); ++r) {
+      if (RE2::PartialMatch(in.text, RE2(loose[r]))) want.emplace(n, "r" + std::to_string(r));
+    }
+    start = nl + 1;
+  }
+  CHECK(want.size() > 1000);
+  CHECK(Scanned(*l.set, corpus) == want);
+  // And it does filter: far fewer lines are visited than the corpus holds.
+  std::uint64_t visited = 0;
+  l.set->ForEachCandidateLine(corpus, Origin::kAny,
+                              [&](std::string_view, std::uint64_t) { ++visited; });
+  CHECK(visited < 20000 / 2);
 }
 
 TEST_CASE("unfiltered rules on real node logs: the same lines as plain RE2") {
