@@ -22,17 +22,9 @@
 // every line that holds a match.
 #include "matcher/unfiltered_search.h"
 
-#include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 #include <utility>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
-#include <hs/hs.h>
 
 #include "matcher/re2_syntax.h"
 
@@ -56,15 +48,10 @@ bool IsAlnum(char c) {
 bool IsOctal(char c) { return c >= '0' && c <= '7'; }
 
 // Reads an RE2 pattern as RE2 does (parse.cc) only as far as it must to
-// find each atom's extent, and copies everything else verbatim. For
-// Vectorscan (PCRE syntax, searched byte by byte), it also writes out what
-// the two read differently (\s \S \W \D \v, '.', negated classes) so that
-// on ASCII text it matches what RE2 does, never a newline; and refuses
-// what it cannot (anything not ASCII, \p, octal, a newline in the pattern).
+// find each atom's extent, and copies everything else verbatim.
 class Relaxer {
  public:
-  Relaxer(std::string_view p, RelaxFor dialect)
-      : p_(p), vs_(dialect == RelaxFor::kVectorscanAscii) {}
+  explicit Relaxer(std::string_view p) : p_(p) {}
 
   std::optional<std::string> Run() {
     while (i_ < p_.size()) {
@@ -79,14 +66,11 @@ class Relaxer {
       } else if (c == '^' || c == '$') {
         out_ += kEmpty;
         ++i_;
-      } else if (vs_ && static_cast<unsigned char>(c) >= 0x80) {
-        ok = false;
       } else {
         // An unbounded repeat of '.' takes a "[pid]" (no newline in it) by
-        // itself: wrapping it would cost Vectorscan its dot-star.
+        // itself: wrapping it only adds DFA states.
         const bool pid_by_itself = c == '.' && RepeatIsUnbounded(i_ + 1);
-        Atom(vs_ && c == '.' ? std::string_view("[^\\n]") : p_.substr(i_, 1),
-             (c == '.' || c == ':') && !pid_by_itself, i_ + 1);
+        Atom(p_.substr(i_, 1), (c == '.' || c == ':') && !pid_by_itself, i_ + 1);
         ++i_;
       }
       if (!ok) return std::nullopt;
@@ -195,9 +179,7 @@ class Relaxer {
         return false;
       case 'Q': {
         const Quoted q = ReadQuoted(p_, i_ + 2);
-        for (char ch : q.text) {
-          if (!QuotedByte(ch)) return false;
-        }
+        for (char ch : q.text) QuotedByte(ch);
         i_ = q.end;
         return true;
       }
@@ -207,41 +189,23 @@ class Relaxer {
     const std::size_t end = EscapeEnd(i_);
     if (end == 0) return false;
     bool colon = true;  // unless known otherwise
-    std::string_view text = p_.substr(i_, end - i_);
     if (e == 'x') {
       const std::optional<HexEscape> h = ReadHexEscape(p_, i_ + 2);
       colon = !h || h->value == ':';
-      if (vs_ && (!h || h->value >= 0x80 || h->value == '\n')) return false;
     } else if (e == 'd' || e == 'w' || e == 's' || e == 'n' || e == 't' || e == 'r' || e == 'f' ||
                e == 'v' || e == 'a') {
       colon = false;
-      if (vs_) {
-        if (e == 'n') return false;
-        if (e == 's') text = "[\\t\\f\\r ]";  // RE2's \s, without its \n (PCRE's has \v)
-        if (e == 'v') text = "\\x0b";         // PCRE's \v is a class
-      }
     } else if (!IsAlnum(e)) {
       colon = e == ':';  // escaped punctuation: itself
-    } else if (vs_) {
-      if (e == 'S') {
-        text = "[^\\t\\n\\f\\r ]";  // RE2's \S holds \v, PCRE's does not
-      } else if (e == 'W') {
-        text = "[^0-9A-Za-z_\\n]";
-      } else if (e == 'D') {
-        text = "[^0-9\\n]";
-      } else {
-        return false;  // \p \P, octal, what RE2 itself refuses
-      }
     }
-    Atom(text, colon, end);
+    Atom(p_.substr(i_, end - i_), colon, end);
     i_ = end;
     return true;
   }
 
   // One byte of \Q...\E, written so that it means itself outside \Q.
-  bool QuotedByte(char ch) {
+  void QuotedByte(char ch) {
     const auto u = static_cast<unsigned char>(ch);
-    if (vs_ && (u >= 0x80 || ch == '\n')) return false;
     if (IsAlnum(ch) || u >= 0x80) {
       out_ += ch;
     } else if (u < 0x20 || u == 0x7f) {
@@ -253,15 +217,12 @@ class Relaxer {
       const char escaped[2] = {'\\', ch};
       Atom(std::string_view(escaped, 2), ch == ':', std::string_view::npos);
     }
-    return true;
   }
 
   // [...] as RE2 reads it: ']' first is a literal, "[:name:]" a POSIX
   // class, a backslash escapes one character (or a \x, \p, octal run).
   // Whether it can match ':' is decided from its items; a negated class,
-  // or an item not worked out here, is taken to match it. For Vectorscan a
-  // negated class also leaves out '\n', and an item that may hold '\n' or
-  // a byte past ASCII refuses the pattern.
+  // or an item not worked out here, is taken to match it.
   bool Class() {
     std::size_t j = i_ + 1;
     bool colon = false;
@@ -278,7 +239,6 @@ class Relaxer {
     auto item = [&](std::size_t& at) -> int {
       const char c = p_[at];
       if (c != '\\') {
-        if (vs_ && (static_cast<unsigned char>(c) >= 0x80 || c == '\n')) return -2;
         text += c;
         ++at;
         return static_cast<unsigned char>(c);
@@ -287,28 +247,19 @@ class Relaxer {
       const char e = p_[at + 1];
       const std::size_t end = EscapeEnd(at);
       if (end == 0) return -2;
-      std::string_view written = p_.substr(at, end - at);
       int stands_for = -1;
       if (!IsAlnum(e)) {
         stands_for = static_cast<unsigned char>(e);
-        if (vs_ && stands_for >= 0x80) return -2;
       } else if (e == 'x') {
         const std::optional<HexEscape> h = ReadHexEscape(p_, at + 2);
         if (!h) return -2;
         stands_for = h->value < 0x80 ? static_cast<int>(h->value) : -1;
-        if (vs_ && (stands_for < 0 || stands_for == '\n')) return -2;
-      } else if (e == 'd' || e == 'w' || e == 't' || e == 'r' || e == 'f' || e == 'a') {
-        // none of them ':'
-      } else if (vs_ && e == 's') {
-        written = "\\t\\f\\r ";
-      } else if (vs_ && e == 'v') {
-        written = "\\x0b";
-      } else if (vs_) {
-        return -2;  // \n \S \W \D \p, octal: may hold '\n' or differ from RE2's
-      } else if (e != 's' && e != 'n' && e != 'v') {
+        if (stands_for < 0) colon = true;  // past ASCII: not worked out
+      } else if (e != 'd' && e != 'w' && e != 's' && e != 'n' && e != 't' && e != 'r' && e != 'f' &&
+                 e != 'v' && e != 'a') {
         colon = true;  // \S \W \D \p, octal: not worked out
       }
-      text += written;
+      text += p_.substr(at, end - at);
       at = end;
       return stands_for;
     };
@@ -322,11 +273,6 @@ class Relaxer {
             name == "[:ascii:]" || name.substr(0, 3) == "[:^") {
           colon = true;
         }
-        // These may hold '\n' (or, negated, anything).
-        if (vs_ && (name == "[:space:]" || name == "[:cntrl:]" || name == "[:ascii:]" ||
-                    name.substr(0, 3) == "[:^")) {
-          return false;
-        }
         text += name;
         j = close + 2;
         continue;
@@ -339,13 +285,11 @@ class Relaxer {
         const int hi = item(j);
         if (hi == -2) return false;
         if (lo < 0 || hi < 0 || (lo <= ':' && ':' <= hi)) colon = true;
-        if (vs_ && (lo < 0 || hi < 0 || (lo <= '\n' && '\n' <= hi))) return false;
       } else if (lo == ':') {
         colon = true;
       }
     }
     if (j >= p_.size()) return false;
-    if (vs_ && negated) text += "\\n";
     text += ']';
     Atom(text, colon, j + 1);
     i_ = j + 1;
@@ -372,143 +316,26 @@ class Relaxer {
   }
 
   std::string_view p_;
-  bool vs_;  // writing for Vectorscan
   std::size_t i_ = 0;
   std::string out_;
 };
 
-// A byte past ASCII in [p, end): its address, or null. 16 bytes at a time
-// where SSE2 is (x86-64's baseline), 8 elsewhere.
-const char* FindNonAscii(const char* p, const char* end) {
-#if defined(__SSE2__)
-  while (end - p >= 16) {
-    const int mask = _mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
-    p += 16;
-  }
-#endif
-  while (end - p >= 8) {
-    std::uint64_t v;
-    std::memcpy(&v, p, 8);
-    if (v & 0x8080808080808080ULL) break;
-    p += 8;
-  }
-  for (; p < end; ++p) {
-    if (static_cast<unsigned char>(*p) >= 0x80) return p;
-  }
-  return nullptr;
-}
-
-struct HsLines {
-  const char* base;
-  std::size_t size;
-  std::vector<std::size_t>* starts;
-  std::size_t line_end = 0;  // end of the last line marked; valid when `marked`
-  bool marked = false;
-};
-
-// Matches arrive in increasing order of `to`; a match holds no newline and
-// is never empty, so its last byte is on its line.
-int OnHsMatch(unsigned /*id*/, unsigned long long /*from*/, unsigned long long to,
-              unsigned /*flags*/, void* context) {
-  auto* h = static_cast<HsLines*>(context);
-  const std::size_t last = static_cast<std::size_t>(to) - 1;
-  if (h->marked && last < h->line_end) return 0;  // its line is marked already
-  const void* nl = last > 0 ? memrchr(h->base, '\n', last) : nullptr;
-  h->starts->push_back(nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - h->base) + 1
-                          : 0);
-  const void* next = std::memchr(h->base + last, '\n', h->size - last);
-  h->line_end = next ? static_cast<std::size_t>(static_cast<const char*>(next) - h->base) : h->size;
-  h->marked = true;
-  return 0;
-}
-
 }  // namespace
 
-std::optional<std::string> RelaxForRawLines(std::string_view pattern, RelaxFor dialect) {
-  return Relaxer(pattern, dialect).Run();
+std::optional<std::string> RelaxForRawLines(std::string_view pattern) {
+  return Relaxer(pattern).Run();
 }
-
-struct UnfilteredSearch::Vectorscan {
-  hs_database_t* db = nullptr;
-  hs_scratch_t* prototype = nullptr;
-  mutable std::mutex mu;
-  mutable std::vector<hs_scratch_t*> pool;  // idle scratches, one per concurrent Lines()
-
-  ~Vectorscan() {
-    for (hs_scratch_t* s : pool) hs_free_scratch(s);
-    if (prototype) hs_free_scratch(prototype);
-    if (db) hs_free_database(db);
-  }
-
-  // The relaxed patterns in one block-mode database, or null when
-  // Vectorscan refuses one (it then is not used: RE2 searches alone).
-  static std::unique_ptr<Vectorscan> Build(const std::vector<std::string>& patterns) {
-    std::vector<const char*> exprs;
-    std::vector<unsigned> flags, ids;
-    for (const std::string& p : patterns) {
-      exprs.push_back(p.c_str());
-      flags.push_back(HS_FLAG_MULTILINE);  // for cases (a) and (b); no other anchor is left
-      ids.push_back(static_cast<unsigned>(ids.size()));
-    }
-    auto out = std::make_unique<Vectorscan>();
-    hs_compile_error_t* error = nullptr;
-    if (hs_compile_multi(exprs.data(), flags.data(), ids.data(),
-                         static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK, nullptr, &out->db,
-                         &error) != HS_SUCCESS) {
-      hs_free_compile_error(error);
-      return nullptr;
-    }
-    if (hs_alloc_scratch(out->db, &out->prototype) != HS_SUCCESS) return nullptr;
-    return out;
-  }
-
-  // Appends the lines of `chunk` with a match; false if Vectorscan failed.
-  bool Lines(std::string_view chunk, std::vector<std::size_t>& starts) const {
-    if (chunk.size() > UINT_MAX) return false;
-    hs_scratch_t* scratch = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (!pool.empty()) {
-        scratch = pool.back();
-        pool.pop_back();
-      }
-    }
-    if (!scratch && hs_clone_scratch(prototype, &scratch) != HS_SUCCESS) return false;
-    const std::size_t first = starts.size();
-    HsLines h{chunk.data(), chunk.size(), &starts};
-    const hs_error_t rc =
-        hs_scan(db, chunk.data(), static_cast<unsigned>(chunk.size()), 0, scratch, &OnHsMatch, &h);
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      pool.push_back(scratch);
-    }
-    if (rc != HS_SUCCESS) starts.resize(first);
-    return rc == HS_SUCCESS;
-  }
-};
-
-UnfilteredSearch::UnfilteredSearch(std::unique_ptr<RE2> re, std::unique_ptr<Vectorscan> vs)
-    : re_(std::move(re)), vs_(std::move(vs)) {}
-UnfilteredSearch::~UnfilteredSearch() = default;
 
 std::unique_ptr<UnfilteredSearch> UnfilteredSearch::Build(
     std::span<const std::string_view> patterns) {
   if (patterns.empty()) return nullptr;
   std::string combined;
-  std::vector<std::string> for_vectorscan;
-  bool vectorscan = true;
   for (std::string_view p : patterns) {
-    std::optional<std::string> relaxed = RelaxForRawLines(p, RelaxFor::kRe2);
+    std::optional<std::string> relaxed = RelaxForRawLines(p);
     if (!relaxed) return nullptr;
     combined += "(?:";
     combined += *relaxed;
     combined += ")|";
-    if (vectorscan) {
-      std::optional<std::string> ascii = RelaxForRawLines(p, RelaxFor::kVectorscanAscii);
-      vectorscan = ascii.has_value();
-      if (ascii) for_vectorscan.push_back(std::move(*ascii));
-    }
   }
   // Cases (a) and (b) at the top of this file.
   combined += kJsonLine;
@@ -523,61 +350,26 @@ std::unique_ptr<UnfilteredSearch> UnfilteredSearch::Build(
   auto re = std::make_unique<RE2>(combined, options);
   if (!re->ok()) return nullptr;
   if (RE2::PartialMatch("", *re)) return nullptr;  // it would mark every line
-  std::unique_ptr<Vectorscan> vs;
-  if (vectorscan) {
-    for_vectorscan.emplace_back("^\\{");
-    for_vectorscan.emplace_back(":\\r?$");
-    vs = Vectorscan::Build(for_vectorscan);
-  }
-  return std::unique_ptr<UnfilteredSearch>(new UnfilteredSearch(std::move(re), std::move(vs)));
-}
-
-void UnfilteredSearch::Re2Lines(std::string_view chunk, std::size_t from, std::size_t to,
-                                std::vector<std::size_t>& starts) const {
-  const char* const base = chunk.data();
-  const re2::StringPiece text(base, chunk.size());
-  re2::StringPiece match;
-  for (std::size_t pos = from; pos < to;) {
-    // `pos` is a line's start. One submatch: where the match is (its start
-    // costs a reverse DFA pass over the match only, as no match spans a
-    // newline).
-    if (!re_->Match(text, pos, to, RE2::UNANCHORED, &match, 1)) return;
-    const std::size_t at = static_cast<std::size_t>(match.data() - base);
-    const void* nl = at > pos ? memrchr(base + pos, '\n', at - pos) : nullptr;
-    starts.push_back(nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - base) + 1 : pos);
-    const void* next = std::memchr(base + at, '\n', to - at);
-    if (next == nullptr) return;
-    pos = static_cast<std::size_t>(static_cast<const char*>(next) - base) + 1;
-  }
+  return std::unique_ptr<UnfilteredSearch>(new UnfilteredSearch(std::move(re)));
 }
 
 void UnfilteredSearch::Lines(std::string_view chunk, std::vector<std::size_t>& starts) const {
-  const std::size_t first = starts.size();
-  if (!vs_ || !vs_->Lines(chunk, starts)) {
-    Re2Lines(chunk, 0, chunk.size(), starts);
-    return;
-  }
-  // Vectorscan's answer holds for ASCII lines; a line with any other byte
-  // is searched by RE2 as well (UTF-8: '.', classes and case folding).
-  const std::size_t from_vectorscan = starts.size();
   const char* const base = chunk.data();
-  const char* const end = base + chunk.size();
-  for (const char* p = base; (p = FindNonAscii(p, end)) != nullptr;) {
-    const void* nl = memrchr(base, '\n', static_cast<std::size_t>(p - base));
-    const std::size_t line =
-        nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - base) + 1 : 0;
-    const void* next = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
-    const std::size_t stop =
-        next ? static_cast<std::size_t>(static_cast<const char*>(next) - base) : chunk.size();
-    Re2Lines(chunk, line, stop, starts);
-    if (next == nullptr) break;
-    p = static_cast<const char*>(next) + 1;
+  const std::size_t size = chunk.size();
+  const re2::StringPiece text(base, size);
+  re2::StringPiece match;
+  for (std::size_t pos = 0; pos < size;) {
+    // `pos` is a line's start. One submatch: where the match is (its start
+    // costs a reverse DFA pass over the match only, as no match spans a
+    // newline).
+    if (!re_->Match(text, pos, size, RE2::UNANCHORED, &match, 1)) return;
+    const std::size_t at = static_cast<std::size_t>(match.data() - base);
+    const void* nl = at > pos ? memrchr(base + pos, '\n', at - pos) : nullptr;
+    starts.push_back(nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - base) + 1 : pos);
+    const void* next = std::memchr(base + at, '\n', size - at);
+    if (next == nullptr) return;
+    pos = static_cast<std::size_t>(static_cast<const char*>(next) - base) + 1;
   }
-  if (starts.size() == from_vectorscan) return;
-  const auto begin = starts.begin() + static_cast<std::ptrdiff_t>(first);
-  std::inplace_merge(begin, starts.begin() + static_cast<std::ptrdiff_t>(from_vectorscan),
-                     starts.end());
-  starts.erase(std::unique(begin, starts.end()), starts.end());
 }
 
 }  // namespace faultline

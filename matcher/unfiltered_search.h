@@ -16,12 +16,6 @@
 
 namespace faultline {
 
-// The regex syntax RelaxForRawLines writes.
-enum class RelaxFor {
-  kRe2,              // RE2, searched with never_nl: any text
-  kVectorscanAscii,  // Vectorscan (PCRE), block mode: what RE2 matches, on ASCII text
-};
-
 // `pattern` rewritten so that it matches, in a raw log line, wherever the
 // pattern itself matches in the message that ScanRaw takes from that line
 // (matcher/input_line.h): a superset. Anchors and word boundaries (^ $ \A
@@ -30,9 +24,8 @@ enum class RelaxFor {
 // every rule); and every atom that can match ':' may first take a
 // "[pid]" (journal-short "ident[pid]: msg" is the message "ident: msg").
 // nullopt when the pattern holds what this cannot relax: \C (one byte,
-// newline included), or syntax it does not read; for Vectorscan, also
-// what it would read differently from RE2 (see the .cc).
-std::optional<std::string> RelaxForRawLines(std::string_view pattern, RelaxFor dialect);
+// newline included), or syntax it does not read.
+std::optional<std::string> RelaxForRawLines(std::string_view pattern);
 
 // One search for a set of patterns (the unfiltered rules of one origin).
 // Immutable after Build; Lines() may be called from any thread.
@@ -49,28 +42,17 @@ class UnfilteredSearch {
   // or at the end of the buffer.
   void Lines(std::string_view chunk, std::vector<std::size_t>& starts) const;
 
-  ~UnfilteredSearch();
-  UnfilteredSearch(const UnfilteredSearch&) = delete;
-  UnfilteredSearch& operator=(const UnfilteredSearch&) = delete;
-
   // The combined relaxed pattern (tests and bench/README.md).
   const std::string& pattern() const { return re_->pattern(); }
-  // Whether Vectorscan searches ASCII lines (else RE2 searches every line).
-  bool uses_vectorscan() const { return vs_ != nullptr; }
 
  private:
-  struct Vectorscan;
-  UnfilteredSearch(std::unique_ptr<RE2> re, std::unique_ptr<Vectorscan> vs);
-  // RE2's search over the lines of chunk[from, to) (`from` a line's start).
-  void Re2Lines(std::string_view chunk, std::size_t from, std::size_t to,
-                std::vector<std::size_t>& starts) const;
+  explicit UnfilteredSearch(std::unique_ptr<RE2> re) : re_(std::move(re)) {}
 
-  // Every line, any bytes: the relaxed patterns in one regex, never_nl.
+  // The relaxed patterns in one regex, never_nl. Not Vectorscan: with
+  // these patterns it ran 13 times faster, but Debian's 5.4.9 missed
+  // matches (bench/README.md, "Rules without a literal"), and a search
+  // that loses a line loses a fault.
   std::unique_ptr<RE2> re_;
-  // ASCII lines, when Vectorscan takes every relaxed pattern: it searches
-  // by literal factors where RE2's DFA steps through every byte (13 ms
-  // against 175 ms for one rule over 64 MiB).
-  std::unique_ptr<Vectorscan> vs_;
 };
 
 }  // namespace faultline

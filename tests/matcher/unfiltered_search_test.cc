@@ -32,7 +32,7 @@ using Hits = std::set<std::pair<std::uint64_t, std::string>>;  // (line number, 
 const std::vector<std::string> kAsciiPatterns = {
     R"((?i)\b(?:hw|sw|fw)\s+\d{2,3}\s+(?:up|dn)\b)",
     R"(^\S+ \d+ [A-Z]{3,}:)",
-    R"(\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d\b.*\b(?:dn|off)\b)",
+    R"(\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d\b.*\b(?:dn|off|err)\b)",
     R"(^[a-z]+: E\d)",
     R"(\w: \w)",
     R"(^[a-z]+.*: E\d)",
@@ -57,7 +57,7 @@ const std::vector<std::string> kAsciiPatterns = {
     R"(\D\d\Dq)",
     R"((?i)[^a-z\s]{2}up)",
 };
-// These are not ASCII (or read differently by Vectorscan): RE2 searches.
+// Patterns that are not ASCII, and classes that differ between engines.
 const std::vector<std::string> kOtherPatterns = {
     R"(é\d)",
     R"((?i)ſw \d)",
@@ -141,6 +141,10 @@ std::string Corpus(std::uint32_t seed, std::size_t lines) {
       "Port 4 DN",
       "0000:3a:00.0 link dn, slot 4",
       "0000:3A:00.0 link dn",
+      // Vectorscan reported matches of these out of line order (user-loose).
+      "mlx5_core 0000:3b:00.0: mlx5_cmd_out_err:754:(pid 46014): ACCESS_REG(0x805) op_mod(0x1) "
+      "failed, status bad parameter(0x3), syndrome (0x5ea723), err(-22)",
+      "ena 0000:00:05.0: Failed to process command 15 (opcode 17) comp_status 1 err -5",
       "E1128 01:02:03.123456    2211 kubelet.go:2412] sync",
       "t=97C",
       "ab",
@@ -236,32 +240,39 @@ Hits CheckScan(const std::vector<std::string>& patterns, const std::string& buff
 }
 
 TEST_CASE("RelaxForRawLines drops anchors and names, and lets ':' take a journal pid") {
-  CHECK(RelaxForRawLines(R"(^a\bb$)", RelaxFor::kRe2) == "(?:)a(?:)b(?:)");
-  CHECK(RelaxForRawLines(R"(\Aa\B\z)", RelaxFor::kRe2) == "(?:)a(?:)(?:)");
-  CHECK(RelaxForRawLines("(?P<x>a)(b)", RelaxFor::kRe2) == "(?:a)(?:b)");
-  CHECK(RelaxForRawLines("(?i)a(?s:.)", RelaxFor::kRe2) == R"((?i)a(?s:(?:(?:\[[^ \n]*\])?.)))");
-  CHECK(RelaxForRawLines(R"(a:\s)", RelaxFor::kRe2) == R"(a(?:(?:\[[^ \n]*\])?:)\s)");
+  CHECK(RelaxForRawLines(R"(^a\bb$)") == "(?:)a(?:)b(?:)");
+  CHECK(RelaxForRawLines(R"(\Aa\B\z)") == "(?:)a(?:)(?:)");
+  CHECK(RelaxForRawLines("(?P<x>a)(b)") == "(?:a)(?:b)");
+  CHECK(RelaxForRawLines("(?i)a(?s:.)") == R"((?i)a(?s:(?:(?:\[[^ \n]*\])?.)))");
+  CHECK(RelaxForRawLines(R"(a:\s)") == R"(a(?:(?:\[[^ \n]*\])?:)\s)");
+  CHECK(RelaxForRawLines(R"([^x]\s)") == R"((?:(?:\[[^ \n]*\])?[^x])\s)");
   // A ':' followed by what is never a space is not the journal's "ident: ".
-  CHECK(RelaxForRawLines(R"(\d:\d:x:-[:]a.b)", RelaxFor::kRe2) == R"(\d:\d:x:-[:]a.b)");
-  CHECK(RelaxForRawLines(R"(a:x?)", RelaxFor::kRe2) == R"(a(?:(?:\[[^ \n]*\])?:)x?)");
-  CHECK(RelaxForRawLines(R"(a:[0-9a-f]{2}:[0-9]+:[x-]{0,2})", RelaxFor::kRe2) ==
+  CHECK(RelaxForRawLines(R"(\d:\d:x:-[:]a.b)") == R"(\d:\d:x:-[:]a.b)");
+  CHECK(RelaxForRawLines(R"(a:x?)") == R"(a(?:(?:\[[^ \n]*\])?:)x?)");
+  CHECK(RelaxForRawLines(R"(a:[0-9a-f]{2}:[0-9]+:[x-]{0,2})") ==
         R"(a:[0-9a-f]{2}:[0-9]+(?:(?:\[[^ \n]*\])?:)[x-]{0,2})");
-  CHECK(RelaxForRawLines(R"(a:[ a])", RelaxFor::kRe2) == R"(a(?:(?:\[[^ \n]*\])?:)[ a])");
+  CHECK(RelaxForRawLines(R"(a:[ a])") == R"(a(?:(?:\[[^ \n]*\])?:)[ a])");
   // '.' repeated without bound takes "[pid]" itself.
-  CHECK(RelaxForRawLines("a.*b.+c.{2,}d.{2}", RelaxFor::kVectorscanAscii) ==
-        R"(a[^\n]*b[^\n]+c[^\n]{2,}d(?:(?:\[[^ \n]*\])?[^\n]){2})");
-  CHECK(RelaxForRawLines(R"([^x]\s)", RelaxFor::kVectorscanAscii) ==
-        R"((?:(?:\[[^ \n]*\])?[^x\n])[\t\f\r ])");
-  CHECK(RelaxForRawLines(R"(\S\W\D.)", RelaxFor::kVectorscanAscii) ==
-        R"((?:(?:\[[^ \n]*\])?[^\t\n\f\r ])(?:(?:\[[^ \n]*\])?[^0-9A-Za-z_\n]))"
-        R"((?:(?:\[[^ \n]*\])?[^0-9\n])(?:(?:\[[^ \n]*\])?[^\n]))");
+  CHECK(RelaxForRawLines("a.*b.+c.{2,}d.{2}") == R"(a.*b.+c.{2,}d(?:(?:\[[^ \n]*\])?.){2})");
   // One byte of anything, a newline too: nothing keeps it inside a line.
-  CHECK_FALSE(RelaxForRawLines(R"(a\Cb)", RelaxFor::kRe2));
-  // What Vectorscan would read otherwise than RE2 is left to RE2.
-  CHECK_FALSE(RelaxForRawLines("é", RelaxFor::kVectorscanAscii));
-  CHECK_FALSE(RelaxForRawLines(R"(\pL)", RelaxFor::kVectorscanAscii));
-  CHECK_FALSE(RelaxForRawLines(R"([[:space:]])", RelaxFor::kVectorscanAscii));
-  CHECK_FALSE(RelaxForRawLines(R"(a\nb)", RelaxFor::kVectorscanAscii));
+  CHECK_FALSE(RelaxForRawLines(R"(a\Cb)"));
+}
+
+// Vectorscan 5.4.9 (Debian 12), block mode, found no match of this pattern
+// in this text (nor in user-loose's gen corpus, 600 of 19,948 lines), where
+// RE2 and PCRE find one on the last line: the reason the search is RE2's.
+TEST_CASE("the text Vectorscan missed a match in: its last line is named") {
+  const std::string text =
+      "26-11-22T07:05:11.383177334Z\" level=info msg=\"shim disconnected\" "
+      "id=95f3a7127c0b3869 namespace=k8s.io\n2026-11-22T07:04:38.79992678Z stderr F "
+      "timeout(ms)=600000 for collectives; watchdog enabled\nmlx5_core 0000:3b:00.05_cmd_out_err";
+  const std::vector<std::string_view> patterns = {
+      R"(\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d\b.*\b(?:dn|off|err)\b)"};
+  auto search = UnfilteredSearch::Build(patterns);
+  REQUIRE(search);
+  std::vector<std::size_t> starts;
+  search->Lines(text, starts);
+  CHECK(starts == std::vector<std::size_t>{text.rfind('\n') + 1});
 }
 
 TEST_CASE("UnfilteredSearch names every line whose message a pattern matches") {
@@ -271,7 +282,6 @@ TEST_CASE("UnfilteredSearch names every line whose message a pattern matches") {
     for (const std::string& p : *patterns) views.push_back(p);
     auto search = UnfilteredSearch::Build(views);
     REQUIRE(search);
-    CHECK(search->uses_vectorscan() == (patterns == &kAsciiPatterns));
     std::vector<std::size_t> starts;
     search->Lines(corpus, starts);
     CHECK(std::is_sorted(starts.begin(), starts.end()));
@@ -313,8 +323,8 @@ TEST_CASE("a pattern that matches the empty string has no search: every line, as
 
 TEST_CASE("a scan with unfiltered rules finds what plain RE2 finds on every message") {
   std::vector<std::string> all = kAsciiPatterns;
-  SUBCASE("ASCII patterns: Vectorscan and RE2") {}
-  SUBCASE("with patterns that are not ASCII: RE2 alone") {
+  SUBCASE("ASCII patterns") {}
+  SUBCASE("with patterns that are not ASCII") {
     all.insert(all.end(), kOtherPatterns.begin(), kOtherPatterns.end());
   }
   // Many chunks (a chunk is 256 KiB).
