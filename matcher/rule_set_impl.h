@@ -124,11 +124,11 @@ struct RuleSet::Impl {
   mutable std::atomic<std::uint64_t> sampled_switches{0};  // rules switched, all scans (tests)
   // A buffer searches for its unfiltered rules' lines with UnfilteredSearch
   // when it holds at least this many bytes per unfiltered rule of its
-  // origin (RuleSetTesting lowers it). Building the search costs a
-  // Vectorscan compile that grows faster than the rules: 2-5 ms for one,
-  // 26 ms for user-loose's five, where running them on every line cost
-  // about 2 ms per MiB per rule (bench/README.md, 2026-11-28).
-  mutable std::atomic<std::size_t> unfiltered_search_bytes_per_rule{std::size_t{1} << 20};
+  // origin (RuleSetTesting lowers it): a chunk's worth. Building the search
+  // is one RE2 compile (well under a millisecond for user-loose's five),
+  // while running such a rule on every line cost about 2 ms per MiB; a
+  // one-line record (the agent's Match) keeps to that path.
+  mutable std::atomic<std::size_t> unfiltered_search_bytes_per_rule{std::size_t{256} << 10};
 
   // Appends the match of compiled rule `index` on `text`, if it matches.
   void Capture(int index, std::string_view text, std::vector<RuleMatch>& out) const;

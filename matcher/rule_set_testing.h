@@ -42,7 +42,7 @@ struct RuleSetTesting {
   static void SampleBuffersFrom(const RuleSet& set, std::size_t bytes);
   // From now on `set` finds the lines of its rules without a prefilter
   // literal with one search per chunk (unfiltered_search.h) in every scanned
-  // buffer of at least `bytes` per such rule (by default 1 MiB).
+  // buffer of at least `bytes` per such rule (by default 256 KiB).
   static void SearchUnfilteredFrom(const RuleSet& set, std::size_t bytes);
   // The combined regex of that search for `origin`'s rules, built if it was
   // not; empty when there is none (no such rule, or it could not be built).
