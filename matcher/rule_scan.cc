@@ -195,11 +195,9 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
     }
     impl.rule_literals[i] = std::move(lits);
   }
-  if (!impl.options.use_prefilter || literals.empty()) return;
-  impl.prefilter_on = true;
-  impl.prefilter_literals = std::move(literals);
-  impl.literal_origins = std::move(origins);
-  impl.literal_rules = std::move(literal_rules);
+  if (!impl.options.use_prefilter) return;
+  // Also when no rule has a literal: a large scan then finds the lines of
+  // the unfiltered rules alone (UnfilteredSearchOf).
   for (std::size_t o = 0; o < kOriginCount; ++o) {
     OriginSet& s = impl.by_origin[o];
     for (int index : s.rules) {
@@ -208,6 +206,11 @@ void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags) {
       }
     }
   }
+  if (literals.empty()) return;
+  impl.prefilter_on = true;
+  impl.prefilter_literals = std::move(literals);
+  impl.literal_origins = std::move(origins);
+  impl.literal_rules = std::move(literal_rules);
 }
 
 BuildTimeFacts BuiltinFacts() {
@@ -225,6 +228,16 @@ const LiteralPrefilter* RuleSet::Impl::StaticPrefilter() const {
     if (built.ok()) prefilter = std::move(*built);
   });
   return prefilter.get();
+}
+
+const UnfilteredSearch* RuleSet::Impl::UnfilteredSearchOf(const OriginSet& s) const {
+  if (s.unfiltered.empty()) return nullptr;
+  std::call_once(s.unfiltered_once, [&] {
+    const std::vector<std::string_view> patterns = PatternsOf(s.unfiltered, compiled);
+    // Null (a pattern it cannot relax, RE2's limits): every line, as before.
+    s.unfiltered_search = UnfilteredSearch::Build(patterns);
+  });
+  return s.unfiltered_search.get();
 }
 
 void RuleSet::ForEachCandidateLine(std::string_view buffer, Origin origin,
@@ -250,7 +263,16 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
       impl_->prefilter_on ? SamplePrefilter(*impl_, buffer) : nullptr;
   const LiteralPrefilter* const search =
       sampled ? sampled->prefilter.get() : impl_->StaticPrefilter();
-  if (search == nullptr) {
+  // The rules without a literal: on a large buffer, one regex over each
+  // chunk names the lines where one of them may match; else (a one-line
+  // record, or no search could be built) they are candidates on every line.
+  const UnfilteredSearch* const loose =
+      !s.unfiltered.empty() &&
+              buffer.size() / s.unfiltered.size() >=
+                  impl_->unfiltered_search_bytes_per_rule.load(std::memory_order_relaxed)
+          ? impl_->UnfilteredSearchOf(s)
+          : nullptr;
+  if (search == nullptr && (loose == nullptr || s.unfiltered.size() != s.rules.size())) {
     std::uint64_t n = 0;
     for (const char* p = base; p < end;) {
       const char* e = line_end(p);
@@ -265,15 +287,17 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
   // still in cache, line numbers counted between hits and each candidate
   // line visited with its candidate rules. (Visiting after the whole
   // buffer was scanned cost a cache miss per candidate line.)
-  const LiteralPrefilter& prefilter = *search;
+  // `search` is null here only when every rule is unfiltered and `loose`
+  // finds their lines.
   const auto& literal_origins = sampled ? sampled->literal_origins : impl_->literal_origins;
   const auto& literal_rules = sampled ? sampled->literal_rules : impl_->literal_rules;
   const auto& rule_confirm = sampled ? sampled->rule_confirm : impl_->rule_confirm;
   const std::uint32_t bit = OriginBit(origin);
   const bool any = origin == Origin::kAny;
-  const bool visit_now = s.unfiltered.empty();
-  std::vector<Hit> hits;      // of the current chunk
-  std::vector<Hit> all_hits;  // of every chunk, when !visit_now
+  const bool visit_now = s.unfiltered.empty() || loose != nullptr;
+  std::vector<std::size_t> loose_starts;  // of the current chunk's lines, from `loose`
+  std::vector<Hit> hits;                  // of the current chunk
+  std::vector<Hit> all_hits;              // of every chunk, when !visit_now
   std::vector<std::uint32_t> candidates;
   std::size_t next = 0;  // first hit of the next candidate line in `hits`
   // A rule is a candidate on `line` only if the line also holds one literal
@@ -333,7 +357,7 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
     }
     hits.clear();
     HitCollector h{base + offset, len, OriginBit(origin), &literal_origins, &hits, offset};
-    Status st = prefilter.Scan(std::string_view(base + offset, len), &OnHit, &h);
+    Status st = search ? search->Scan(std::string_view(base + offset, len), &OnHit, &h) : Status();
     if (!st.ok()) {
       if (visit_now) {
         every_line_from(base + offset, line_no);
@@ -346,9 +370,18 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
       std::stable_sort(hits.begin(), hits.end(),
                        [](const Hit& a, const Hit& b) { return a.start < b.start; });
     }
+    loose_starts.clear();
+    if (loose != nullptr) loose->Lines(std::string_view(base + offset, len), loose_starts);
     const char* counted = base + offset;
-    for (next = 0; next < hits.size();) {
-      const char* p = base + hits[next].start;
+    std::size_t next_loose = 0;
+    // The candidate lines in order: those of literal hits and those the
+    // unfiltered rules' search found, merged.
+    for (next = 0; next < hits.size() || next_loose < loose_starts.size();) {
+      std::size_t start = next < hits.size() ? hits[next].start : buffer.size();
+      const bool is_loose =
+          next_loose < loose_starts.size() && offset + loose_starts[next_loose] <= start;
+      if (is_loose) start = offset + loose_starts[next_loose++];
+      const char* p = base + start;
       if (p != counted) {
         line_no += CountNewlines(counted, p);
         counted = p;
@@ -359,7 +392,10 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
       }
       const std::string_view line(p, static_cast<std::size_t>(line_end(p) - p));
       candidates.clear();
-      take_line(hits, line);
+      if (next < hits.size() && hits[next].start == start) take_line(hits, line);
+      if (is_loose) {
+        for (int r : s.unfiltered) candidates.push_back(static_cast<std::uint32_t>(r));
+      }
       if (candidates.empty()) continue;
       sorted_unique();
       visit(line, line_no, candidates);

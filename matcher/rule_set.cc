@@ -394,6 +394,16 @@ void RuleSetTesting::SampleBuffersFrom(const RuleSet& set, std::size_t bytes) {
   set.impl_->sample_min_bytes.store(bytes);
 }
 
+void RuleSetTesting::SearchUnfilteredFrom(const RuleSet& set, std::size_t bytes) {
+  set.impl_->unfiltered_search_bytes_per_rule.store(bytes);
+}
+
+std::string RuleSetTesting::UnfilteredSearchPattern(const RuleSet& set, Origin origin) {
+  const UnfilteredSearch* search =
+      set.impl_->UnfilteredSearchOf(set.impl_->by_origin[OriginIndex(origin)]);
+  return search ? search->pattern() : std::string();
+}
+
 std::uint64_t RuleSetTesting::SampledSwitches(const RuleSet& set) {
   return set.impl_->sampled_switches.load();
 }

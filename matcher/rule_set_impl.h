@@ -20,6 +20,7 @@
 #include "matcher/literal_snapshot.h"
 #include "matcher/rule_set.h"
 #include "matcher/set_fit.h"
+#include "matcher/unfiltered_search.h"
 
 namespace faultline {
 
@@ -49,9 +50,15 @@ struct OriginSet {
   // Sets were 37 M instructions of every start, most never used.
   mutable std::once_flag set_once;
   mutable std::unique_ptr<RE2::Set> set;
-  // Rules of this origin that have no prefilter literal: they are candidates
-  // on every line when the prefilter is on.
+  // Rules of this origin that have no prefilter literal (every rule when
+  // no rule has one): without `unfiltered_search` they are candidates on
+  // every line.
   std::vector<int> unfiltered;
+  // The lines where one of them may match, found by one regex per chunk
+  // (unfiltered_search.h). Built by Impl::UnfilteredSearchOf on the first
+  // scan large enough; null: none, or it could not be built.
+  mutable std::once_flag unfiltered_once;
+  mutable std::unique_ptr<UnfilteredSearch> unfiltered_search;
   std::vector<std::uint32_t> handles;  // `rules` as candidates (every rule)
 };
 
@@ -115,6 +122,13 @@ struct RuleSet::Impl {
   // near misses, so from 16 MiB (bench/README.md, 2026-11-25).
   mutable std::atomic<std::size_t> sample_min_bytes{std::size_t{16} << 20};
   mutable std::atomic<std::uint64_t> sampled_switches{0};  // rules switched, all scans (tests)
+  // A buffer searches for its unfiltered rules' lines with UnfilteredSearch
+  // when it holds at least this many bytes per unfiltered rule of its
+  // origin (RuleSetTesting lowers it): a chunk's worth. Building the search
+  // is one RE2 compile (well under a millisecond for user-loose's five),
+  // while running such a rule on every line cost about 2 ms per MiB; a
+  // one-line record (the agent's Match) keeps to that path.
+  mutable std::atomic<std::size_t> unfiltered_search_bytes_per_rule{std::size_t{256} << 10};
 
   // Appends the match of compiled rule `index` on `text`, if it matches.
   void Capture(int index, std::string_view text, std::vector<RuleMatch>& out) const;
@@ -130,6 +144,9 @@ struct RuleSet::Impl {
   // The database of prefilter_literals, built on first use; null when the
   // prefilter is off or Vectorscan refused it (callers then visit every line).
   const LiteralPrefilter* StaticPrefilter() const;
+  // The origin's UnfilteredSearch, built on first use; null when it has no
+  // unfiltered rules or the search could not be built (rule_scan.cc).
+  const UnfilteredSearch* UnfilteredSearchOf(const OriginSet& s) const;
 };
 
 // Gathers impl.prefilter_literals from each compiled rule's required literal

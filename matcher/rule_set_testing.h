@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +40,13 @@ struct RuleSetTesting {
   // From now on `set` samples every scanned buffer of at least `bytes` to
   // choose its prefilter literals (rule_sampling.cc; by default 16 MiB).
   static void SampleBuffersFrom(const RuleSet& set, std::size_t bytes);
+  // From now on `set` finds the lines of its rules without a prefilter
+  // literal with one search per chunk (unfiltered_search.h) in every scanned
+  // buffer of at least `bytes` per such rule (by default 256 KiB).
+  static void SearchUnfilteredFrom(const RuleSet& set, std::size_t bytes);
+  // The combined regex of that search for `origin`'s rules, built if it was
+  // not; empty when there is none (no such rule, or it could not be built).
+  static std::string UnfilteredSearchPattern(const RuleSet& set, Origin origin);
   // How many times a sample made a rule search for another literal set,
   // summed over all scans of `set`.
   static std::uint64_t SampledSwitches(const RuleSet& set);

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fuzzes the search for rules without a prefilter literal
+// (matcher/unfiltered_search.h): the input's first line is an RE2 pattern,
+// the rest a log text. Whenever the search builds, every line whose
+// message (as `faultline scan` reads it) the pattern matches must be among
+// the lines it names, and those must be line starts, ascending; a
+// difference aborts.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <re2/re2.h>
+
+#include "matcher/input_line.h"
+#include "matcher/unfiltered_search.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  const std::size_t nl = input.find('\n');
+  if (nl == std::string_view::npos) return 0;
+  const std::string_view pattern = input.substr(0, nl);
+  RE2::Options options;
+  options.set_log_errors(false);
+  options.set_max_mem(1 << 20);  // small programs: many executions
+  const RE2 re(re2::StringPiece(pattern.data(), pattern.size()), options);
+  if (!re.ok()) return 0;
+  const std::vector<std::string_view> patterns = {pattern};
+  const auto search = faultline::UnfilteredSearch::Build(patterns);
+  if (!search) return 0;
+  const std::string_view text = input.substr(nl + 1);
+  std::vector<std::size_t> starts;
+  search->Lines(text, starts);
+  if (!std::is_sorted(starts.begin(), starts.end())) std::abort();
+  if (std::adjacent_find(starts.begin(), starts.end()) != starts.end()) std::abort();
+  for (std::size_t s : starts) {
+    if (s >= text.size() || (s > 0 && text[s - 1] != '\n')) std::abort();  // not a line start
+  }
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const faultline::InputLine in = faultline::ParseInputLine(text.substr(start, end - start));
+    if (RE2::PartialMatch(in.text, re) &&
+        !std::binary_search(starts.begin(), starts.end(), start)) {
+      std::abort();  // a line with a match was not named
+    }
+    start = end + 1;
+  }
+  return 0;
+}
