@@ -132,7 +132,7 @@ class EventWriter {
     }
     buffer_ += file_json_;
     AppendJsonNumber(buffer_, line_no);
-    AppendFaultEventMembers(buffer_, event, EventKeyOrder::kSchema, /*first=*/false);
+    AppendFaultEventMembers(buffer_, event, memo_, /*first=*/false);
     buffer_ += "}\n";
   }
 
@@ -152,6 +152,7 @@ class EventWriter {
   std::string json_of_;  // the file whose name file_json_ holds, as an event's start
   std::string file_json_;
   EventViewBuffers view_buffers_;
+  EventTextMemo memo_;  // the members this event shares with earlier ones, as JSON
   std::uint64_t events_ = 0;
   bool failed_ = false;
 };
