@@ -235,8 +235,13 @@ TEST_CASE("EventTextMemo writes the bytes AppendFaultEventMembers writes, event 
       labels.emplace_back(keys[k], k % 2 ? std::string_view(line) : std::string_view(file));
     }
     e.labels = labels;
-    const std::vector<StringViewPair> fields = {{"x", line}};
-    if (i % 2) e.fields = fields;
+    // 0 to 10 fields, their names changing too.
+    const std::vector<std::string> names = {"a", "b\"", "c", "d", "e", "f", "g", "h", "i", "j"};
+    std::vector<StringViewPair> fields;
+    for (std::size_t k = 0; k < pick(3, 11); ++k) {
+      fields.emplace_back(k == 1 && pick(37, 2) ? std::string_view("b2") : names[k], line);
+    }
+    e.fields = fields;
     if (i % 5 == 0) e.threshold = &threshold;
     std::string with_memo = "{";
     std::string without = "{";
