@@ -61,12 +61,31 @@ bool IsAscii(std::string_view text) {
   return (any & kHighBits) == 0;
 }
 
-// A slot of `slots` (a power of two up to 2^16) for a string that is
-// looked up by where its bytes are: the address and size, mixed
-// (Fibonacci hashing), so that ids a fixed stride apart spread.
-std::size_t SlotOf(std::string_view s, std::size_t slots) {
+// The slot of `slots` (a power of two up to 2^16; each slot has `at` and
+// `size`, what it was last found for) for the string at `s`'s address (a
+// scan's rule ids live as long as the scan): the one found for it before
+// among the kProbes from where its address hashes (Fibonacci hashing, so
+// that ids a fixed stride apart spread), else an unused one there, else the
+// first. A slot's content is compared by the caller before use, so a slot
+// taken over, or an address reused, costs a rewrite, never a wrong byte.
+// Probing matters: with one slot per hash, user-gpu's 23 rules shared
+// slots and 11% of its events rewrote their rule's members.
+template <class Slot, std::size_t N>
+Slot& FindSlot(std::array<Slot, N>& slots, std::string_view s) {
+  static_assert(N > 0 && (N & (N - 1)) == 0 && N <= (1U << 16), "a power of two");
+  constexpr std::size_t kProbes = 4;
   const std::uint64_t where = std::hash<const void*>{}(s.data()) ^ s.size();
-  return static_cast<std::size_t>((where * 0x9E3779B97F4A7C15ULL) >> 48) & (slots - 1);
+  const auto home = static_cast<std::size_t>((where * 0x9E3779B97F4A7C15ULL) >> 48);
+  Slot* unused = nullptr;
+  for (std::size_t i = 0; i < kProbes; ++i) {
+    Slot& slot = slots[(home + i) & (N - 1)];
+    if (slot.at == s.data() && slot.size == s.size()) return slot;
+    if (unused == nullptr && slot.at == nullptr) unused = &slot;
+  }
+  Slot& slot = unused != nullptr ? *unused : slots[home & (N - 1)];
+  slot.at = s.data();
+  slot.size = s.size();
+  return slot;
 }
 
 // Length of the valid UTF-8 character at the start of `text`, or 0.
@@ -121,7 +140,7 @@ void EventIdWriter::Write(std::span<char, 32> out, std::string_view node, std::s
   }
   // The second hash starts with the rule: its state after the rule and the
   // cursor's start is kept per rule, in the slot of the rule id's address.
-  RuleState& state = b_[SlotOf(rule, kSlots)];
+  RuleState& state = FindSlot(b_, rule);
   if (!state.valid || state.rule != rule) {
     state.rule.assign(rule);
     state.b = FnvBytes(Fnv1a(kSeedB, {rule}), cursor_start);
@@ -578,6 +597,8 @@ struct EventTextMemo::State {
   // One rule's members from node to action, and its summary, as JSON text
   // (each with a comma before it), with the values it was written from.
   struct RuleRun {
+    const char* at = nullptr;  // FindSlot's: the rule id it was found for
+    std::size_t size = 0;
     bool valid = false;
     std::string node, boot_id, source, rule, pack, category;
     Origin origin = Origin::kAny;
@@ -602,15 +623,13 @@ struct EventTextMemo::State {
     std::string key, value, json;
   };
 
-  // Found by where the rule id's bytes are (a scan's rules live as long as
-  // the scan): a rule that shares a slot with another costs rewriting the
-  // run, never a wrong byte, as the values are compared first.
+  // Found by where the rule id's bytes are (FindSlot).
   static constexpr std::size_t kRuns = 64;
   std::array<RuleRun, kRuns> runs;
   TimeText log_time, detected_time;
   std::array<PairText, 4> labels;
 
-  RuleRun& RunOf(std::string_view rule) { return runs[SlotOf(rule, kRuns)]; }
+  RuleRun& RunOf(std::string_view rule) { return FindSlot(runs, rule); }
 };
 
 EventTextMemo::EventTextMemo() : state_(std::make_unique<State>()) {}

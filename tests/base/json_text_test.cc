@@ -193,15 +193,20 @@ TEST_CASE("the schema order lists the schema's keys first and the optional ones 
 // written without the memo. Two rules have the same id at two addresses
 // (the memo finds a rule by address, then compares).
 TEST_CASE("EventTextMemo writes the bytes AppendFaultEventMembers writes, event after event") {
-  const std::vector<std::string> rules = {"nvidia.xid", "nvidia.xid", "ib.\"flap", ""};
-  const std::vector<std::string> packs = {"nvidia-xid", "other", "ib", ""};
+  std::vector<std::string> rules = {"nvidia.xid", "nvidia.xid", "ib.\"flap", ""};
+  std::vector<std::string> packs = {"nvidia-xid", "other", "ib", ""};
+  // And more rules than the memo has slots for: some take others' slots.
+  for (int r = 0; r < 96; ++r) {
+    rules.push_back("rule-" + std::to_string(r));
+    packs.push_back("pack");
+  }
   const std::vector<std::string> summaries = {"Xid 79", "Xid \"{x}\"", "caf\xC3\xA9 \xFF", ""};
   const std::vector<std::string> keys = {"a", "file", "line", "m", "p", "z"};
   const auto t0 = *ParseRfc3339("2026-11-22T07:02:53.179Z");
   const EventThreshold threshold{2, std::chrono::seconds(60), {"x"}};
   EventTextMemo memo;
   std::size_t compared = 0;
-  for (int i = 0; i < 600; ++i) {
+  for (int i = 0; i < 900; ++i) {
     const auto pick = [i](int period, std::size_t n) {
       return static_cast<std::size_t>(i / period) % n;
     };
@@ -212,7 +217,7 @@ TEST_CASE("EventTextMemo writes the bytes AppendFaultEventMembers writes, event 
     e.boot_id = pick(70, 2) ? "b" : "";
     e.source = pick(90, 2) ? "kmsg" : "file";
     e.origin = pick(11, 2) ? Origin::kKernel : Origin::kAny;
-    const std::size_t r = pick(3, rules.size());
+    const std::size_t r = i < 300 ? pick(3, 4) : static_cast<std::size_t>(i * 7) % rules.size();
     e.rule = rules[r];
     e.pack = pick(23, 2) ? packs[r] : "p";  // another pack, the same rule id's bytes
     e.category = pick(13, 2) ? "hardware" : "";
@@ -254,7 +259,7 @@ TEST_CASE("EventTextMemo writes the bytes AppendFaultEventMembers writes, event 
     }
     ++compared;
   }
-  CHECK(compared == 600);
+  CHECK(compared == 900);
 }
 
 // Messages are checked for bytes above 0x7F 8 bytes at a time: one such
