@@ -246,7 +246,8 @@ class EventIdWriter {
   };
   // Found by where the rule id's bytes are (a scan's rules outlive it),
   // the id compared before use: hashing the id's bytes to look it up in an
-  // unordered_map was ~1.6% of a scan where 10% of the lines matched. A
+  // unordered_map was 0.8% of the samples of a scan of user-gpu's 10%
+  // corpus. A
   // rule that finds no slot takes another's: its state is computed again.
   static constexpr std::size_t kSlots = 64;
   std::array<RuleState, kSlots> b_;
