@@ -192,10 +192,13 @@ bool AppendInterpolated(std::string_view summary, const std::map<std::string, st
         }
       },
       [&](std::string_view inner, std::size_t, std::size_t) {
-        std::string section;
-        if (AppendInterpolated(inner, fields, section)) {
-          out += section;
+        // Written in place and taken back when none of its captures has a
+        // value: no string of its own per section per match.
+        const std::size_t before = out.size();
+        if (AppendInterpolated(inner, fields, out)) {
           filled = true;
+        } else {
+          out.resize(before);
         }
       });
   return filled;
