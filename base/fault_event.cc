@@ -37,12 +37,22 @@ std::uint64_t Fnv1a(std::uint64_t seed, std::initializer_list<std::string_view> 
   return h;
 }
 
-// What "%016llx%016llx" gave, without snprintf (~1,500 instructions).
+// Each byte's two lowercase hex digits.
+constexpr std::array<std::array<char, 2>, 256> kHexPairs = [] {
+  constexpr char kHex[] = "0123456789abcdef";
+  std::array<std::array<char, 2>, 256> pairs{};
+  for (std::size_t i = 0; i < 256; ++i) pairs[i] = {kHex[i >> 4], kHex[i & 0xF]};
+  return pairs;
+}();
+
+// What "%016llx%016llx" gave, without snprintf (~1,500 instructions), a byte
+// at a time: a digit at a time was 225 instructions an id (callgrind, 11,064
+// ids of user-gpu's 10% corpus).
 void WriteIdHex(std::span<char, 32> out, std::uint64_t a, std::uint64_t b) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = 0; i < 16; ++i) {
-    out[static_cast<std::size_t>(15 - i)] = kHex[(a >> (4 * i)) & 0xF];
-    out[static_cast<std::size_t>(31 - i)] = kHex[(b >> (4 * i)) & 0xF];
+  for (std::size_t i = 0; i < 8; ++i) {
+    const std::size_t shift = 8 * (7 - i);
+    std::memcpy(&out[2 * i], kHexPairs[(a >> shift) & 0xFF].data(), 2);
+    std::memcpy(&out[16 + 2 * i], kHexPairs[(b >> shift) & 0xFF].data(), 2);
   }
 }
 
