@@ -131,7 +131,7 @@ class EventWriter {
       file_json_.append(",\"line\":");
     }
     buffer_ += file_json_;
-    AppendJsonNumber(buffer_, line_no);
+    buffer_ += line;  // line_no in decimal, as AppendJsonNumber writes it
     AppendFaultEventMembers(buffer_, event, memo_, /*first=*/false);
     buffer_ += "}\n";
   }
