@@ -323,7 +323,7 @@ rules:
   const std::string a = dir.Write("a.log", lines);
   const std::string b = dir.Write("b \"quoted\".log", lines + "NVRM: Xid (PCI:0000:86:00): 13\n");
   // Each event's detected time (and log_time where it is the same) as @D.
-  const auto normalized = [](std::string text) {
+  const auto normalized = [](const std::string& text) {
     std::string out;
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
@@ -338,7 +338,7 @@ rules:
     return out;
   };
   const std::vector<std::string> base = {"--no-builtin", "--rules", pack, "--node", "gpu-9"};
-  const auto scan = [&](std::vector<std::string> files) {
+  const auto scan = [&](const std::vector<std::string>& files) {
     std::vector<std::string> args = base;
     args.insert(args.end(), files.begin(), files.end());
     Run r = Scan(args);
