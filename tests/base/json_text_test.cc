@@ -219,7 +219,8 @@ TEST_CASE("EventTextMemo writes the bytes AppendFaultEventMembers writes, event 
     e.origin = pick(11, 2) ? Origin::kKernel : Origin::kAny;
     const std::size_t r = i < 300 ? pick(3, 4) : static_cast<std::size_t>(i * 7) % rules.size();
     e.rule = rules[r];
-    e.pack = pick(23, 2) ? packs[r] : "p";  // another pack, the same rule id's bytes
+    // Another pack, the same rule id's bytes.
+    e.pack = pick(23, 2) ? std::string_view(packs[r]) : std::string_view("p");
     e.category = pick(13, 2) ? "hardware" : "";
     e.severity = pick(17, 2) ? Severity::kCritical : Severity::kWarning;
     e.action = pick(19, 2) ? Action::kTaint : Action::kEvent;
