@@ -137,8 +137,8 @@ class EventWriter {
       file_json_.append(",\"line\":");
     }
     buffer_ += file_json_;
-    AppendJsonNumber(buffer_, line_no);
-    AppendFaultEventMembers(buffer_, event, EventKeyOrder::kSchema, /*first=*/false);
+    buffer_ += line;  // line_no in decimal, as AppendJsonNumber writes it
+    AppendFaultEventMembers(buffer_, event, memo_, /*first=*/false);
     buffer_ += "}\n";
   }
 
@@ -158,6 +158,7 @@ class EventWriter {
   std::string json_of_;  // the file whose name file_json_ holds, as an event's start
   std::string file_json_;
   EventViewBuffers view_buffers_;
+  EventTextMemo memo_;  // the members this event shares with earlier ones, as JSON
   std::uint64_t events_ = 0;
   bool failed_ = false;
 };

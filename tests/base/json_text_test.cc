@@ -186,4 +186,121 @@ TEST_CASE("the schema order lists the schema's keys first and the optional ones 
                     "threshold", "expire",  "condition", "peer"});
 }
 
+// `faultline scan` writes each event through an EventTextMemo, which reuses
+// the text of members an earlier event had (a rule's node-to-action run, its
+// summary, the times, each label): every event of a sequence in which each
+// of those changes, alone or together, back and forth, must be the bytes
+// written without the memo. Two rules have the same id at two addresses
+// (the memo finds a rule by address, then compares).
+TEST_CASE("EventTextMemo writes the bytes AppendFaultEventMembers writes, event after event") {
+  std::vector<std::string> rules = {"nvidia.xid", "nvidia.xid", "ib.\"flap", ""};
+  std::vector<std::string> packs = {"nvidia-xid", "other", "ib", ""};
+  // And more rules than the memo has slots for: some take others' slots.
+  for (int r = 0; r < 96; ++r) {
+    rules.push_back("rule-" + std::to_string(r));
+    packs.push_back("pack");
+  }
+  const std::vector<std::string> summaries = {"Xid 79", "Xid \"{x}\"", "caf\xC3\xA9 \xFF", ""};
+  const std::vector<std::string> keys = {"a", "file", "line", "m", "p", "z"};
+  const auto t0 = *ParseRfc3339("2026-11-22T07:02:53.179Z");
+  const EventThreshold threshold{2, std::chrono::seconds(60), {"x"}};
+  EventTextMemo memo;
+  std::size_t compared = 0;
+  for (int i = 0; i < 900; ++i) {
+    const auto pick = [i](int period, std::size_t n) {
+      return static_cast<std::size_t>(i / period) % n;
+    };
+    FaultEventView e;
+    const std::string id = MakeEventId("n", "file", std::to_string(i), "r");
+    e.id = id;
+    e.node = pick(50, 2) ? "gpu-\x01" : "gpu-1";
+    e.boot_id = pick(70, 2) ? "b" : "";
+    e.source = pick(90, 2) ? "kmsg" : "file";
+    e.origin = pick(11, 2) ? Origin::kKernel : Origin::kAny;
+    const std::size_t r = i < 300 ? pick(3, 4) : static_cast<std::size_t>(i * 7) % rules.size();
+    e.rule = rules[r];
+    // Another pack, the same rule id's bytes.
+    e.pack = pick(23, 2) ? std::string_view(packs[r]) : std::string_view("p");
+    e.category = pick(13, 2) ? "hardware" : "";
+    e.severity = pick(17, 2) ? Severity::kCritical : Severity::kWarning;
+    e.action = pick(19, 2) ? Action::kTaint : Action::kEvent;
+    // Steady for a while, then changing with every event.
+    e.summary =
+        pick(5, 2) ? summaries[pick(1, summaries.size())] : summaries[pick(7, summaries.size())];
+    const std::string message = std::string(static_cast<std::size_t>(i % 24), 'm') +
+                                (i % 3 ? "\xC3\xA9" : "\xFF") +
+                                std::string(static_cast<std::size_t>(i % 9), 'z');
+    e.message = message;
+    e.log_time = pick(4, 2) ? t0 : t0 + std::chrono::milliseconds(i);
+    e.detected_time = pick(100, 2) ? t0 : t0 + std::chrono::seconds(1);
+    const std::string file = pick(40, 2) ? "/var/log/k\"ern.log" : "/tmp/a.log";
+    const std::string line = std::to_string(i / 2);
+    std::vector<StringViewPair> labels;
+    const std::size_t label_count = pick(29, 7);  // 0 to 6: past the memo's 4 pairs
+    for (std::size_t k = 0; k < label_count; ++k) {
+      labels.emplace_back(keys[k], k % 2 ? std::string_view(line) : std::string_view(file));
+    }
+    e.labels = labels;
+    // 0 to 10 fields, their names changing too.
+    const std::vector<std::string> names = {"a", "b\"", "c", "d", "e", "f", "g", "h", "i", "j"};
+    std::vector<StringViewPair> fields;
+    for (std::size_t k = 0; k < pick(3, 11); ++k) {
+      fields.emplace_back(k == 1 && pick(37, 2) ? std::string_view("b2") : names[k], line);
+    }
+    e.fields = fields;
+    if (i % 5 == 0) e.threshold = &threshold;
+    std::string with_memo = "{";
+    std::string without = "{";
+    AppendFaultEventMembers(with_memo, e, memo, /*first=*/true);
+    AppendFaultEventMembers(without, e, EventKeyOrder::kSchema, /*first=*/true);
+    if (with_memo != without) {
+      CAPTURE(i);
+      CHECK(with_memo == without);
+      break;
+    }
+    ++compared;
+  }
+  CHECK(compared == 900);
+}
+
+// Messages are checked for bytes above 0x7F 8 bytes at a time: one such
+// byte (here never valid UTF-8) at any offset, in the words and the tail,
+// and around the cut at kMaxMessageBytes, is replaced by U+FFFD before the
+// cut, as the schema says, in both writers.
+TEST_CASE("a message with one invalid byte anywhere is replaced, then cut") {
+  FaultEvent e;
+  std::size_t compared = 0;
+  for (std::size_t length : {1U, 7U, 8U, 9U, 16U, 17U, 40U, 2047U, 2048U, 2049U, 2055U}) {
+    for (std::size_t at = 0; at < length; ++at) {
+      if (length > 64 && at > 20 && at + 20 < length) continue;  // the ends of long ones
+      for (const char high : {'\xFF', '\x80', '\xC3'}) {
+        e.message = std::string(length, 'x');
+        e.message[at] = high;
+        std::string wire = e.message;
+        wire.replace(at, 1, "\xEF\xBF\xBD");
+        if (wire.size() > FaultEvent::kMaxMessageBytes) {
+          // Cut on a character boundary: U+FFFD whole or not at all.
+          wire.resize(at + 3 <= FaultEvent::kMaxMessageBytes
+                          ? FaultEvent::kMaxMessageBytes
+                          : std::min(at, FaultEvent::kMaxMessageBytes));
+        }
+        const std::string member = ",\"message\":" + NlohmannString(wire) + ",";
+        const std::string sorted = SerializeFaultEvent(e);
+        std::string schema;
+        AppendFaultEventMembers(schema, e, EventKeyOrder::kSchema, /*first=*/false);
+        if (sorted.find(member) == std::string::npos || schema.find(member) == std::string::npos ||
+            sorted != ToJson(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) {
+          CAPTURE(length);
+          CAPTURE(at);
+          CHECK(sorted.find(member) != std::string::npos);
+          CHECK(schema.find(member) != std::string::npos);
+          return;
+        }
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared > 500);
+}
+
 }  // namespace faultline

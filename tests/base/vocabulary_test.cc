@@ -143,13 +143,16 @@ TEST_CASE("event ids are stable for the same record and differ for another") {
 // from one event to the next (the rule, the line, the file, the node).
 TEST_CASE("EventIdWriter writes MakeEventId's id for every event of a sequence") {
   EventIdWriter writer;
-  const std::vector<std::string> rules = {"nvidia.xid", "ib.phys-state", "r", ""};
+  std::vector<std::string> rules = {"nvidia.xid", "ib.phys-state", "r", ""};
+  // More rules than EventIdWriter keeps states for: some take others' places.
+  for (int r = 0; r < 96; ++r) rules.push_back("rule-" + std::to_string(r));
   const std::vector<std::string> files = {"/var/log/kern.log:", "/tmp/a.log:", ":", ""};
   std::size_t checked = 0;
   for (const std::string& node : {std::string("gpu-1"), std::string("")}) {
     for (const std::string& file : files) {
       for (int line = 1; line <= 60; ++line) {
-        const std::string& rule = rules[static_cast<std::size_t>(line * 7 % 4)];
+        const std::string& rule =
+            rules[static_cast<std::size_t>(node.empty() ? line * 7 % 4 : line * 13 % 100)];
         const std::string rest = std::to_string(line * 37);
         std::array<char, 32> id{};
         writer.Write(id, node, "file", file, rest, rule);

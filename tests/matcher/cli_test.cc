@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <sstream>
 #include <thread>
 
@@ -412,6 +413,69 @@ rules:
   fill("@F", log);
   fill("@D", detected);
   CHECK(r.out == want);
+}
+
+// `faultline scan` keeps the text of what events share (EventTextMemo: a
+// rule's members, its summary, the times, the file's label) from one event
+// to the next, across files too: a scan of two files must print each file's
+// events as a scan of that file alone does, byte for byte but for the run's
+// detected time, with lines of their own times and without, rules that
+// interpolate and rules that do not.
+TEST_CASE("scan of two files prints each file's events as a scan of that file alone does") {
+  TempDir dir;
+  std::string pack = dir.Write("t.yaml", R"(pack: two
+version: 1
+rules:
+  - id: two.xid
+    sources: [kernel]
+    pattern: 'NVRM: Xid \(PCI:(?P<pci>[0-9a-f:.]+)\): (?P<xid>\d+)(?:, bus (?P<bus>\d+))?'
+    summary: 'Xid {xid} on {pci}{? (bus {bus})}'
+    tests:
+      match: ['NVRM: Xid (PCI:0000:3b:00): 79, x']
+      no_match: ['NVRM: Xid']
+  - id: two.plain
+    sources: [kernel]
+    pattern: 'fallen off the bus'
+    tests:
+      match: ['GPU has fallen off the bus']
+      no_match: ['GPU']
+)");
+  const std::string lines =
+      "[Sun Nov 22 07:02:53 2026] NVRM: Xid (PCI:0000:3b:00): 79, fallen off the bus\n"
+      "NVRM: Xid (PCI:0000:5e:00): 48, bus 7\n"
+      "quiet line\n"
+      "GPU has fallen off the bus\n"
+      "[Sun Nov 22 07:02:54 2026] NVRM: Xid (PCI:0000:3b:00): 79, again\n";
+  const std::string a = dir.Write("a.log", lines);
+  const std::string b = dir.Write("b \"quoted\".log", lines + "NVRM: Xid (PCI:0000:86:00): 13\n");
+  // Each event's detected time (and log_time where it is the same) as @D.
+  const auto normalized = [](const std::string& text) {
+    std::string out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      const std::size_t at = line.find("\"detected_time\":\"");
+      REQUIRE(at != std::string::npos);
+      const std::string value = line.substr(at + 16, line.find('"', at + 17) - at - 15);
+      for (std::size_t p = line.find(value); p != std::string::npos; p = line.find(value, p)) {
+        line.replace(p, value.size(), "\"@D\"");
+      }
+      out += line + "\n";
+    }
+    return out;
+  };
+  const std::vector<std::string> base = {"--no-builtin", "--rules", pack, "--node", "gpu-9"};
+  const auto scan = [&](const std::vector<std::string>& files) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), files.begin(), files.end());
+    Run r = Scan(args);
+    REQUIRE(r.status == 0);
+    return normalized(r.out);
+  };
+  const std::string both = scan({a, b, a});
+  const std::string alone_a = scan({a});
+  const std::string alone_b = scan({b});
+  CHECK(std::count(alone_a.begin(), alone_a.end(), '\n') == 5);
+  CHECK(both == alone_a + alone_b + alone_a);
 }
 
 // The event id is what a re-scan and the agent's re-sent events are

@@ -442,8 +442,9 @@ rules:
 // `faultline scan` writes its events from views (ViewFaultEvent), the agent
 // from a FaultEvent (MakeFaultEvent): the same JSON for every match of every
 // built-in rule's match tests (peers, clears, probation, thresholds,
-// conditions, classified outcomes), in both key orders, and for a line of
-// invalid UTF-8 and control bytes longer than a message may be.
+// conditions, classified outcomes), in both key orders and through an
+// EventTextMemo, and for a line of invalid UTF-8 and control bytes longer
+// than a message may be.
 TEST_CASE("ViewFaultEvent writes MakeFaultEvent's JSON for every built-in rule's matches") {
   Diagnostics diags;
   SourceTexts texts;
@@ -451,6 +452,7 @@ TEST_CASE("ViewFaultEvent writes MakeFaultEvent's JSON for every built-in rule's
   REQUIRE(set);
   const auto now = std::chrono::system_clock::now();
   EventViewBuffers buffers;
+  EventTextMemo memo;
   std::size_t compared = 0;
   const auto compare = [&](const RuleMatch& m, const LogRecord& record) {
     const std::vector<StringViewPair> labels(record.labels.begin(), record.labels.end());
@@ -464,6 +466,11 @@ TEST_CASE("ViewFaultEvent writes MakeFaultEvent's JSON for every built-in rule's
       AppendFaultEventMembers(from_event, e, order, /*first=*/true);
       CHECK_MESSAGE(from_view == from_event, m.rule->id);
     }
+    // And through the memo `faultline scan` keeps from event to event.
+    std::string from_memo, from_event;
+    AppendFaultEventMembers(from_memo, v, memo, /*first=*/true);
+    AppendFaultEventMembers(from_event, e, EventKeyOrder::kSchema, /*first=*/true);
+    CHECK_MESSAGE(from_memo == from_event, m.rule->id);
     ++compared;
   };
   for (const Rule& rule : set->rules()) {
