@@ -175,7 +175,8 @@ void AddAlternatives(std::vector<LitSet> sets, std::vector<LitSet>& into) {
 
 class Extractor {
  public:
-  explicit Extractor(std::string_view p) : p_(p) {}
+  explicit Extractor(std::string_view p, bool case_classes = false)
+      : p_(p), case_classes_(case_classes) {}
 
   LitSet Run() {
     std::optional<ReNode> tree = ParseRe2(p_, nullptr);
@@ -333,7 +334,7 @@ class Extractor {
       case ReNode::Kind::kAlternation:
         return Alternation(n);
       case ReNode::Kind::kClass:
-        return CaseClass(n);
+        return case_classes_ ? CaseClass(n) : Info{};
       default:  // '.', an anchor, \d \w \s \b \p{..}: no literal
         return Info{};
     }
@@ -361,6 +362,7 @@ class Extractor {
   }
 
   std::string_view p_;
+  bool case_classes_ = false;
   bool failed_ = false;
   std::vector<LitSet> all_;
   std::vector<LitSet> alts_;
@@ -437,8 +439,8 @@ bool LineHasLiteral(std::string_view line, const RequiredLiteral& lit) {
   return FindLiteral(line, lit.text, lit.caseless) != std::string_view::npos;
 }
 
-std::vector<RequiredLiteral> ExtractRequiredLiterals(std::string_view pattern) {
-  LitSet set = Extractor(pattern).Run();
+std::vector<RequiredLiteral> ExtractRequiredLiterals(std::string_view pattern, bool case_classes) {
+  LitSet set = Extractor(pattern, case_classes).Run();
   SortUniqueLiterals(set);  // drops repeats (an alternation of identical branches)
   return set;
 }

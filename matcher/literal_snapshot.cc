@@ -60,10 +60,16 @@ PatternLiterals ExtractPatternLiterals(std::string_view pattern) {
     out.expanded = ExtractExpandedLiteralSets(pattern);
     return out;
   }
-  // No plain literal of 3 bytes between the pattern's choices (`[Xx]id:`,
-  // `(?i)nv(?:rm|link)`): a set that spells the choices out is required
-  // too, and searching for it keeps the rule off every other line (without
-  // one, its regex runs on every line: W202).
+  // No plain literal of 3 bytes between the pattern's choices: a letter's
+  // two cases as a class (`[Xx][Ii][Dd]`) are that letter caseless, or a
+  // set that spells the choices out (`(?i)nv(?:rm|link)`) is required too;
+  // searching for it keeps the rule off every other line (without one, its
+  // regex runs on every line: W202).
+  out.required = ExtractRequiredLiterals(pattern, /*case_classes=*/true);
+  if (!out.required.empty()) {
+    out.expanded = ExtractExpandedLiteralSets(pattern);
+    return out;
+  }
   std::vector<std::vector<RequiredLiteral>> expanded =
       ExtractExpandedLiteralSets(pattern, /*min_bytes=*/3);
   if (!expanded.empty()) {

@@ -18,9 +18,9 @@
 namespace faultline {
 namespace {
 
-std::vector<std::string> Texts(std::string_view pattern) {
+std::vector<std::string> Texts(std::string_view pattern, bool case_classes = false) {
   std::vector<std::string> out;
-  for (const RequiredLiteral& l : ExtractRequiredLiterals(pattern)) {
+  for (const RequiredLiteral& l : ExtractRequiredLiterals(pattern, case_classes)) {
     out.push_back(l.caseless ? "(?i)" + l.text : l.text);
   }
   return out;
@@ -73,17 +73,23 @@ TEST_CASE("a (?i) holds across '|' for the rest of its group, as RE2 reads it") 
 // variants as an alternation after a short stem. Before, `[Xx][Ii][Dd]` and
 // `(?i)nv(?:rm|link)` had no literal (W202): their regex ran on every line.
 TEST_CASE(
-    "a class of one letter's two cases is that letter, caseless; a lone character is itself") {
-  CHECK(Texts(R"([Xx]id (?P<code>\d+))") == Strings{"(?i)Xid "});
-  CHECK(Texts(R"([Xx][Ii][Dd])") == Strings{"(?i)XID"});
-  CHECK(Texts(R"([Ee]rr)") == Strings{"(?i)Err"});
-  CHECK(Texts(R"(GPU[ ]lost)") == Strings{"GPU lost"});
-  CHECK(Texts(R"((?i)[x]id)") == Strings{"(?i)xid"});
+    "a class of one letter's two cases is that letter, caseless, and a lone character is itself") {
+  CHECK(Texts(R"([Xx]id (?P<code>\d+))", true) == Strings{"(?i)Xid "});
+  CHECK(Texts(R"([Xx][Ii][Dd])", true) == Strings{"(?i)XID"});
+  CHECK(Texts(R"([Ee]rr)", true) == Strings{"(?i)Err"});
+  CHECK(Texts(R"(GPU[ ]lost)", true) == Strings{"GPU lost"});
+  CHECK(Texts(R"((?i)[x]id)", true) == Strings{"(?i)xid"});
   // Not one letter's cases: no literal from the class.
-  CHECK(Texts(R"([ab]cd)").empty());
-  CHECK(Texts(R"([Xy]id)").empty());
-  CHECK(Texts(R"([^Xx]id)").empty());
-  CHECK(Texts(R"([Xx\d]id)").empty());
+  CHECK(Texts(R"([ab]cd)", true).empty());
+  CHECK(Texts(R"([Xy]id)", true).empty());
+  CHECK(Texts(R"([^Xx]id)", true).empty());
+  CHECK(Texts(R"([Xx\d]id)", true).empty());
+  // Only where the pattern has no literal otherwise: "own" of `[Dd]own`
+  // stays case-sensitive (a caseless search costs more; subset-b +10%).
+  CHECK(ExtractPatternLiterals(R"([Dd]own)").required ==
+        std::vector<RequiredLiteral>{{"own", false}});
+  CHECK(ExtractPatternLiterals(R"([Xx][Ii][Dd])").required ==
+        std::vector<RequiredLiteral>{{"XID", true}});
 }
 
 TEST_CASE("a pattern without a plain literal searches for its choices spelt out") {

@@ -351,7 +351,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "UpdateNode from a picture: a moved node is kAborted without a read; a change in effect on "
+    "UpdateNode from a picture: a moved node is kAborted without a read, and a change in effect on "
     "the picture only is read and written, never taken as done") {
   KubeFixture f{Unpaced()};
   FakeApiServer& server = *f.server;

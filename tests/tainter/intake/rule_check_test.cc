@@ -133,7 +133,7 @@ TEST_CASE("rule check: an unknown or disabled rule id is unknown_rule") {
 }
 
 TEST_CASE(
-    "rule check: forged expire and threshold are mismatches; decide_by_rule uses the rule's") {
+    "rule check: forged expire and threshold are mismatches, and decide_by_rule uses the rule's") {
   const std::string line = "mlx5_core 0000:3b:00.0 enp59s0f0np0: Link down";
   const FaultEvent genuine = Genuine(line);
   REQUIRE(genuine.rule == "net.netdev-link-down");

@@ -36,7 +36,7 @@ bool HasTaint(const nlohmann::json& node, const std::string& key) {
 
 TEST_CASE(
     "an event in Kafka taints the node through the API server over HTTPS, keeping a "
-    "foreign taint written concurrently; untaint removes only ours") {
+    "foreign taint written concurrently, and untaint removes only ours") {
   SetLogLevel(LogLevel::kWarning);
   KubeNodeApi::Options kopts;
   kopts.http.qps = 0;  // unlimited: the test measures behaviour, not pacing
@@ -89,9 +89,15 @@ TEST_CASE(
     std::unique_ptr<RdKafka::Producer> producer(RdKafka::Producer::create(pconf.get(), perr));
     REQUIRE(producer != nullptr);
     const std::string value = SerializeFaultEvent(e);
+    // Stamped with the tainter's (fake) clock, as an agent's message is by
+    // the same wall time in production: the consumer of a new group takes
+    // messages older than its clock's rebuild span as history, and the fake
+    // clock runs weeks ahead of the broker's.
+    const std::int64_t stamp =
+        std::chrono::duration_cast<milliseconds>(clock.Now().time_since_epoch()).count();
     REQUIRE(producer->produce("events", RdKafka::Topic::PARTITION_UA,
                               RdKafka::Producer::RK_MSG_COPY, const_cast<char*>(value.data()),
-                              value.size(), e.node.data(), e.node.size(), 0,
+                              value.size(), e.node.data(), e.node.size(), stamp,
                               nullptr) == RdKafka::ERR_NO_ERROR);
     REQUIRE(producer->flush(5000) == RdKafka::ERR_NO_ERROR);
   }
