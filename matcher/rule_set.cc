@@ -328,21 +328,21 @@ void RuleSet::Match(std::string_view text, Origin origin, std::vector<RuleMatch>
   for (int index : hits) impl_->Capture(index, text, out);
 }
 
-void RuleSet::Match(const LogRecord& record, std::vector<RuleMatch>& out) const {
-  const OriginSet& s = impl_->by_origin[OriginIndex(record.origin)];
+void RuleSet::MatchRecordText(std::string_view text, Origin origin,
+                              std::vector<RuleMatch>& out) const {
+  const OriginSet& s = impl_->by_origin[OriginIndex(origin)];
   if (s.rules.empty()) return;
-  const std::size_t first = out.size();
-  const std::string_view text = record.text;
   if (impl_->prefilter_on && !text.empty() && text.find('\n') == std::string_view::npos) {
     // One line: the literal prefilter names the rules that may match it, and
     // only theirs run (most lines hold no rule's literal, so nothing runs).
     // The same results as the Set over every rule (MatchCandidates' contract),
     // without the Set's DFA learning every line the agent reads: at 10,000
-    // lines/s that cache was megabytes of the agent's heap.
+    // lines/s that cache was megabytes of the agent's heap. A scan of CRI
+    // records through the Set was 6x slower than of the same lines plain.
     ForEachCandidate(
-        text, record.origin,
+        text, origin,
         [&](std::string_view line, std::uint64_t, std::span<const std::uint32_t> candidates) {
-          MatchCandidates(line, record.origin, candidates, out);
+          MatchCandidates(line, origin, candidates, out);
         });
   } else {  // a record of several lines (the prefilter splits at '\n'), or empty
     std::vector<int> hits;
@@ -350,6 +350,11 @@ void RuleSet::Match(const LogRecord& record, std::vector<RuleMatch>& out) const 
     std::sort(hits.begin(), hits.end());
     for (int index : hits) impl_->Capture(index, text, out);
   }
+}
+
+void RuleSet::Match(const LogRecord& record, std::vector<RuleMatch>& out) const {
+  const std::size_t first = out.size();
+  MatchRecordText(record.text, record.origin, out);
   DropUnverifiedJournalMatches(record.origin, record.labels, first, out);
 }
 

@@ -92,6 +92,11 @@ class RuleSet {
   // not applied; for `faultline scan`, which reads logs offline and taints
   // nothing.
   void Match(std::string_view text, Origin origin, std::vector<RuleMatch>& out) const;
+  // The same matches as Match(text, ...), found as a record's are: a text of
+  // one line runs only its candidate rules (ForEachCandidate), a text of
+  // several lines the Set. For one record at a time (the agent's, a scanned
+  // CRI or journal JSON record); a buffer of lines is ForEachCandidate's.
+  void MatchRecordText(std::string_view text, Origin origin, std::vector<RuleMatch>& out) const;
   // A record, as the agent matches it: a rule with a `journal:` constraint
   // matches a journal record only when the record's labels satisfy it (a
   // journal record without them, e.g. from a file source, does not). A
