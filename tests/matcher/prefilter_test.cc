@@ -470,6 +470,40 @@ rules:
   CHECK(visited(near_miss + fault + other) == Strings{fault.substr(0, fault.size() - 1)});
 }
 
+// The confirm search is skipped for a rule whose hits it has not been
+// turning away (rule_scan.cc's ConfirmTally): never a change in what is
+// found, and a run of near misses brings it back.
+TEST_CASE("a rule's confirm search, skipped while it stops nothing, returns for near misses") {
+  const std::string pack = R"(pack: peer
+version: 1
+rules:
+  - {id: peer, sources: [kernel], pattern: 'nvidia-peermem[^\n]*?(?:ERROR|Unknown symbol (?P<sym>\w+))'}
+)";
+  Loaded with = LoadPack(pack);
+  CompileOptions off;
+  off.use_prefilter = false;
+  Loaded without = LoadPack(pack, off);
+  REQUIRE(with.set);
+  REQUIRE(without.set);
+  const std::string fault = "[ 14.1] nvidia-peermem: ERROR detected";
+  const std::string symbol = "[ 14.3] nvidia-peermem: Unknown symbol ib_register_peer";
+  const std::string near_miss = "[ 14.0] nvidia-peermem: loading out-of-tree module";
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += (i % 2 ? fault : symbol) + "\n";  // every hit matches
+  for (int i = 0; i < 1000; ++i) text += (i % 50 == 0 ? fault : near_miss) + "\n";
+  std::size_t near_misses_visited = 0;
+  with.set->ForEachCandidateLine(text, Origin::kKernel, [&](std::string_view line, std::uint64_t) {
+    near_misses_visited += line == near_miss;
+  });
+  // 980 near misses: while the search is off, a few dozen reach RE2 before
+  // the probes turn it back on; all of them would without it.
+  CHECK(near_misses_visited > 0);
+  CHECK(near_misses_visited < 100);
+  CHECK(ScanMatches(*with.set, text, Origin::kKernel) ==
+        ScanMatches(*without.set, text, Origin::kKernel));
+  CHECK(ScanMatches(*with.set, text, Origin::kKernel).size() == 1020);
+}
+
 TEST_CASE("candidate rules on a parsed message give exactly Match()'s results, as scan uses them") {
   CompileOptions off;
   off.use_prefilter = false;
