@@ -20,6 +20,7 @@
 #include "base/json_text.h"
 #include "base/time_format.h"
 #include "matcher/cli_commands.h"
+#include "matcher/count_newlines.h"
 #include "matcher/file_buffer.h"
 #include "matcher/input_line.h"
 #include "matcher/line_blocks.h"
@@ -336,7 +337,7 @@ class FileScan {
       ScanRaw(set_, options_, name_, text, lines_, writer_);
     }
     // The next block's first line number (a whole file has no next block).
-    if (!last) lines_ += static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
+    if (!last) lines_ += CountNewlines(text.data(), text.data() + text.size());
   }
   void Finish() { records_.Finish(); }
   const std::string& name() const { return name_; }
