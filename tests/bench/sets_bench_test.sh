@@ -11,12 +11,22 @@ BUILD=$1
 export FL_BENCH_DIR=$2
 mkdir -p "$FL_BENCH_DIR"
 out=$("$ROOT/bench/sets_bench.py" "$BUILD" --size-mb 1 --runs 1 2>&1) ||
-  { echo "$out"; echo "FAIL: sets_bench.py exited $?"; exit 1; }
+  { rc=$?; echo "$out"; echo "FAIL: sets_bench.py exited $rc"; exit 1; }
 for set in builtin npd user-gpu user-host user-loose subset-a subset-b; do
   for base in gen real; do
     grep -Eq "^set $set +corpus $base .*faultline per-rule = RE2.*rg = RE2.*vectorscan block = RE2.*vectorscan stream = RE2" <<<"$out" ||
       { echo "$out"; echo "FAIL: no checked row for $set on $base"; exit 1; }
   done
+done
+
+# user-loose again at 2 MiB: past 256 KiB per literal-less rule (5 of its
+# 29), where a scan finds their lines with the unfiltered search
+# (matcher/unfiltered_search.h) instead of trying them on every line.
+out=$("$ROOT/bench/sets_bench.py" "$BUILD" --size-mb 2 --runs 1 --sets user-loose 2>&1) ||
+  { rc=$?; echo "$out"; echo "FAIL: sets_bench.py (user-loose, 2 MiB) exited $rc"; exit 1; }
+for base in gen real; do
+  grep -Eq "^set user-loose +corpus $base .*faultline per-rule = RE2" <<<"$out" ||
+    { echo "$out"; echo "FAIL: no checked 2 MiB row for user-loose on $base"; exit 1; }
 done
 
 # A reference that disagrees (every count one higher) must fail the check.
