@@ -13,6 +13,7 @@ Pattern sets (bench/sets/, frozen before round 3's tuning; bench/README.md):
   user-gpu    a GPU operator's rules as users write them (user-gpu.yaml)
   user-host   a platform team's host rules as users write them (user-host.yaml)
   user-loose  quick GPU-host rules, 5 of 29 without a prefilter literal (user-loose.yaml)
+  user-fleet  a fleet SRE's storage, network and GPU alert rules, held out (user-fleet.yaml)
   subset-a    23 built-in rules drawn at random (subset-a.ids), the others disabled
   subset-b    46 built-in rules drawn at random (subset-b.ids)
 Corpora (bench/set_corpus.py): "gen", the generator's noise (bench/gen_corpus.py) and
@@ -43,7 +44,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SETS = ["builtin", "npd", "user-gpu", "user-host", "user-loose", "subset-a", "subset-b"]
+SETS = ["builtin", "npd", "user-gpu", "user-host", "user-loose", "user-fleet", "subset-a",
+        "subset-b"]
 BASES = ["gen", "real"]
 
 

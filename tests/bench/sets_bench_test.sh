@@ -12,7 +12,7 @@ export FL_BENCH_DIR=$2
 mkdir -p "$FL_BENCH_DIR"
 out=$("$ROOT/bench/sets_bench.py" "$BUILD" --size-mb 1 --runs 1 2>&1) ||
   { rc=$?; echo "$out"; echo "FAIL: sets_bench.py exited $rc"; exit 1; }
-for set in builtin npd user-gpu user-host user-loose subset-a subset-b; do
+for set in builtin npd user-gpu user-host user-loose user-fleet subset-a subset-b; do
   for base in gen real; do
     grep -Eq "^set $set +corpus $base .*faultline per-rule = RE2.*rg = RE2.*vectorscan block = RE2.*vectorscan stream = RE2" <<<"$out" ||
       { echo "$out"; echo "FAIL: no checked row for $set on $base"; exit 1; }
