@@ -68,6 +68,16 @@ void OnHit(void* context, unsigned id, std::uint64_t end) {
 
 std::uint32_t OriginBit(Origin o) { return 1u << OriginIndex(o); }
 
+// Where the unfiltered search chooses its byte pairs: the buffer's first
+// 256 KiB, cut after a newline.
+std::string_view SampleOf(std::string_view buffer) {
+  constexpr std::size_t kSample = std::size_t{256} << 10;
+  if (buffer.size() <= kSample) return buffer;
+  const void* nl = memrchr(buffer.data(), '\n', kSample);
+  return buffer.substr(
+      0, nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - buffer.data()) : kSample);
+}
+
 // Whether a rule's confirm literals are worth searching on its next
 // candidate line. The search costs a few hundred instructions a line; a
 // near miss it stops would cost RE2 a few thousand. So it runs while it
@@ -190,12 +200,13 @@ const LiteralPrefilter* RuleSet::Impl::StaticPrefilter() const {
   return prefilter.get();
 }
 
-const UnfilteredSearch* RuleSet::Impl::UnfilteredSearchOf(const OriginSet& s) const {
+const UnfilteredSearch* RuleSet::Impl::UnfilteredSearchOf(const OriginSet& s,
+                                                          std::string_view sample) const {
   if (s.unfiltered.empty()) return nullptr;
   std::call_once(s.unfiltered_once, [&] {
     const std::vector<std::string_view> patterns = PatternsOf(s.unfiltered, compiled);
     // Null (a pattern it cannot relax, RE2's limits): every line, as before.
-    s.unfiltered_search = UnfilteredSearch::Build(patterns);
+    s.unfiltered_search = UnfilteredSearch::Build(patterns, sample);
   });
   return s.unfiltered_search.get();
 }
@@ -230,7 +241,7 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
       !s.unfiltered.empty() &&
               buffer.size() / s.unfiltered.size() >=
                   impl_->unfiltered_search_bytes_per_rule.load(std::memory_order_relaxed)
-          ? impl_->UnfilteredSearchOf(s)
+          ? impl_->UnfilteredSearchOf(s, SampleOf(buffer))
           : nullptr;
   if (search == nullptr && (loose == nullptr || s.unfiltered.size() != s.rules.size())) {
     std::uint64_t n = 0;

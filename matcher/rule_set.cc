@@ -409,6 +409,12 @@ std::string RuleSetTesting::UnfilteredSearchPattern(const RuleSet& set, Origin o
   return search ? search->pattern() : std::string();
 }
 
+bool RuleSetTesting::UnfilteredSearchByBytePairs(const RuleSet& set, Origin origin) {
+  const UnfilteredSearch* search =
+      set.impl_->UnfilteredSearchOf(set.impl_->by_origin[OriginIndex(origin)]);
+  return search && search->by_byte_pairs();
+}
+
 std::uint64_t RuleSetTesting::SampledSwitches(const RuleSet& set) {
   return set.impl_->sampled_switches.load();
 }

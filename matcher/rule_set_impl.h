@@ -146,7 +146,9 @@ struct RuleSet::Impl {
   const LiteralPrefilter* StaticPrefilter() const;
   // The origin's UnfilteredSearch, built on first use; null when it has no
   // unfiltered rules or the search could not be built (rule_scan.cc).
-  const UnfilteredSearch* UnfilteredSearchOf(const OriginSet& s) const;
+  // `sample`: the start of the first buffer it searches (Build).
+  const UnfilteredSearch* UnfilteredSearchOf(const OriginSet& s,
+                                             std::string_view sample = {}) const;
 };
 
 // Gathers impl.prefilter_literals from each compiled rule's required literal

@@ -47,6 +47,8 @@ struct RuleSetTesting {
   // The combined regex of that search for `origin`'s rules, built if it was
   // not; empty when there is none (no such rule, or it could not be built).
   static std::string UnfilteredSearchPattern(const RuleSet& set, Origin origin);
+  // Whether that search runs its regex only on lines of its byte pairs.
+  static bool UnfilteredSearchByBytePairs(const RuleSet& set, Origin origin);
   // How many times a sample made a rule search for another literal set,
   // summed over all scans of `set`.
   static std::uint64_t SampledSwitches(const RuleSet& set);

@@ -14,6 +14,8 @@
 
 #include <re2/re2.h>
 
+#include "matcher/byte_pairs.h"
+
 namespace faultline {
 
 // `pattern` rewritten so that it matches, in a raw log line, wherever the
@@ -34,7 +36,14 @@ class UnfilteredSearch {
   // nullptr when a pattern cannot be relaxed, RE2 refuses the combined
   // pattern, or it matches the empty string (it would mark every line):
   // the caller then runs the rules on every line, as before.
-  static std::unique_ptr<UnfilteredSearch> Build(std::span<const std::string_view> patterns);
+  //
+  // When every pattern has byte pairs (byte_pairs.h), the regex runs only
+  // on the lines holding one. Each pattern's choice of pairs is the one
+  // on fewest lines of `sample` (whole lines of the input, a few hundred
+  // KiB); if even those mark half of its lines, the search runs over
+  // every byte as without pairs. An empty sample takes the first choices.
+  static std::unique_ptr<UnfilteredSearch> Build(std::span<const std::string_view> patterns,
+                                                 std::string_view sample = {});
 
   // Appends to `starts` the offset in `chunk` of the first byte of each
   // line that may hold a match of one of the patterns in its message,
@@ -44,15 +53,21 @@ class UnfilteredSearch {
 
   // The combined relaxed pattern (tests and bench/README.md).
   const std::string& pattern() const { return re_->pattern(); }
+  // Whether the regex runs only on the lines of the patterns' byte pairs.
+  bool by_byte_pairs() const { return pairs_.has_value(); }
 
  private:
-  explicit UnfilteredSearch(std::unique_ptr<RE2> re) : re_(std::move(re)) {}
+  UnfilteredSearch(std::unique_ptr<RE2> re, std::optional<BytePairLines> pairs)
+      : re_(std::move(re)), pairs_(std::move(pairs)) {}
 
   // The relaxed patterns in one regex, never_nl. Not Vectorscan: with
   // these patterns it ran 13 times faster, but Debian's 5.4.9 missed
   // matches (bench/README.md, "Rules without a literal"), and a search
   // that loses a line loses a fault.
   std::unique_ptr<RE2> re_;
+  // When every pattern has required byte pairs (byte_pairs.h): the lines
+  // that hold one, on which alone re_ runs.
+  std::optional<BytePairLines> pairs_;
 };
 
 }  // namespace faultline

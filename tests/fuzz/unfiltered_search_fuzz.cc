@@ -3,8 +3,9 @@
 // (matcher/unfiltered_search.h): the input's first line is an RE2 pattern,
 // the rest a log text. Whenever the search builds, every line whose
 // message (as `faultline scan` reads it) the pattern matches must be among
-// the lines it names, and those must be line starts, ascending; a
-// difference aborts.
+// the lines it names, and those must be line starts, ascending; so must
+// the lines of each of the pattern's byte-pair choices (byte_pairs.h),
+// which the search picks from by a sample. A difference aborts.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,7 @@
 
 #include <re2/re2.h>
 
+#include "matcher/byte_pairs.h"
 #include "matcher/input_line.h"
 #include "matcher/unfiltered_search.h"
 
@@ -29,9 +31,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const RE2 re(re2::StringPiece(pattern.data(), pattern.size()), options);
   if (!re.ok()) return 0;
   const std::vector<std::string_view> patterns = {pattern};
-  const auto search = faultline::UnfilteredSearch::Build(patterns);
-  if (!search) return 0;
   const std::string_view text = input.substr(nl + 1);
+  // The text as the sample, or none (the first choice of pairs).
+  const auto search = faultline::UnfilteredSearch::Build(patterns, size % 2 ? text : "");
+  if (!search) return 0;
+  std::vector<std::vector<std::size_t>> by_choice;
+  for (const auto& choice : faultline::BytePairChoices(pattern)) {
+    std::vector<std::size_t>& marked = by_choice.emplace_back();
+    faultline::BytePairLines(choice).ForEachLine(
+        text, [&](std::size_t start, std::size_t) { marked.push_back(start); });
+  }
   std::vector<std::size_t> starts;
   search->Lines(text, starts);
   if (!std::is_sorted(starts.begin(), starts.end())) std::abort();
@@ -43,9 +52,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
     const faultline::InputLine in = faultline::ParseInputLine(text.substr(start, end - start));
-    if (RE2::PartialMatch(in.text, re) &&
-        !std::binary_search(starts.begin(), starts.end(), start)) {
-      std::abort();  // a line with a match was not named
+    if (RE2::PartialMatch(in.text, re)) {
+      if (!std::binary_search(starts.begin(), starts.end(), start)) {
+        std::abort();  // a line with a match was not named
+      }
+      for (const std::vector<std::size_t>& marked : by_choice) {
+        if (!std::binary_search(marked.begin(), marked.end(), start)) std::abort();
+      }
     }
     start = end + 1;
   }

@@ -16,6 +16,7 @@
 #include <doctest/doctest.h>
 #include <re2/re2.h>
 
+#include "matcher/byte_pairs.h"
 #include "matcher/input_line.h"
 #include "matcher/rule_set_testing.h"
 #include "tests/matcher/rule_test_util.h"
@@ -306,6 +307,63 @@ TEST_CASE("UnfilteredSearch names every line whose message a pattern matches") {
     CHECK(lines_with_match > 1000);
     CHECK(marked.size() < 4000);  // it does filter
   }
+}
+
+// The patterns above that hold a required byte pair (byte_pairs.h): a
+// search of only these runs its regex on the lines holding a pair.
+std::vector<std::string> WithBytePairs() {
+  std::vector<std::string> out;
+  for (const auto* patterns : {&kAsciiPatterns, &kOtherPatterns}) {
+    for (const std::string& p : *patterns) {
+      if (RequiredBytePairs(p)) out.push_back(p);
+    }
+  }
+  return out;
+}
+
+TEST_CASE("a search by byte pairs names every line whose message a pattern matches") {
+  const std::vector<std::string> paired = WithBytePairs();
+  CHECK(paired.size() >= 15);
+  const std::string corpus = Corpus(7, 4000);
+  // Each pattern alone (its own pairs), then all of them in one search.
+  std::vector<std::vector<std::string>> searches;
+  searches.reserve(paired.size() + 1);
+  for (const std::string& p : paired) searches.push_back({p});
+  searches.push_back(paired);
+  for (const std::vector<std::string>& patterns : searches) {
+    std::vector<std::string_view> views(patterns.begin(), patterns.end());
+    auto search = UnfilteredSearch::Build(views);
+    REQUIRE(search);
+    CHECK(search->by_byte_pairs());
+    std::vector<std::size_t> starts;
+    search->Lines(corpus, starts);
+    CHECK(std::is_sorted(starts.begin(), starts.end()));
+    CHECK(std::adjacent_find(starts.begin(), starts.end()) == starts.end());
+    const std::set<std::size_t> marked(starts.begin(), starts.end());
+    std::vector<std::unique_ptr<RE2>> res;
+    res.reserve(views.size());
+    for (std::string_view p : views) res.push_back(std::make_unique<RE2>(p));
+    for (std::size_t start = 0; start < corpus.size();) {
+      const std::size_t nl = corpus.find('\n', start);
+      const std::string text = ParseInputLine(corpus.substr(start, nl - start)).text;
+      for (const auto& re : res) {
+        if (RE2::PartialMatch(text, *re)) {
+          INFO("line: " << corpus.substr(start, nl - start) << " pattern: " << re->pattern());
+          CHECK(marked.count(start) == 1);
+          break;
+        }
+      }
+      start = nl + 1;
+    }
+  }
+  // And through a scan, over many chunks, as `faultline scan` runs it.
+  const std::string big = Corpus(13, 40000);
+  Loaded l = LoadPack(PackOf(paired));
+  REQUIRE(l.set);
+  RuleSetTesting::SearchUnfilteredFrom(*l.set, 0);
+  CHECK(RuleSetTesting::UnfilteredSearchByBytePairs(*l.set, Origin::kAny));
+  CHECK(CheckScan(paired, big).size() > 10000);
+  CheckScan(paired, big + "Nov 22 07:02:53 gpu-17 t[1]: hw 12 up");
 }
 
 TEST_CASE("a pattern that matches the empty string has no search: every line, as before") {

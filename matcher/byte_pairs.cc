@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: Apache-2.0
+// Why a pair is required. Each node of the pattern's tree (re2_syntax.h)
+// is summed up by the bytes its matches may begin and end with, whether it
+// may match nothing, and the pair sets its every match holds. In a
+// sequence, a node that cannot match nothing is followed directly by the
+// next one that cannot (with the first bytes of any that may match nothing
+// in between): the last bytes of one and the first bytes of the next form
+// a required pair set. An alternation requires the union of its branches'
+// sets, a repeat at least once its operand's. Zero-width assertions (\b, ^,
+// $) consume nothing, so the bytes around them stay adjacent.
+//
+// What is not known is "any byte": a negated class, '.', \pL, a non-ASCII
+// character written raw (this reader applies a quantifier to its last
+// byte, RE2 to the whole character). A pair with "any byte" on one side is
+// no filter and is never chosen. (?i) letters take both cases, and 'k' and
+// 's' also the UTF-8 bytes of U+212A KELVIN SIGN and U+017F LONG S, which
+// RE2 folds them with. Newline is taken out of every set: a message holds
+// none.
+#include "matcher/byte_pairs.h"
+
+#include <string>
+
+#include "matcher/ascii.h"
+#include "matcher/re2_syntax.h"
+
+namespace faultline {
+namespace {
+
+ByteSet AnyByte() { return ByteSet().set(); }
+
+// Frequency weight of a byte in log text: a pair's estimated frequency is
+// the product of its bytes' weights, a set's the sum over its pairs. Only
+// the order of the choices comes from this (a scan counts them in its
+// input): spaces, letters, digits and the punctuation of times and
+// "ident:" prefixes fill log lines; capitals and other punctuation are
+// rarer.
+double Weight(int b) {
+  if (b == ' ') return 8;
+  if (b == ':') return 6;
+  if ((b >= '0' && b <= '9') || b == '.') return 4;
+  if (b >= 'a' && b <= 'z') return 3;
+  if (b == '-' || b == '=' || b == '/' || b == '_' || b == '[' || b == ']') return 2;
+  if (b >= 'A' && b <= 'Z') return 1.5;
+  return 1;
+}
+
+double WeightOf(const ByteSet& s) {
+  double w = 0;
+  for (int b = 0; b < 256; ++b) {
+    if (s[static_cast<std::size_t>(b)]) w += Weight(b);
+  }
+  return w;
+}
+
+// Past this a pair set is taken as no filter (a space before any digit
+// costs 320, before any lower-case letter 624).
+constexpr double kMaxCost = 500;
+
+struct PairSet {
+  std::vector<BytePair> pairs;
+  double cost = 0;
+};
+
+PairSet MakeSet(const ByteSet& first, const ByteSet& second) {
+  PairSet s;
+  s.pairs.push_back({first, second});
+  s.cost = WeightOf(first) * WeightOf(second);
+  return s;
+}
+
+// The choices a node offers, cheapest first, at most kMaxChoices.
+constexpr std::size_t kMaxChoices = 4;
+using Choices = std::vector<PairSet>;
+
+void Offer(Choices& choices, PairSet set) {
+  if (set.cost > kMaxCost) return;
+  auto at = choices.begin();
+  while (at != choices.end() && at->cost <= set.cost) ++at;
+  choices.insert(at, std::move(set));
+  if (choices.size() > kMaxChoices) choices.pop_back();
+}
+
+struct Summary {
+  bool nullable = true;  // may match the empty string
+  ByteSet first;         // bytes a non-empty match may begin with
+  ByteSet last;          // and end with
+  Choices required;      // each a set of pairs every match holds one of
+};
+
+ByteSet Range(int lo, int hi) {
+  ByteSet s;
+  for (int b = lo; b <= hi; ++b) s.set(static_cast<std::size_t>(b));
+  return s;
+}
+
+ByteSet Digits() { return Range('0', '9'); }
+ByteSet Word() { return Range('0', '9') | Range('A', 'Z') | Range('a', 'z') | Range('_', '_'); }
+ByteSet Space() {  // RE2's \s: [\t\n\f\r ]
+  ByteSet s;
+  for (char c : {'\t', '\n', '\f', '\r', ' '}) s.set(static_cast<unsigned char>(c));
+  return s;
+}
+
+// RE2's POSIX classes are ASCII only; a negated one ("[:^alpha:]") holds
+// non-ASCII characters too.
+std::optional<ByteSet> Posix(std::string_view text) {
+  const std::string_view name = text.substr(2, text.size() - 4);  // inside "[:" ":]"
+  if (name == "alnum") return Range('0', '9') | Range('A', 'Z') | Range('a', 'z');
+  if (name == "alpha") return Range('A', 'Z') | Range('a', 'z');
+  if (name == "ascii") return Range(0, 0x7f);
+  if (name == "blank") return Range(' ', ' ') | Range('\t', '\t');
+  if (name == "cntrl") return Range(0, 0x1f) | Range(0x7f, 0x7f);
+  if (name == "digit") return Digits();
+  if (name == "graph") return Range('!', '~');
+  if (name == "lower") return Range('a', 'z');
+  if (name == "print") return Range(' ', '~');
+  if (name == "punct") return Range('!', '/') | Range(':', '@') | Range('[', '`') | Range('{', '~');
+  if (name == "space") return Range('\t', '\r') | Range(' ', ' ');
+  if (name == "upper") return Range('A', 'Z');
+  if (name == "word") return Word();
+  if (name == "xdigit") return Range('0', '9') | Range('A', 'F') | Range('a', 'f');
+  return std::nullopt;
+}
+
+// A class item's bytes; nullopt for what this does not read exactly.
+std::optional<ByteSet> ItemBytes(const ReClassItem& item) {
+  switch (item.kind) {
+    case ReClassItem::Kind::kChar:
+      if (static_cast<unsigned char>(item.lo) >= 0x80) return std::nullopt;
+      return Range(static_cast<unsigned char>(item.lo), static_cast<unsigned char>(item.lo));
+    case ReClassItem::Kind::kRange:
+      if (static_cast<unsigned char>(item.lo) >= 0x80 ||
+          static_cast<unsigned char>(item.hi) >= 0x80 || item.lo > item.hi) {
+        return std::nullopt;
+      }
+      return Range(static_cast<unsigned char>(item.lo), static_cast<unsigned char>(item.hi));
+    case ReClassItem::Kind::kPosix:
+      return Posix(item.text);
+    case ReClassItem::Kind::kEscape:
+      switch (item.lo) {
+        case 'd':
+          return Digits();
+        case 'w':
+          return Word();
+        case 's':
+          return Space();
+        case 'n':
+          return Range('\n', '\n');
+        case 't':
+          return Range('\t', '\t');
+        case 'r':
+          return Range('\r', '\r');
+        case 'f':
+          return Range('\f', '\f');
+        case 'v':
+          return Range('\v', '\v');
+        default:
+          return std::nullopt;  // \x.., \D, \pN, ...
+      }
+  }
+  return std::nullopt;
+}
+
+// One character: its first and last bytes. Under (?i), letters take both
+// cases, k and s also their non-ASCII folds.
+Summary Char(ByteSet first, ByteSet last, bool caseless) {
+  if (caseless) {
+    const ByteSet f = first, l = last;
+    for (std::size_t lower = 'a'; lower <= 'z'; ++lower) {
+      const std::size_t upper = lower - 'a' + 'A';
+      if (f[lower] || f[upper]) first.set(lower).set(upper);
+      if (l[lower] || l[upper]) last.set(lower).set(upper);
+    }
+    if (f['k'] || f['K']) first.set(0xe2), last.set(0xaa);  // U+212A: e2 84 aa
+    if (f['s'] || f['S']) first.set(0xc5), last.set(0xbf);  // U+017F: c5 bf
+  }
+  Summary s;
+  s.nullable = false;
+  s.first = first;
+  s.last = last;
+  return s;
+}
+
+Summary Unknown() { return Char(AnyByte(), AnyByte(), false); }
+
+Summary Empty() { return Summary{}; }
+
+Summary Literal(const ReNode& n) {
+  const long v = n.value;
+  if (v < 0x80) {
+    const auto b = static_cast<std::size_t>(v);
+    return Char(ByteSet().set(b), ByteSet().set(b), n.caseless);
+  }
+  // A code point from \x{...} (or \xhh past ASCII) is its UTF-8 bytes;
+  // under (?i) its other case may be other bytes.
+  if (n.escape != 'x' || n.caseless || v > 0x10ffff) return Unknown();
+  const int lead = v < 0x800     ? 0xc0 | static_cast<int>(v >> 6)
+                   : v < 0x10000 ? 0xe0 | static_cast<int>(v >> 12)
+                                 : 0xf0 | static_cast<int>(v >> 18);
+  const int tail = 0x80 | static_cast<int>(v & 0x3f);
+  return Char(ByteSet().set(static_cast<std::size_t>(lead)),
+              ByteSet().set(static_cast<std::size_t>(tail)), false);
+}
+
+Summary Class(const ReNode& n) {
+  if (n.negated) return Unknown();
+  ByteSet bytes;
+  for (const ReClassItem& item : n.items) {
+    const std::optional<ByteSet> b = ItemBytes(item);
+    if (!b) return Unknown();
+    bytes |= *b;
+  }
+  return Char(bytes, bytes, n.caseless);
+}
+
+Summary Escape(const ReNode& n) {
+  switch (n.escape) {
+    case 'd':
+      return Char(Digits(), Digits(), false);
+    case 'w':
+      return Char(Word(), Word(), false);
+    case 's':
+      return Char(Space(), Space(), false);
+    case 'b':
+    case 'B':
+    case 'A':
+    case 'z':
+      return Empty();
+    default:
+      return Unknown();  // \D \W \S \pN \C ...
+  }
+}
+
+Summary Summarise(const ReNode& n);
+
+// A sequence: see the top of this file.
+Summary Concat(const std::vector<ReNode>& children) {
+  Summary out;
+  ByteSet pending_last;    // last bytes of the latest node that cannot be empty
+  ByteSet between;         // first bytes of the nodes since that may be empty
+  bool have_last = false;  // one node that cannot be empty was seen
+  for (const ReNode& child : children) {
+    Summary s = Summarise(child);
+    for (PairSet& set : s.required) Offer(out.required, std::move(set));
+    if (out.nullable) out.first |= s.first;
+    if (have_last) {
+      if (!s.nullable) {
+        Offer(out.required, MakeSet(pending_last, between | s.first));
+      } else {
+        between |= s.first;
+      }
+    }
+    if (!s.nullable) {
+      out.nullable = false;
+      pending_last = s.last;
+      between.reset();
+      have_last = true;
+      out.last = s.last;
+    } else {
+      out.last |= s.last;
+    }
+  }
+  return out;
+}
+
+// Every branch must offer a choice; the union of each one's cheapest.
+Summary Alternation(const std::vector<ReNode>& branches) {
+  if (branches.size() == 1) return Summarise(branches[0]);  // all its choices
+  Summary out;
+  out.nullable = false;
+  PairSet all;
+  bool each = !branches.empty();
+  for (const ReNode& branch : branches) {
+    Summary s = Summarise(branch);
+    out.nullable = out.nullable || s.nullable;
+    out.first |= s.first;
+    out.last |= s.last;
+    if (s.required.empty()) {
+      each = false;
+      continue;
+    }
+    const PairSet& cheapest = s.required.front();
+    all.pairs.insert(all.pairs.end(), cheapest.pairs.begin(), cheapest.pairs.end());
+    all.cost += cheapest.cost;
+  }
+  if (each) Offer(out.required, std::move(all));
+  return out;
+}
+
+Summary Repeat(const ReNode& n) {
+  Summary s = Summarise(n.children[0]);
+  if (n.min == 0) {
+    s.nullable = true;
+    s.required.clear();
+    return s;
+  }
+  // At least twice: the end of one turn meets the start of the next.
+  if (n.min >= 2 && !s.nullable) Offer(s.required, MakeSet(s.last, s.first));
+  return s;
+}
+
+Summary Summarise(const ReNode& n) {
+  switch (n.kind) {
+    case ReNode::Kind::kAlternation:
+      return Alternation(n.children);
+    case ReNode::Kind::kConcat:
+      return Concat(n.children);
+    case ReNode::Kind::kGroup:
+      return n.children.empty() ? Empty() : Summarise(n.children[0]);
+    case ReNode::Kind::kRepeat:
+      return Repeat(n);
+    case ReNode::Kind::kLiteral:
+      // A raw byte past ASCII is part of a character RE2 reads whole.
+      return n.value >= 0x80 && n.escape != 'x' ? Unknown() : Literal(n);
+    case ReNode::Kind::kClass:
+      return Class(n);
+    case ReNode::Kind::kEscape:
+      return Escape(n);
+    case ReNode::Kind::kBeginLine:
+    case ReNode::Kind::kEndLine:
+    case ReNode::Kind::kFlags:
+      return Empty();
+    case ReNode::Kind::kAnyChar:
+      return Unknown();
+  }
+  return Unknown();
+}
+
+}  // namespace
+
+std::vector<std::vector<BytePair>> BytePairChoices(std::string_view pattern) {
+  std::string why;
+  const std::optional<ReNode> tree = ParseRe2(pattern, &why);
+  if (!tree) return {};
+  Summary s = Summarise(*tree);
+  std::vector<std::vector<BytePair>> out;
+  for (PairSet& set : s.required) {
+    for (BytePair& pair : set.pairs) {
+      pair.first.reset('\n');
+      pair.second.reset('\n');
+    }
+    out.push_back(std::move(set.pairs));
+  }
+  return out;
+}
+
+std::optional<std::vector<BytePair>> RequiredBytePairs(std::string_view pattern) {
+  std::vector<std::vector<BytePair>> choices = BytePairChoices(pattern);
+  if (choices.empty()) return std::nullopt;
+  return std::move(choices.front());
+}
+
+BytePairLines::BytePairLines(std::span<const BytePair> pairs) : table_(1024, 0) {
+  auto set = [&](int a, int b) {
+    const unsigned key = (static_cast<unsigned>(a) << 8) | static_cast<unsigned>(b);
+    table_[key >> 6] |= 1ULL << (key & 63);
+  };
+  for (const BytePair& pair : pairs) {
+    ByteSet first = pair.first;
+    if (pair.second[':']) first.set(']');
+    for (int a = 0; a < 256; ++a) {
+      if (!first[static_cast<std::size_t>(a)] || a == '\n') continue;
+      for (int b = 0; b < 256; ++b) {
+        if (pair.second[static_cast<std::size_t>(b)] && b != '\n') set(a, b);
+      }
+    }
+  }
+  // Lines whose message is not a substring of the line: see ForEachLine.
+  set('\n', '{');
+  set(':', '\n');
+  set(':', '\r');
+}
+
+}  // namespace faultline

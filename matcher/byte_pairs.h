@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// Two adjacent bytes every match of a pattern must hold, for the rules
+// without a prefilter literal (W202): "\bE\d{4}\b" has no literal of three
+// bytes, but each match holds 'E' and then a digit. One table of such byte
+// pairs for all those rules marks the lines that may hold a match, at a few
+// instructions a byte; RE2's search over all of a buffer costs several
+// times that (matcher/unfiltered_search.h runs it on the marked lines only).
+// Only matcher/ includes it.
+#pragma once
+
+#include <bitset>
+#include <cstddef>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace faultline {
+
+// Which bytes may stand at one place of a match.
+using ByteSet = std::bitset<256>;
+
+// Every match of the pattern holds some a in `first` directly followed by
+// some b in `second`, for at least one of the pairs.
+struct BytePair {
+  ByteSet first;
+  ByteSet second;
+};
+
+// Sets of pairs such that every match of `pattern` (RE2 syntax) holds one
+// pair of each set: the choices of a search, at most four, the least
+// frequent in log text first by a rough estimate (the search counts them
+// in a sample of its input). Empty when none is known (a pattern of one
+// character, or of classes as wide as \w\w).
+std::vector<std::vector<BytePair>> BytePairChoices(std::string_view pattern);
+// The first of them, or nullopt.
+std::optional<std::vector<BytePair>> RequiredBytePairs(std::string_view pattern);
+
+// The lines of a chunk that hold one of a set of byte pairs.
+class BytePairLines {
+ public:
+  // Any pair whose second byte may be ':' also takes ']' first: a journal
+  // line "ident[pid]: msg" is matched as "ident: msg" (unfiltered_search.cc).
+  explicit BytePairLines(std::span<const BytePair> pairs);
+
+  // Calls on_line(start, end) for each line of `chunk` (whole lines) that
+  // holds one of the pairs, or starts with '{', or ends with ':' (and an
+  // optional '\r'): the lines whose message is not a substring of the line
+  // (unfiltered_search.cc's cases (a) and (b)). In order, each line once.
+  template <typename F>
+  void ForEachLine(std::string_view chunk, F&& on_line) const;
+
+ private:
+  bool Has(unsigned char a, unsigned char b) const {
+    const unsigned key = (static_cast<unsigned>(a) << 8) | b;
+    return (table_[key >> 6] >> (key & 63)) & 1;
+  }
+  // Bit (a << 8 | b): the pair "ab" marks its line. 8 KiB.
+  std::vector<unsigned long long> table_;
+};
+
+template <typename F>
+void BytePairLines::ForEachLine(std::string_view chunk, F&& on_line) const {
+  const char* const base = chunk.data();
+  const auto* p = reinterpret_cast<const unsigned char*>(base);
+  const std::size_t n = chunk.size();
+  // Marks the line holding byte `at`; returns its end (its newline, or n).
+  auto mark = [&](std::size_t at) {
+    const void* before = at > 0 ? memrchr(base, '\n', at) : nullptr;
+    const std::size_t start =
+        before ? static_cast<std::size_t>(static_cast<const char*>(before) - base) + 1 : 0;
+    const void* after = std::memchr(base + at, '\n', n - at);
+    const std::size_t end =
+        after ? static_cast<std::size_t>(static_cast<const char*>(after) - base) : n;
+    on_line(start, end);
+    return end;
+  };
+  if (n == 0) return;
+  std::size_t i = 0;
+  // The first line's '{' and the last line's ':' have no newline beside
+  // them for the table's "\n{" and ":\n" to see.
+  if (p[0] == '{') i = mark(0);
+  while (i < n) {
+    // The hot loop: one table lookup a byte.
+    while (i + 1 < n && !Has(p[i], p[i + 1])) ++i;
+    if (i + 1 >= n) {
+      const bool bare = p[n - 1] == ':' || (n > 1 && p[n - 1] == '\r' && p[n - 2] == ':');
+      if (bare) mark(n - 1);
+      return;
+    }
+    // "\n{" marks the next line; any other pair, its own.
+    i = mark(p[i] == '\n' ? i + 1 : i);  // a newline: it may begin "\n{"
+  }
+}
+
+}  // namespace faultline

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// The byte pairs every match of a literal-less pattern holds
+// (matcher/byte_pairs.h): the unfiltered search runs RE2 only on the lines
+// that hold one, so a pair a match can do without would lose a fault.
+#include "matcher/byte_pairs.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <re2/re2.h>
+
+namespace faultline {
+namespace {
+
+// "[ab][0-9]" for a pair: each side's bytes, runs as ranges, others in hex.
+std::string Describe(const ByteSet& s) {
+  std::string out = "[";
+  for (int b = 0; b < 256; ++b) {
+    if (!s[static_cast<std::size_t>(b)]) continue;
+    int e = b;
+    while (e < 255 && s[static_cast<std::size_t>(e) + 1]) ++e;
+    auto one = [&](int c) {
+      if (c > ' ' && c < 0x7f) {
+        out += static_cast<char>(c);
+      } else {
+        static const char kHex[] = "0123456789abcdef";
+        out += "\\x";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      }
+    };
+    one(b);
+    if (e > b + 1) out += '-';
+    if (e > b) one(e);
+    b = e;
+  }
+  return out + "]";
+}
+
+std::vector<std::string> Pairs(std::string_view pattern) {
+  std::vector<std::string> out;
+  const auto pairs = RequiredBytePairs(pattern);
+  if (!pairs) return out;
+  for (const BytePair& p : *pairs) out.push_back(Describe(p.first) + Describe(p.second));
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+TEST_CASE("a pattern without a literal still requires two adjacent bytes") {
+  CHECK(Pairs(R"(\bE\d{4}\b)") == Strings{"[E][0-9]"});
+  // Each branch gives its own pair (the cheapest), the alternation their union.
+  CHECK(Pairs(R"(\b(?:ERR|E)[[:digit:]]{3,4}\b)") == Strings{"[ER][0-9]"});
+  CHECK(Pairs(R"(\b(?:dn|off|err)\b)") == Strings{"[d][n]", "[o][f]", "[e][r]"});
+  // An optional part in between: its first bytes may follow as well.
+  CHECK(Pairs(R"(Q:?\d)") == Strings{"[Q][0-:]"});  // 0-9 and ':'
+  // Zero-width assertions leave the bytes around them adjacent.
+  CHECK(Pairs(R"(Q\b\d)") == Strings{"[Q][0-9]"});
+  // A repeat of two or more meets itself.
+  CHECK(Pairs(R"([Qq]{2,})") == Strings{"[Qq][Qq]"});
+  // A caseless letter is both cases; k and s also the last and first
+  // bytes of U+212A KELVIN SIGN and U+017F LONG S, RE2's folds of them.
+  CHECK(Pairs(R"((?i)hw)") == Strings{"[Hh][Ww]"});
+  CHECK(Pairs(R"((?i)sk)") == Strings{"[Ss\\xbf][Kk\\xe2]"});
+  CHECK(Pairs(R"(\x{e9}Q)") == Strings{"[\\xa9][Q]"});  // é: c3 a9
+}
+
+TEST_CASE("no pair where a match need not hold one, or where any byte may stand") {
+  for (std::string_view p : {R"(E)", R"(E?\d)", R"(E|\d\d)", R"(E.\d)", R"([^x]\d)", R"(\pL\d)",
+                             R"(\w\w)", R"(Q*E)", R"(é\d)", R"((?i)é\d)", R"(E[[:^alpha:]])"}) {
+    INFO(p);
+    CHECK(Pairs(p).empty());
+  }
+}
+
+// Random lines over a small alphabet: every line where RE2 finds a match
+// holds one of the pattern's pairs (the property the search relies on).
+TEST_CASE("every match holds one of its pattern's pairs") {
+  const std::vector<std::string> patterns = {
+      R"(\bE\d{2}\b)",           R"((?:ERR|E)\d{1,2})", R"((?i)\b(?:p|port)\d\s+(?:dn|up)\b)",
+      R"(a(?:b|c?d)e)",          R"(\d:\d{2})",         R"((?i)s[kx]?\s*w)",
+      R"([a-c]+\s?[[:digit:]])", R"(x(?:)?y|(?:zz)+)",  R"(a\b \bb|q\Bq)",
+  };
+  // Pieces of matches and near misses, joined at random.
+  const std::vector<std::string> pieces = {
+      "E",  "E1",           "12",  "ERR", "R",  "p",   "Port", "P", "9", " ", "\t",
+      "dn", "up",           "a",   "b",   "c",  "cd",  "e",    ":", "s", "S", "k",
+      "K",  "\xe2\x84\xaa", "w",   "W",   "x",  "y",   "zz",   "z", "q", "0", "be",
+      "p1", "port2",        " dn", " up", "1:", ":12", "3:45"};
+  std::mt19937 rng(3);
+  for (const std::string& pattern : patterns) {
+    INFO(pattern);
+    const auto pairs = RequiredBytePairs(pattern);
+    REQUIRE(pairs);
+    const RE2 re(pattern);
+    REQUIRE(re.ok());
+    int matched = 0;
+    for (int i = 0; i < 60000; ++i) {
+      std::string line;
+      const std::size_t len = 1 + rng() % 8;
+      for (std::size_t j = 0; j < len; ++j) line += pieces[rng() % pieces.size()];
+      if (!RE2::PartialMatch(line, re)) continue;
+      ++matched;
+      bool held = false;
+      for (std::size_t j = 0; j + 1 < line.size() && !held; ++j) {
+        for (const BytePair& p : *pairs) {
+          held = held || (p.first[static_cast<unsigned char>(line[j])] &&
+                          p.second[static_cast<unsigned char>(line[j + 1])]);
+        }
+      }
+      INFO(line);
+      CHECK(held);
+    }
+    CHECK(matched > 40);
+  }
+}
+
+std::vector<std::string> MarkedLines(const BytePairLines& lines, const std::string& chunk) {
+  std::vector<std::string> out;
+  lines.ForEachLine(chunk, [&](std::size_t start, std::size_t end) {
+    out.push_back(chunk.substr(start, end - start));
+  });
+  return out;
+}
+
+TEST_CASE("BytePairLines marks the lines holding a pair, and those whose message is rewritten") {
+  const std::vector<BytePair> pairs = *RequiredBytePairs(R"(E\d)");
+  const BytePairLines lines(pairs);
+  // A pair, at a line's start or end; none across a newline.
+  CHECK(MarkedLines(lines, "E1 x\nno\nx E2\nE\n3\n") == Strings{"E1 x", "x E2"});
+  // JSON records (the message is decoded) and bare "ident:" journal lines
+  // (the message gains a space): first line, middle, last without newline.
+  CHECK(MarkedLines(lines, "{\"MESSAGE\":\"E\\u0031\"}\nno\n{x}\nt:\nt[1]:\r\nu:") ==
+        Strings{"{\"MESSAGE\":\"E\\u0031\"}", "{x}", "t:", "t[1]:\r", "u:"});
+  CHECK(MarkedLines(lines, "a:\r").size() == 1);
+  CHECK(MarkedLines(lines, "").empty());
+  CHECK(MarkedLines(lines, "\n\n").empty());
+  // A ':' the pattern needs after a letter is also sought after ']':
+  // "ident[pid]: msg" is matched as "ident: msg".
+  const BytePairLines colon(*RequiredBytePairs(R"(t:\d)"));
+  CHECK(MarkedLines(colon, "t[12]:5\nx\n") == Strings{"t[12]:5"});
+  // Each line once, however many pairs it holds.
+  CHECK(MarkedLines(lines, "E1E2E3\nE4").size() == 2);
+}
+
+}  // namespace
+}  // namespace faultline
