@@ -19,6 +19,9 @@
 #include "matcher/byte_pairs.h"
 
 #include <string>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "matcher/ascii.h"
 #include "matcher/re2_syntax.h"
@@ -369,6 +372,76 @@ BytePairLines::BytePairLines(std::span<const BytePair> pairs) : table_(1024, 0) 
   set('\n', '{');
   set(':', '\n');
   set(':', '\r');
+  // The nibble tables: each high nibble of a byte that begins a pair gets
+  // a bit of its own while there are 8 or fewer (exact), else shares one
+  // (a superset: only more table lookups).
+  std::array<int, 16> bucket{};
+  bucket.fill(-1);
+  int buckets = 0;
+  for (unsigned a = 0; a < 256; ++a) {
+    bool begins = false;
+    for (unsigned w = 0; w < 4 && !begins; ++w) begins = table_[a * 4 + w] != 0;
+    if (!begins) continue;
+    const unsigned high = a >> 4;
+    if (bucket[high] < 0) bucket[high] = buckets++ % 8;
+    const auto bit = static_cast<unsigned char>(1u << bucket[high]);
+    by_high_[high] |= bit;
+    by_low_[a & 15] |= bit;
+  }
 }
+
+std::size_t BytePairLines::NextPairBytewise(const unsigned char* p, std::size_t i,
+                                            std::size_t n) const {
+  while (i + 1 < n && !Has(p[i], p[i + 1])) ++i;
+  return i;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// 32 positions at a time: a byte may begin a pair when its two nibbles'
+// table entries share a bit (two shuffles and an AND); only those
+// positions look up the pair table.
+__attribute__((target("avx2"))) std::size_t BytePairLines::NextPairAvx2(const unsigned char* p,
+                                                                        std::size_t i,
+                                                                        std::size_t n) const {
+  const __m256i low_table = _mm256_broadcastsi128_si256(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(by_low_.data())));
+  const __m256i high_table = _mm256_broadcastsi128_si256(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(by_high_.data())));
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  const __m256i zero = _mm256_setzero_si256();
+  // p[i + 32] is read by the last position's pair: stop one byte early.
+  for (; i + 32 < n; i += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    const __m256i low = _mm256_shuffle_epi8(low_table, _mm256_and_si256(v, nibble));
+    const __m256i high =
+        _mm256_shuffle_epi8(high_table, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
+    auto may = ~static_cast<unsigned>(
+        _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(low, high), zero)));
+    while (may != 0) {
+      const std::size_t at = i + static_cast<std::size_t>(__builtin_ctz(may));
+      if (Has(p[at], p[at + 1])) return at;
+      may &= may - 1;
+    }
+  }
+  return NextPairBytewise(p, i, n);
+}
+
+std::size_t BytePairLines::NextPair(const unsigned char* p, std::size_t i, std::size_t n) const {
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return avx2 ? NextPairAvx2(p, i, n) : NextPairBytewise(p, i, n);
+}
+#else
+std::size_t BytePairLines::NextPairAvx2(const unsigned char* p, std::size_t i,
+                                        std::size_t n) const {
+  return NextPairBytewise(p, i, n);
+}
+
+std::size_t BytePairLines::NextPair(const unsigned char* p, std::size_t i, std::size_t n) const {
+  return NextPairBytewise(p, i, n);
+}
+#endif
 
 }  // namespace faultline

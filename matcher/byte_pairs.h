@@ -8,6 +8,7 @@
 // Only matcher/ includes it.
 #pragma once
 
+#include <array>
 #include <bitset>
 #include <cstddef>
 #include <cstring>
@@ -45,9 +46,9 @@ class BytePairLines {
   explicit BytePairLines(std::span<const BytePair> pairs);
 
   // Calls on_line(start, end) for each line of `chunk` (whole lines) that
-  // holds one of the pairs, or starts with '{', or ends with ':' (and an
-  // optional '\r'): the lines whose message is not a substring of the line
-  // (unfiltered_search.cc's cases (a) and (b)). In order, each line once.
+  // holds one of the pairs, or starts with '{', or ends with ':' or holds
+  // ":\r": among them the lines whose message is not a substring of the
+  // line (unfiltered_search.cc's cases (a) and (b)). In order, each once.
   template <typename F>
   void ForEachLine(std::string_view chunk, F&& on_line) const;
 
@@ -56,8 +57,19 @@ class BytePairLines {
     const unsigned key = (static_cast<unsigned>(a) << 8) | b;
     return (table_[key >> 6] >> (key & 63)) & 1;
   }
+  // The first i' >= i with a pair at p[i'], p[i' + 1]; n - 1 (or i, when
+  // i >= n - 1) when there is none.
+  std::size_t NextPair(const unsigned char* p, std::size_t i, std::size_t n) const;
+  std::size_t NextPairBytewise(const unsigned char* p, std::size_t i, std::size_t n) const;
+  std::size_t NextPairAvx2(const unsigned char* p, std::size_t i, std::size_t n) const;
+
   // Bit (a << 8 | b): the pair "ab" marks its line. 8 KiB.
   std::vector<unsigned long long> table_;
+  // The bytes that begin a pair, as two 16-entry tables by the byte's low
+  // and high nibble (a byte may begin one when both entries share a bit):
+  // 32 bytes are sifted at once, the table looked up only where one may.
+  std::array<unsigned char, 16> by_low_{};
+  std::array<unsigned char, 16> by_high_{};
 };
 
 template <typename F>
@@ -82,8 +94,7 @@ void BytePairLines::ForEachLine(std::string_view chunk, F&& on_line) const {
   // them for the table's "\n{" and ":\n" to see.
   if (p[0] == '{') i = mark(0);
   while (i < n) {
-    // The hot loop: one table lookup a byte.
-    while (i + 1 < n && !Has(p[i], p[i + 1])) ++i;
+    i = NextPair(p, i, n);
     if (i + 1 >= n) {
       const bool bare = p[n - 1] == ':' || (n > 1 && p[n - 1] == '\r' && p[n - 2] == ':');
       if (bare) mark(n - 1);

@@ -145,5 +145,52 @@ TEST_CASE("BytePairLines marks the lines holding a pair, and those whose message
   CHECK(MarkedLines(lines, "E1E2E3\nE4").size() == 2);
 }
 
+// What BytePairLines must mark, by its definition, one line at a time.
+bool MarkedByDefinition(const std::vector<BytePair>& pairs, std::string_view line) {
+  if (!line.empty() && line.front() == '{') return true;
+  if (!line.empty() && line.back() == ':') return true;
+  if (line.find(":\r") != std::string_view::npos) return true;  // at the end, or not
+  for (std::size_t j = 0; j + 1 < line.size(); ++j) {
+    const auto a = static_cast<unsigned char>(line[j]);
+    const auto b = static_cast<unsigned char>(line[j + 1]);
+    for (const BytePair& p : pairs) {
+      if ((p.first[a] || (a == ']' && p.second[':'])) && p.second[b]) return true;
+    }
+  }
+  return false;
+}
+
+TEST_CASE("BytePairLines over long chunks marks exactly the lines its definition does") {
+  // Lines of 0 to 300 bytes: pairs fall anywhere in the 32-byte blocks the
+  // search sifts at once, and across their edges.
+  const std::vector<BytePair> pairs = *RequiredBytePairs(R"((?i)\b(?:p|port)\d+\s+(?:dn|down)\b)");
+  const std::vector<BytePair> with_colon = *RequiredBytePairs(R"(E\d|x:)");
+  const std::string bytes = "abcdnDNoOwxE0123456789 :]\r{\t\xe2\xaa";
+  std::mt19937 rng(9);
+  for (const auto* set : {&pairs, &with_colon}) {
+    const BytePairLines lines(*set);
+    std::string chunk;
+    std::vector<std::string> all;
+    for (int i = 0; i < 3000; ++i) {
+      std::string line;
+      const std::size_t len = rng() % 301;
+      for (std::size_t j = 0; j < len; ++j) {
+        // Mostly bytes that begin no pair, so that pairs stand alone.
+        line += rng() % 4 ? 'q' : bytes[rng() % bytes.size()];
+      }
+      all.push_back(line);
+      chunk += line;
+      if (i + 1 < 3000) chunk += '\n';
+    }
+    Strings want;
+    for (const std::string& line : all) {
+      if (MarkedByDefinition(*set, line)) want.push_back(line);
+    }
+    CHECK(want.size() > 300);
+    CHECK(want.size() < 2900);
+    CHECK(MarkedLines(lines, chunk) == want);
+  }
+}
+
 }  // namespace
 }  // namespace faultline
