@@ -4,12 +4,6 @@
 // what makes `faultline scan` fast; Match() stays the regex of record.
 #include <algorithm>
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 #include <map>
 #include <optional>
 
