@@ -571,6 +571,9 @@ def fault_templates(rng, px):
             [(J("nvidia-persistenced[%d]" % R(1000, 99999), "nvidia-persistenced failed to initialize. Check syslog for more details."), ["nvidia.persistenced-failed"])],
             [(P("I0412 08:15:02.%06d       1 health.go:175] XidCriticalError: Xid=%d on Device=GPU-%08x-eeb9-1214-1526-f93c9ea826a8; marking device as unhealthy." % (R(10**6), C([48, 79, 94, 119]), R(1 << 32))), ["nvidia.device-plugin-unhealthy"])],
             [(J("containerd[%d]" % R(1000, 99999), 'time="2026-11-22T07:02:53.738797825Z" level=error msg="StartContainer failed" error="failed to create shim task: OCI runtime create failed: error running hook #0: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: %s error: nvml error: %s: unknown"' % (C(["initialization", "detection"]), C(["driver not loaded", "unknown error"]))), ["nvidia.container-cli-error"])],
+            [(K("NVRM: API mismatch: the client has the version 550.%d.%02d, but" % (R(40, 130), R(100))), ["nvidia.api-mismatch"])],
+            [(K("Kernel panic - not syncing: %s" % C(["Fatal hardware error!", "GHES: Fatal hardware error"])), ["host.ghes-fatal", "host.kernel-oops"])],
+            [(K("Lustre: scratch-OST%04x-osc-ffff8d2a3c5e0800: Connection to scratch-OST%04x (at 10.0.%d.%d@o2ib) was lost; in progress operations using this service will wait for recovery to complete" % (R(64), R(64), R(256), R(256))), ["host.lustre-connection-lost"])],
             [(K("mlx5_core %s: mlx5_eq_int:556:(pid 0): CQ error on CQN 0x%x, syndrom%s 0x1" % (C(PCI_NIC), R(1 << 20), C(["", "e"]))), ["mlx5.cq-error"])],
             [(P("[%s:%d:0:%d] ib_mlx5_log.c:177  %s on %s:1/IB (synd 0x%x vend 0x%x hw_synd 0/0)" % (C(HOSTS), R(1000, 99999), R(1000, 99999), C(["Local protection", "Remote access", "Local QP operation"]), C(HCAS), C([4, 2, 0x13]), R(256))), ["ib.ucx-completion-error"])],
         ])
