@@ -116,26 +116,33 @@ void NoteWildcards(const ReNode& node, bool tail, ConfirmShape& shape) {
   }
 }
 
+std::vector<LeadingLiteral> LeadsOf(const ReNode& tree) {
+  std::vector<LeadingLiteral> leads(1);
+  Extend(tree, leads);
+  for (const LeadingLiteral& lead : leads) {
+    if (lead.text.empty()) return {};  // a match may begin anywhere
+  }
+  return leads;
+}
+
+ConfirmShape ShapeOf(const ReNode& tree) {
+  ConfirmShape shape;
+  NoteWildcards(tree, true, shape);
+  return shape;
+}
+
 }  // namespace
 
 ConfirmShape ConfirmShapeOf(std::string_view pattern) {
   std::string why;
   const std::optional<ReNode> tree = ParseRe2(pattern, &why);
-  ConfirmShape shape;
-  if (tree) NoteWildcards(*tree, true, shape);
-  return shape;
+  return tree ? ShapeOf(*tree) : ConfirmShape{};
 }
 
 std::vector<LeadingLiteral> LeadingLiterals(std::string_view pattern) {
   std::string why;
   const std::optional<ReNode> tree = ParseRe2(pattern, &why);
-  if (!tree) return {};
-  std::vector<LeadingLiteral> leads(1);
-  Extend(*tree, leads);
-  for (const LeadingLiteral& lead : leads) {
-    if (lead.text.empty()) return {};  // a match may begin anywhere
-  }
-  return leads;
+  return tree ? LeadsOf(*tree) : std::vector<LeadingLiteral>{};
 }
 
 namespace {
@@ -201,8 +208,11 @@ bool MatchAtLeadingLiterals(const RE2& re, const std::vector<LeadingLiteral>& le
 bool AnchoredCapture::Match(const RE2& re, std::string_view text, re2::StringPiece* groups,
                             int n) const {
   std::call_once(once_, [&] {
-    leads_ = LeadingLiterals(re.pattern());
-    if (!leads_.empty()) shape_ = ConfirmShapeOf(re.pattern());
+    std::string why;
+    const std::optional<ReNode> tree = ParseRe2(re.pattern(), &why);
+    if (!tree) return;
+    leads_ = LeadsOf(*tree);
+    if (!leads_.empty()) shape_ = ShapeOf(*tree);
   });
   if (leads_.empty()) return MatchAtLeadingLiterals(re, leads_, text, groups, n);
   const bool matched = MatchAtLeadingLiterals(re, leads_, text, groups, n, NextOrder());
