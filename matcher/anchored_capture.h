@@ -16,7 +16,9 @@
 // for \b and ^.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -44,33 +46,82 @@ struct LeadingLiteral {
 inline constexpr std::size_t kMaxLeadingLiterals = 8;
 std::vector<LeadingLiteral> LeadingLiterals(std::string_view pattern);
 
+// How MatchAtLeadingLiterals asks RE2 at an occurrence p of a literal. Each
+// gives RE2's unanchored match and groups; they differ only in cost.
+// RE2::Match(ANCHOR_START) with groups skips RE2's DFA and runs BitState
+// (or OnePass) over all of text[p..], which for a greedy `.*` means to the
+// end of the line and back; a DFA pass is ~1,000 instructions whatever the
+// line, BitState ~40-100 a byte it visits (callgrind, user-gpu's rules).
+enum class ConfirmOrder : std::uint8_t {
+  // RE2::Match(ANCHOR_START) with the groups.
+  kGroupsAtOnce,
+  // The match's extent first (one group: the forward DFA alone), then the
+  // groups with ANCHOR_BOTH on just that span: BitState no longer walks the
+  // text past the match (a greedy `.*` before more pattern).
+  kSpanFirst,
+  // A DFA-only yes/no (unanchored, from the first occurrence) before
+  // kGroupsAtOnce: a line without a match costs one DFA pass, not BitState
+  // at each occurrence (`Xid.*?: ` where no ": N," follows).
+  kRejectFirst,
+};
+
 // RE2's unanchored match of `re` in `text` (as
 // re.Match(text, 0, text.size(), RE2::UNANCHORED, groups, n) returns it),
 // found by trying RE2::ANCHOR_START at each position where one of `leads`
-// occurs, in order. `leads` must be LeadingLiterals(re.pattern()), or
-// others that every match of `re` begins with; otherwise the result may
-// differ. No literals (or more than kMaxLeadingLiterals), or more than
-// kMaxAnchoredAttempts occurrences that do not match: RE2's unanchored
-// search itself (so that a hostile line costs at most a few passes over
-// it). `groups` holds n entries (n >= 1), as for RE2::Match.
+// occurs, in order, asked as `order` says. `leads` must be
+// LeadingLiterals(re.pattern()), or others that every match of `re`
+// begins with; otherwise the result may differ. No literals (or more than
+// kMaxLeadingLiterals), or more than kMaxAnchoredAttempts occurrences that
+// do not match: RE2's unanchored search itself (so that a hostile line
+// costs at most a few passes over it). `groups` holds n entries (n >= 1),
+// as for RE2::Match.
 inline constexpr std::size_t kMaxAnchoredAttempts = 4;
 bool MatchAtLeadingLiterals(const RE2& re, const std::vector<LeadingLiteral>& leads,
-                            std::string_view text, re2::StringPiece* groups, int n);
+                            std::string_view text, re2::StringPiece* groups, int n,
+                            ConfirmOrder order = ConfirmOrder::kGroupsAtOnce);
+
+// What a pattern's shape says about the cost of confirming it: a `.*`,
+// `.+` or `[^\n]*` (a "wildcard" repeat) lets BitState run along the line.
+struct ConfirmShape {
+  // A greedy wildcard repeat with more pattern after it: kSpanFirst.
+  bool greedy_wildcard_inside = false;
+  // Any wildcard repeat: a line whose occurrences do not match may cost
+  // BitState the rest of the line at each, so kRejectFirst pays when most
+  // candidate lines fail (AnchoredCapture counts them).
+  bool wildcard = false;
+};
+ConfirmShape ConfirmShapeOf(std::string_view pattern);
 
 // A rule's match with its groups, found by MatchAtLeadingLiterals at the
 // pattern's LeadingLiterals, read from the pattern on the first Match: the
 // parse costs ~38,000 instructions a pattern, which at compile time was a
 // tenth of a start with the built-in packs, for rules most scans never
-// match. Thread-safe; not copyable.
+// match. The order is kSpanFirst for a greedy wildcard inside the pattern;
+// for another wildcard, kRejectFirst while fewer than half of the lines it
+// was asked about matched (counted per rule, from kMinCountedLines on),
+// else kGroupsAtOnce. Thread-safe (the counts are a hint: a lost update
+// changes only the cost); not copyable.
 class AnchoredCapture {
  public:
   // Matches `re` (whose pattern the literals are read from) on `text`: as
   // re.Match(text, 0, text.size(), RE2::UNANCHORED, groups, n).
   bool Match(const RE2& re, std::string_view text, re2::StringPiece* groups, int n) const;
 
+  // The order the next Match asks RE2 in (after the first Match).
+  ConfirmOrder NextOrder() const;
+
+  static constexpr std::uint32_t kMinCountedLines = 16;
+
  private:
+  void Count(bool matched) const;
+
   mutable std::once_flag once_;
   mutable std::vector<LeadingLiteral> leads_;
+  mutable ConfirmShape shape_;
+  // Lines asked about and lines matched, halved together past 2^16 so that
+  // they follow a change in the input.
+  mutable std::atomic<std::uint32_t> asked_{0};
+  mutable std::atomic<std::uint32_t> matched_{0};
 };
 
 }  // namespace faultline

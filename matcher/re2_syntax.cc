@@ -167,7 +167,10 @@ class Parser {
     } else {
       return;
     }
-    if (pos_ < p_.size() && p_[pos_] == '?') ++pos_;  // non-greedy: the same lines match
+    if (pos_ < p_.size() && p_[pos_] == '?') {  // non-greedy: the same lines match
+      r.lazy = true;
+      ++pos_;
+    }
     r.children.push_back(std::move(atom));
     atom = std::move(r);
   }

@@ -100,6 +100,7 @@ struct ReNode {
   bool named = false;        // kGroup
   std::string_view flags;    // kFlags, kGroup (empty for a named or plain group)
   char op = 0;               // kRepeat
+  bool lazy = false;         // kRepeat: non-greedy (a '?' after the quantifier)
   int min = 0;               // kRepeat: 0 for * and ?, 1 for +, n for {n,...}
   std::string_view counted;  // kRepeat '{': "n", "n," or "n,m"
   std::vector<ReNode> children;

@@ -405,9 +405,18 @@ void RuleSet::MatchCandidates(std::string_view text, Origin origin,
   const OriginSet& s = impl_->by_origin[OriginIndex(origin)];
   if (s.rules.empty()) return;
   // Past a few rules one Set pass (one DFA over the line) beats running
-  // each rule's regex in turn.
+  // each rule's regex in turn. So it does for two rules without a literal:
+  // one search found the line for all of them (unfiltered_search.h), and
+  // most of them do not match it, each after a DFA pass of its own.
   constexpr std::size_t kSetBreakEven = 6;
-  if (candidates.size() >= kSetBreakEven) {
+  constexpr std::size_t kUnfilteredSetBreakEven = 2;
+  std::size_t unfiltered = 0;
+  if (!s.unfiltered.empty()) {
+    for (std::uint32_t index : candidates) {
+      unfiltered += impl_->rule_literals[index].empty() ? 1 : 0;
+    }
+  }
+  if (candidates.size() >= kSetBreakEven || unfiltered >= kUnfilteredSetBreakEven) {
     Match(text, origin, out);
     return;
   }

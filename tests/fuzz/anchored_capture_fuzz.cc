@@ -2,7 +2,8 @@
 // Fuzzes Capture's anchored matching (matcher/anchored_capture.h): the
 // input's first line is an RE2 pattern, each further line a text. Whenever
 // LeadingLiterals proves literals for the pattern, the match at them must be
-// exactly RE2's unanchored match, groups and all; a difference aborts.
+// exactly RE2's unanchored match, groups and all, in every ConfirmOrder; a
+// difference aborts.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -33,11 +34,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view line = rest.substr(0, end);
     const bool want_match = re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(),
                                      RE2::UNANCHORED, want.data(), n);
-    const bool got_match = faultline::MatchAtLeadingLiterals(re, leads, line, got.data(), n);
-    if (want_match != got_match) std::abort();
-    for (int g = 0; want_match && g < n; ++g) {
-      const auto i = static_cast<std::size_t>(g);
-      if (want[i].data() != got[i].data() || want[i].size() != got[i].size()) std::abort();
+    for (const faultline::ConfirmOrder order :
+         {faultline::ConfirmOrder::kGroupsAtOnce, faultline::ConfirmOrder::kSpanFirst,
+          faultline::ConfirmOrder::kRejectFirst}) {
+      const bool got_match =
+          faultline::MatchAtLeadingLiterals(re, leads, line, got.data(), n, order);
+      if (want_match != got_match) std::abort();
+      for (int g = 0; want_match && g < n; ++g) {
+        const auto i = static_cast<std::size_t>(g);
+        if (want[i].data() != got[i].data() || want[i].size() != got[i].size()) std::abort();
+      }
     }
     if (end == std::string_view::npos) break;
     rest = rest.substr(end + 1);

@@ -8,10 +8,12 @@
 #include "matcher/anchored_capture.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -68,7 +70,7 @@ TEST_CASE("leading literals are proven from the pattern's tree, conservatively")
 
 // Both paths on one line: false (with a message) if they differ in any way.
 bool SameAsUnanchored(const RE2& re, const std::vector<LeadingLiteral>& leads,
-                      const std::string& line) {
+                      const std::string& line, ConfirmOrder order = ConfirmOrder::kGroupsAtOnce) {
   const int all = re.NumberOfCapturingGroups() + 1;
   int asked = 1;  // as CompileRuleSet: up to the highest named group
   for (const auto& [group, name] : re.CapturingGroupNames()) asked = std::max(asked, group + 1);
@@ -76,14 +78,15 @@ bool SameAsUnanchored(const RE2& re, const std::vector<LeadingLiteral>& leads,
   std::vector<re2::StringPiece> got(static_cast<std::size_t>(asked));
   const bool want_match =
       re.Match(re2::StringPiece(line), 0, line.size(), RE2::UNANCHORED, want.data(), all);
-  const bool got_match = MatchAtLeadingLiterals(re, leads, line, got.data(), asked);
+  const bool got_match = MatchAtLeadingLiterals(re, leads, line, got.data(), asked, order);
   bool same = want_match == got_match;
   for (std::size_t g = 0; same && want_match && g < got.size(); ++g) {
     same = want[g].data() == got[g].data() && want[g].size() == got[g].size();
   }
   if (!same) {
-    FAIL_CHECK("pattern " << re.pattern() << " on line \"" << line << "\": unanchored "
-                          << want_match << ", anchored " << got_match);
+    FAIL_CHECK("pattern " << re.pattern() << " on line \"" << line << "\" (order "
+                          << static_cast<int>(order) << "): unanchored " << want_match
+                          << ", anchored " << got_match);
   }
   return same;
 }
@@ -193,6 +196,8 @@ TEST_CASE("every built-in and bench rule: anchored at its literals = RE2 unancho
         ++compared;
         matched += RE2::PartialMatch(edge, re) ? 1 : 0;
         if (!SameAsUnanchored(re, leads, edge)) break;
+        if (!SameAsUnanchored(re, leads, edge, ConfirmOrder::kSpanFirst)) break;
+        if (!SameAsUnanchored(re, leads, edge, ConfirmOrder::kRejectFirst)) break;
       }
     }
     for (const std::string& line : lines) {
@@ -205,6 +210,101 @@ TEST_CASE("every built-in and bench rule: anchored at its literals = RE2 unancho
   // The bench sets' hot rules are among them (amdgpu, EDAC, mlx5_core, ...).
   CHECK(with_leads > rules.size() / 3);
   CHECK(matched > 1000);
+}
+
+constexpr std::array<ConfirmOrder, 3> kOrders = {
+    ConfirmOrder::kGroupsAtOnce, ConfirmOrder::kSpanFirst, ConfirmOrder::kRejectFirst};
+
+TEST_CASE("every confirm order gives RE2's unanchored match and groups on the cases it meets") {
+  // Pattern, then lines. The span first (kSpanFirst) must find the same
+  // groups on the span as on the whole line: a leftmost match that is not
+  // the longest, a group that matches empty or not at all, \b and $ at the
+  // span's edge (context after it), lazy and greedy wildcards. The DFA
+  // reject (kRejectFirst) must not reject a line with a later match.
+  const std::vector<std::vector<std::string>> cases = {
+      {R"(ab(?P<g>c|cd))", "abcd", "ab abcd", "abd abce"},
+      {R"(ab(?P<g>c|cd)(?P<h>d?))", "abcd", "abcde"},
+      {R"(err(?P<e>\d*)x(?P<f>y)?)", "errx", "err12x", "err12xy", "err1 errx"},
+      {R"(key=(?P<v>.*?)(?:;|$))", "key=;", "key=a;b;", "key=abc", "k key="},
+      {R"(err (?P<w>\w+)$)", "err abc", "err abc def", "err abc err def", "err a "},
+      {R"(err(?P<m>.*)$)", "err", "err abc", "x err err"},
+      {R"(fail.*\b(?P<code>\d+)\b)", "fail 12 34x 56", "fail 12 34x", "fail 7x", "fail a1 fail 9"},
+      {R"(fail.*(?P<code>\d+)\b x)", "fail 12 x 34 x", "fail 1 xfail 2 x", "fail 5  x"},
+      {R"(Xid.*?: (?P<code>\d+),)", "Xid: 79, pid", "Xid (PCI:0000:3b:00): 79, pid=1",
+       "Xid: none Xid: 12,", "Xid Xid: 1 Xid: 2,", "Xid: 1"},
+      {R"((?i)pcie bus error.*severity=(?P<sev>\w+))",
+       "PCIe Bus Error: severity=Corrected, type=Physical severity=Uncorrected (Fatal)",
+       "pcie bus error: severity=", "PCIE BUS ERROR severity=x pcie bus error"},
+      {R"(NVRM: (?:.*Back to back (?P<what>GSP)|Rate at (?P<pci>[0-9a-f]{4})))",
+       "NVRM: x Back to back GSP", "NVRM: Rate at 00ab Back to back GSP",
+       "NVRM: NVRM: Rate at 1234"},
+      {R"(io error.*dev (?P<dev>\w+), sector (?P<sector>\d+))",
+       "io error, dev sda, sector 12 dev sdb, sector 34", "io error dev sda, sector x"},
+      {R"(a(?P<x>.*)b(?P<y>.*)c)", "a1b2c3b4c", "abc", "aXbYcZ", "ab"},
+      // $ and \b right after the span: RE2 must see the text past it.
+      {R"(a(?P<x>b$)?(?P<y>b)?)", "abc", "ab", "abab"},
+      {R"(a(?P<x>b\b)?(?P<y>b)?)", "abc", "ab c", "abbc"},
+  };
+  for (const std::vector<std::string>& c : cases) {
+    const RE2 re(c[0]);
+    REQUIRE_MESSAGE(re.ok(), c[0]);
+    const std::vector<LeadingLiteral> leads = LeadingLiterals(c[0]);
+    REQUIRE_MESSAGE(!leads.empty(), c[0]);
+    for (std::size_t i = 1; i < c.size(); ++i) {
+      for (const std::string& edge : EdgeLines(c[i], leads)) {
+        for (ConfirmOrder order : kOrders) CHECK(SameAsUnanchored(re, leads, edge, order));
+      }
+    }
+  }
+}
+
+TEST_CASE("a pattern's wildcard repeats choose how its groups are found") {
+  auto shape = [](std::string_view pattern) {
+    const ConfirmShape s = ConfirmShapeOf(pattern);
+    return std::pair{s.greedy_wildcard_inside, s.wildcard};
+  };
+  // A greedy .* with pattern after it: BitState would run to the line's end.
+  CHECK(shape(R"((?i)pcie bus error.*severity=(?P<sev>\w+))") == std::pair{true, true});
+  CHECK(shape(R"(NVRM: (?:.*Back to back|Rate))") == std::pair{true, true});
+  CHECK(shape(R"(x[^\n]+y)") == std::pair{true, true});
+  // Lazy, or at the end (before $ at most): no span first.
+  CHECK(shape(R"(Xid.*?: (?P<code>\d+),)") == std::pair{false, true});
+  CHECK(shape(R"(NVRM: Xid (?P<msg>.*)$)") == std::pair{false, true});
+  CHECK(shape(R"(mlx5_core (?P<pci>\S+): health poll.*)") == std::pair{false, true});
+  // Not wildcards: a class that stops at something else, a counted repeat.
+  CHECK(shape(R"(name=(?P<name>[^,]*), x)") == std::pair{false, false});
+  CHECK(shape(R"(CUDA out of memory\. Tried (?P<size>[\d.]+ [KMG]iB))") == std::pair{false, false});
+  CHECK(shape(R"(a.{2,}b)") == std::pair{false, false});
+  CHECK(shape(R"(unbalanced (group)") == std::pair{false, false});
+}
+
+TEST_CASE("a rule whose lines mostly fail asks the DFA first, and keeps RE2's answers") {
+  RE2 re(R"(Xid.*?: (?P<code>\d+),)");
+  const AnchoredCapture capture;
+  std::vector<re2::StringPiece> g(2);
+  std::vector<re2::StringPiece> want(2);
+  CHECK(capture.NextOrder() == ConfirmOrder::kGroupsAtOnce);  // nothing counted yet
+  const std::string miss = "epoch 30: checked Xid counters on all GPUs: none";
+  const std::string hit = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x";
+  auto same = [&](const std::string& line) {
+    const bool m = capture.Match(re, line, g.data(), 2);
+    const bool w = re.Match(line, 0, line.size(), RE2::UNANCHORED, want.data(), 2);
+    return m == w && (!m || (g[0] == want[0] && g[1] == want[1]));
+  };
+  for (std::uint32_t i = 0; i < AnchoredCapture::kMinCountedLines; ++i) {
+    CHECK(same(i % 3 == 0 ? hit : miss));
+  }
+  CHECK(capture.NextOrder() == ConfirmOrder::kRejectFirst);  // a third matched
+  for (int i = 0; i < 40; ++i) CHECK(same(i % 3 == 0 ? hit : miss));
+  for (int i = 0; i < 80; ++i) CHECK(same(hit));
+  CHECK(capture.NextOrder() == ConfirmOrder::kGroupsAtOnce);  // most matched
+  // A greedy wildcard inside: the span first, counted or not.
+  RE2 pcie(R"((?i)pcie bus error.*severity=(?P<sev>\w+))");
+  const AnchoredCapture span;
+  const std::string line = "AER: PCIe Bus Error: severity=Corrected, type=Physical Layer";
+  REQUIRE(span.Match(pcie, line, g.data(), 2));
+  CHECK(g[1] == "Corrected");
+  CHECK(span.NextOrder() == ConfirmOrder::kSpanFirst);
 }
 
 TEST_CASE("the text before the literal is context: \\b and ^ see it") {

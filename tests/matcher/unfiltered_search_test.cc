@@ -456,5 +456,54 @@ TEST_CASE("unfiltered rules on real node logs: the same lines as plain RE2") {
   CHECK(want.size() > 1000);
 }
 
+TEST_CASE(
+    "a line with several rules without a literal: the Set's matches are each rule's, in order") {
+  // MatchCandidates runs the origin's Set once for two or more candidate
+  // rules without a literal (most of them fail the line that one search
+  // found for all); its matches must be those the rules give one by one:
+  // the same rules, in load order, with the same fields.
+  Loaded l = LoadPack(R"(pack: x
+version: 1
+rules:
+  - id: code
+    sources: [kernel]
+    pattern: '\b(?P<code>\d{3})\b'
+    summary: '{code}'
+  - id: lit
+    sources: [kernel]
+    pattern: 'link (?P<state>down|up)'
+    summary: '{state}'
+  - id: port
+    sources: [kernel]
+    pattern: '(?i)\bp(?:ort)?\s?(?P<port>\d{1,2})\s+(?P<dir>up|dn)\b'
+    summary: '{port} {dir}'
+  - id: first-word
+    sources: [kernel]
+    pattern: '^(?P<word>[a-z]+): \S'
+    summary: '{word}'
+)");
+  REQUIRE_MESSAGE(l.set, l.diags.ToJson().dump(1));
+  const std::vector<std::uint32_t> all = {0, 1, 2, 3};
+  std::size_t through_set = 0;
+  for (const std::string line :
+       {"eth: Port 4 DN after 118 errors, link down", "mlx: p17 up 404", "x: 12 p1 dn",
+        "nothing here", "eth: link up", "HW 118 dn", "a: port 7  UP", "ab: 1234 p 9 up"}) {
+    std::vector<RuleMatch> together;
+    l.set->MatchCandidates(line, Origin::kKernel, all, together);
+    std::vector<RuleMatch> alone;
+    for (std::uint32_t r : all) {
+      l.set->MatchCandidates(line, Origin::kKernel, std::span<const std::uint32_t>(&r, 1), alone);
+    }
+    REQUIRE(together.size() == alone.size());
+    for (std::size_t i = 0; i < alone.size(); ++i) {
+      CHECK(together[i].rule == alone[i].rule);
+      CHECK(together[i].fields == alone[i].fields);
+      CHECK(together[i].summary == alone[i].summary);
+    }
+    through_set += together.size() > 1 ? 1 : 0;
+  }
+  CHECK(through_set >= 4);  // lines where several of them match
+}
+
 }  // namespace
 }  // namespace faultline
