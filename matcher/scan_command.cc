@@ -196,10 +196,11 @@ std::string DefaultNodeName() {
 void ScanRaw(const RuleSet& set, const ScanOptions& options, const std::string& file,
              std::string_view text, std::uint64_t lines_before, EventWriter& writer) {
   std::vector<RuleMatch> matches;
+  InputLine in;  // refilled line after line: its buffers reused
   set.ForEachCandidate(
       text, options.forced_origin.value_or(Origin::kAny),
       [&](std::string_view line, std::uint64_t line_no, std::span<const std::uint32_t> candidates) {
-        InputLine in = ParseInputLine(line);
+        ParseInputLine(line, in);
         const Origin origin = options.forced_origin.value_or(in.origin);
         matches.clear();
         set.MatchCandidates(in.text, origin, candidates, matches);
