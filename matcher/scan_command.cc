@@ -114,7 +114,16 @@ class EventWriter {
     // (ViewFaultEvent): no FaultEvent is filled, no string or map copied.
     char number[24];
     const std::string_view line = ToDecimal(line_no, number);
-    cursor_.assign(file).append(":").append(line);
+    if (file != json_of_ || file_json_.empty()) {  // the file's name as JSON, once per file
+      json_of_ = file;
+      file_json_.assign("{\"file\":");
+      AppendJsonString(file_json_, file);
+      file_json_.append(",\"line\":");
+      cursor_.assign(file).append(":");
+    }
+    // "FILE:" kept from the event before: only the line number changes.
+    cursor_.resize(file.size() + 1);
+    cursor_.append(line);
     const std::array<StringViewPair, 2> labels = {StringViewPair("file", file),
                                                   StringViewPair("line", line)};
     RecordView record;
@@ -130,12 +139,6 @@ class EventWriter {
     // Written directly, in the schema's order (base/json_text.h: the bytes an
     // nlohmann::json of the event would dump, without building one: that was
     // ~100,000 instructions per event, most of the output's cost).
-    if (file != json_of_ || file_json_.empty()) {  // the file's name as JSON, once per file
-      json_of_ = file;
-      file_json_.assign("{\"file\":");
-      AppendJsonString(file_json_, file);
-      file_json_.append(",\"line\":");
-    }
     buffer_ += file_json_;
     buffer_ += line;  // line_no in decimal, as AppendJsonNumber writes it
     AppendFaultEventMembers(buffer_, event, memo_, /*first=*/false);

@@ -263,6 +263,64 @@ TEST_CASE("EventTextMemo writes the bytes AppendFaultEventMembers writes, event 
   CHECK(compared == 900);
 }
 
+// The memo's writer asks once whether an event has any of the optional
+// members that end the schema's order, and writes none when it says no:
+// each of them alone, none, and all, must be written as without the memo.
+TEST_CASE("EventTextMemo writes each optional member an event has, alone or with the others") {
+  const EventThreshold threshold{3, std::chrono::seconds(600), {"port"}};
+  const std::vector<std::string> clears = {"ib.down"};
+  const std::vector<std::string> evidence = {"line before"};
+  using Set = void (*)(FaultEventView&, const EventThreshold&, const std::vector<std::string>&,
+                       const std::vector<std::string>&);
+  const std::vector<std::pair<std::string, Set>> cases = {
+      {"none", [](FaultEventView&, const EventThreshold&, const std::vector<std::string>&,
+                  const std::vector<std::string>&) {}},
+      {"threshold", [](FaultEventView& e, const EventThreshold& t, const std::vector<std::string>&,
+                       const std::vector<std::string>&) { e.threshold = &t; }},
+      {"expire", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>&,
+                    const std::vector<std::string>&) { e.expire = std::chrono::seconds(60); }},
+      {"clears", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>& c,
+                    const std::vector<std::string>&) { e.clears = c; }},
+      {"condition", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>&,
+                       const std::vector<std::string>&) { e.condition = "GPUFault"; }},
+      {"evidence", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>&,
+                      const std::vector<std::string>& ev) { e.evidence = ev; }},
+      {"peer", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>&,
+                  const std::vector<std::string>&) { e.peer = "10.0.4.12"; }},
+      {"probation", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>&,
+                       const std::vector<std::string>&) { e.probation = std::chrono::seconds(1); }},
+      {"recover", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>&,
+                     const std::vector<std::string>&) { e.recover = "reboot"; }},
+  };
+  EventTextMemo memo;
+  const auto base = [] {
+    FaultEventView e;
+    e.id = "0123456789abcdef0123456789abcdef";
+    e.node = "gpu-1";
+    e.source = "file";
+    e.rule = "ib.flap";
+    e.pack = "ib";
+    e.summary = "flap";
+    e.message = "mlx5_core: link down";
+    e.suppressed = 7;
+    return e;
+  };
+  FaultEventView all = base();
+  for (const auto& [name, set] : cases) {
+    CAPTURE(name);
+    FaultEventView e = base();
+    set(e, threshold, clears, evidence);
+    set(all, threshold, clears, evidence);
+    for (const FaultEventView* event : {&e, &all}) {
+      std::string with_memo, without;
+      AppendFaultEventMembers(with_memo, *event, memo, /*first=*/true);
+      AppendFaultEventMembers(without, *event, EventKeyOrder::kSchema, /*first=*/true);
+      CHECK(with_memo == without);
+      if (name != "none") CHECK(with_memo.find(",\"" + name + "\":") != std::string::npos);
+    }
+  }
+}
+
 // Messages are checked for bytes above 0x7F 8 bytes at a time: one such
 // byte (here never valid UTF-8) at any offset, in the words and the tail,
 // and around the cut at kMaxMessageBytes, is replaced by U+FFFD before the
