@@ -458,7 +458,9 @@ class EventText {
     if (static_cast<std::size_t>(buffer_.data() + kSize - p_) < n) Flush();
   }
   void Flush() {
-    out_.append(buffer_.data(), p_);
+    // (pointer, size): append(first, last) goes through _M_replace, ~170
+    // instructions an event more (callgrind, user-gpu's 10% corpus).
+    out_.append(buffer_.data(), static_cast<std::size_t>(p_ - buffer_.data()));
     p_ = buffer_.data();
   }
 

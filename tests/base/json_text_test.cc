@@ -124,6 +124,28 @@ TEST_CASE("AppendJsonString finds a byte to escape at every offset of a plain ru
   }
 }
 
+// The last bytes of a text are read as its last whole 8 or 16 again, those
+// before the byte asked about left out: a byte to escape among them (just
+// written) must not be found twice, and one after them must be found, for
+// every length and every two places, and a byte that only differs from a
+// special one by its low bit ('#' beside '"') is plain.
+TEST_CASE("AppendJsonString finds each of two bytes to escape in a text's last 8 or 16") {
+  for (const std::string& special :
+       std::vector<std::string>{"\"", "\\", "\x01", "\xC3\xA9", "\xFF", "\n"}) {
+    for (std::size_t size = 1; size <= 40; ++size) {
+      for (std::size_t first = 0; first < size; ++first) {
+        for (std::size_t second = first; second <= size; ++second) {
+          std::string text(size, '#');
+          text.replace(first, 1, special);
+          if (second > first && second < size) text.replace(second + special.size() - 1, 1, "\"");
+          CAPTURE(text);
+          REQUIRE(Direct(text) == NlohmannString(text));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("SerializeFaultEvent writes the bytes ToJson(...).dump() did") {
   FaultEvent e;
   e.id = MakeEventId("gpu-17", "kmsg", "boot-1:42", "nvidia.xid");
