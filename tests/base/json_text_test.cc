@@ -4,8 +4,10 @@
 // `faultline scan` consumers read this text, and the wire form is a contract.
 #include "base/json_text.h"
 
+#include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -226,6 +228,9 @@ TEST_CASE("EventTextMemo writes the bytes AppendFaultEventMembers writes, event 
   const std::vector<std::string> keys = {"a", "file", "line", "m", "p", "z"};
   const auto t0 = *ParseRfc3339("2026-11-22T07:02:53.179Z");
   const EventThreshold threshold{2, std::chrono::seconds(60), {"x"}};
+  const EventThreshold other_threshold{2, std::chrono::seconds(60), {"x", "y"}};
+  const std::vector<std::string> clears_one = {"a.b"}, clears_two = {"a.b", "c\"d"};
+  const std::vector<std::string> evidence = {"before"};
   EventTextMemo memo;
   std::size_t compared = 0;
   for (int i = 0; i < 900; ++i) {
@@ -271,6 +276,16 @@ TEST_CASE("EventTextMemo writes the bytes AppendFaultEventMembers writes, event 
     }
     e.fields = fields;
     if (i % 5 == 0) e.threshold = &threshold;
+    // The optional members that end an event, steady for a while, then
+    // changing: each kept per rule with the values it was written from.
+    if (pick(6, 3) == 1) e.threshold = &other_threshold;
+    if (pick(8, 2)) e.expire = std::chrono::seconds(pick(31, 3) * 60);
+    if (pick(10, 2)) e.condition = pick(43, 2) ? "GPUFault" : "NetworkFault";
+    if (pick(12, 3) == 2) e.peer = pick(1, 2) ? "10.0.0.1" : "10.0.0.2";  // every event
+    if (pick(14, 2)) e.recover = "reboot";
+    if (pick(16, 2)) e.probation = std::chrono::seconds(600);
+    if (pick(18, 3) > 0) e.clears = pick(18, 3) == 1 ? clears_one : clears_two;
+    if (i % 97 == 0) e.evidence = evidence;
     std::string with_memo = "{";
     std::string without = "{";
     AppendFaultEventMembers(with_memo, e, memo, /*first=*/true);
@@ -339,6 +354,55 @@ TEST_CASE("EventTextMemo writes each optional member an event has, alone or with
       AppendFaultEventMembers(without, *event, EventKeyOrder::kSchema, /*first=*/true);
       CHECK(with_memo == without);
       if (name != "none") CHECK(with_memo.find(",\"" + name + "\":") != std::string::npos);
+    }
+  }
+}
+
+// The optional members are kept per rule with the values they were written
+// from: an event whose tail differs from the one before in one value only
+// (a threshold's key, a list's item, a duration) must not get the old text.
+TEST_CASE("EventTextMemo rewrites an event's optional members when one value of them changes") {
+  const EventThreshold threshold{3, std::chrono::seconds(600), {"port"}};
+  const EventThreshold other_key{3, std::chrono::seconds(600), {"dev"}};
+  const EventThreshold other_window{3, std::chrono::seconds(60), {"port"}};
+  const std::vector<std::string> clears = {"ib.down"}, other_clears = {"ib.up"};
+  const auto base = [&] {
+    FaultEventView e;
+    e.id = "0123456789abcdef0123456789abcdef";
+    e.node = "gpu-1";
+    e.source = "file";
+    e.rule = "ib.flap";
+    e.threshold = &threshold;
+    e.expire = std::chrono::seconds(3600);
+    e.clears = clears;
+    e.condition = "NetworkFault";
+    e.peer = "10.0.0.1";
+    e.recover = "reboot";
+    e.probation = std::chrono::seconds(600);
+    return e;
+  };
+  const std::vector<std::function<void(FaultEventView&)>> changes = {
+      [&](FaultEventView& e) { e.threshold = &other_key; },
+      [&](FaultEventView& e) { e.threshold = &other_window; },
+      [](FaultEventView& e) { e.threshold = nullptr; },
+      [](FaultEventView& e) { e.expire = std::chrono::seconds(60); },
+      [&](FaultEventView& e) { e.clears = other_clears; },
+      [](FaultEventView& e) { e.condition = "GPUFault"; },
+      [](FaultEventView& e) { e.peer = "10.0.0.2"; },
+      [](FaultEventView& e) { e.recover = ""; },
+      [](FaultEventView& e) { e.probation = std::chrono::seconds(60); },
+  };
+  EventTextMemo memo;
+  for (std::size_t c = 0; c < changes.size(); ++c) {
+    FaultEventView changed = base();
+    changes[c](changed);
+    // Steady, one change, steady again, and back.
+    for (const FaultEventView& e : {base(), base(), changed, changed, base(), changed}) {
+      CAPTURE(c);
+      std::string with_memo, without;
+      AppendFaultEventMembers(with_memo, e, memo, /*first=*/true);
+      AppendFaultEventMembers(without, e, EventKeyOrder::kSchema, /*first=*/true);
+      CHECK(with_memo == without);
     }
   }
 }
