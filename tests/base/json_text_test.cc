@@ -307,27 +307,17 @@ TEST_CASE("EventTextMemo writes each optional member an event has, alone or with
   const EventThreshold threshold{3, std::chrono::seconds(600), {"port"}};
   const std::vector<std::string> clears = {"ib.down"};
   const std::vector<std::string> evidence = {"line before"};
-  using Set = void (*)(FaultEventView&, const EventThreshold&, const std::vector<std::string>&,
-                       const std::vector<std::string>&);
+  using Set = std::function<void(FaultEventView&)>;
   const std::vector<std::pair<std::string, Set>> cases = {
-      {"none", [](FaultEventView&, const EventThreshold&, const std::vector<std::string>&,
-                  const std::vector<std::string>&) {}},
-      {"threshold", [](FaultEventView& e, const EventThreshold& t, const std::vector<std::string>&,
-                       const std::vector<std::string>&) { e.threshold = &t; }},
-      {"expire", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>&,
-                    const std::vector<std::string>&) { e.expire = std::chrono::seconds(60); }},
-      {"clears", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>& c,
-                    const std::vector<std::string>&) { e.clears = c; }},
-      {"condition", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>&,
-                       const std::vector<std::string>&) { e.condition = "GPUFault"; }},
-      {"evidence", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>&,
-                      const std::vector<std::string>& ev) { e.evidence = ev; }},
-      {"peer", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>&,
-                  const std::vector<std::string>&) { e.peer = "10.0.4.12"; }},
-      {"probation", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>&,
-                       const std::vector<std::string>&) { e.probation = std::chrono::seconds(1); }},
-      {"recover", [](FaultEventView& e, const EventThreshold&, const std::vector<std::string>&,
-                     const std::vector<std::string>&) { e.recover = "reboot"; }},
+      {"none", [](FaultEventView&) {}},
+      {"threshold", [&](FaultEventView& e) { e.threshold = &threshold; }},
+      {"expire", [](FaultEventView& e) { e.expire = std::chrono::seconds(60); }},
+      {"clears", [&](FaultEventView& e) { e.clears = clears; }},
+      {"condition", [](FaultEventView& e) { e.condition = "GPUFault"; }},
+      {"evidence", [&](FaultEventView& e) { e.evidence = evidence; }},
+      {"peer", [](FaultEventView& e) { e.peer = "10.0.4.12"; }},
+      {"probation", [](FaultEventView& e) { e.probation = std::chrono::seconds(1); }},
+      {"recover", [](FaultEventView& e) { e.recover = "reboot"; }},
   };
   EventTextMemo memo;
   const auto base = [] {
@@ -343,11 +333,12 @@ TEST_CASE("EventTextMemo writes each optional member an event has, alone or with
     return e;
   };
   FaultEventView all = base();
-  for (const auto& [name, set] : cases) {
+  for (const auto& one : cases) {
+    const std::string& name = one.first;
     CAPTURE(name);
     FaultEventView e = base();
-    set(e, threshold, clears, evidence);
-    set(all, threshold, clears, evidence);
+    one.second(e);
+    one.second(all);
     for (const FaultEventView* event : {&e, &all}) {
       std::string with_memo, without;
       AppendFaultEventMembers(with_memo, *event, memo, /*first=*/true);
