@@ -398,6 +398,52 @@ TEST_CASE("EventTextMemo rewrites an event's optional members when one value of 
   }
 }
 
+// The memo compares what an event shares with earlier ones (a rule's run,
+// its summary, its tail, each label) with the values it was written from,
+// short ones a word at a time: a value changed in one byte, at any place, of
+// any length up to 24, in place (the same address), must be written anew.
+TEST_CASE("EventTextMemo tells apart values that differ in one byte anywhere") {
+  EventTextMemo memo;
+  std::size_t compared = 0;
+  for (std::size_t size = 1; size <= 24; ++size) {
+    for (std::size_t at = 0; at < size; ++at) {
+      std::string rule(size, 'r'), node(size, 'n'), pack(size, 'p'), category(size, 'c'),
+          summary(size, 's'), condition(size, 'k'), recover(size, 'v'), label(size, 'l');
+      const std::vector<std::string*> parts = {&rule,    &node,      &pack,    &category,
+                                               &summary, &condition, &recover, &label};
+      for (std::string* part : parts) {
+        for (int changed = 0; changed < 2; ++changed) {
+          if (changed == 1) (*part)[at] = 'x';
+          FaultEventView e;
+          e.id = "0123456789abcdef0123456789abcdef";
+          e.rule = rule;
+          e.node = node;
+          e.source = "file";
+          e.pack = pack;
+          e.category = category;
+          e.summary = summary;
+          e.condition = condition;
+          e.recover = recover;
+          const std::array<StringViewPair, 2> labels = {StringViewPair("file", label),
+                                                        StringViewPair("line", "1")};
+          e.labels = labels;
+          std::string with_memo, without;
+          AppendFaultEventMembers(with_memo, e, memo, /*first=*/true);
+          AppendFaultEventMembers(without, e, EventKeyOrder::kSchema, /*first=*/true);
+          if (with_memo != without) {
+            CAPTURE(size);
+            CAPTURE(at);
+            CHECK(with_memo == without);
+            return;
+          }
+          ++compared;
+        }
+      }
+    }
+  }
+  CHECK(compared == 2 * 8 * 300);
+}
+
 // Messages are checked for bytes above 0x7F 8 bytes at a time: one such
 // byte (here never valid UTF-8) at any offset, in the words and the tail,
 // and around the cut at kMaxMessageBytes, is replaced by U+FFFD before the
