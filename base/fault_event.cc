@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 
 #include "base/fault_event_reader.h"
@@ -70,6 +71,30 @@ bool IsAscii(std::string_view text) {
   }
   for (; i < text.size(); ++i) any |= static_cast<unsigned char>(text[i]);
   return (any & kHighBits) == 0;
+}
+
+// a == b, without a call to memcmp for up to 16 bytes (two words that
+// overlap): the memos and the id writer compare ~14 strings an event, most
+// of them short (a rule id, a category, a node), and memcmp's call was ~30
+// instructions each (callgrind, user-gpu's 10% corpus; bench/README.md).
+bool SameText(std::string_view a, std::string_view b) {
+  const std::size_t n = a.size();
+  if (n != b.size()) return false;
+  const auto words_equal = [&](auto word) {
+    decltype(word) a_first, a_last, b_first, b_last;
+    std::memcpy(&a_first, a.data(), sizeof(word));
+    std::memcpy(&b_first, b.data(), sizeof(word));
+    std::memcpy(&a_last, a.data() + n - sizeof(word), sizeof(word));
+    std::memcpy(&b_last, b.data() + n - sizeof(word), sizeof(word));
+    return ((a_first ^ b_first) | (a_last ^ b_last)) == 0;
+  };
+  if (n > 16) return std::memcmp(a.data(), b.data(), n) == 0;
+  if (n >= 8) return words_equal(std::uint64_t{});
+  if (n >= 4) return words_equal(std::uint32_t{});
+  for (std::size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
 }
 
 // The slot of `slots` (a power of two up to 2^16; each slot has `at` and
@@ -141,7 +166,8 @@ void WriteEventId(std::span<char, 32> out, std::string_view node, std::string_vi
 void EventIdWriter::Write(std::span<char, 32> out, std::string_view node, std::string_view source,
                           std::string_view cursor_start, std::string_view cursor_rest,
                           std::string_view rule) {
-  if (node != node_ || source != source_ || cursor_start != cursor_start_ || !started_) {
+  if (!SameText(node, node_) || !SameText(source, source_) ||
+      !SameText(cursor_start, cursor_start_) || !started_) {
     node_.assign(node);
     source_.assign(source);
     cursor_start_.assign(cursor_start);
@@ -152,7 +178,7 @@ void EventIdWriter::Write(std::span<char, 32> out, std::string_view node, std::s
   // The second hash starts with the rule: its state after the rule and the
   // cursor's start is kept per rule, in the slot of the rule id's address.
   RuleState& state = FindSlot(b_, rule);
-  if (!state.valid || state.rule != rule) {
+  if (!state.valid || !SameText(state.rule, rule)) {
     state.rule.assign(rule);
     state.b = FnvBytes(Fnv1a(kSeedB, {rule}), cursor_start);
     state.valid = true;
@@ -317,7 +343,7 @@ class EventText {
     Room(1);
     *p_++ = c;
   }
-  void Put(std::string_view piece) {
+  [[gnu::always_inline]] void Put(std::string_view piece) {
     if (!Fits(piece.size())) {
       out_.append(piece);
       return;
@@ -408,7 +434,7 @@ class EventText {
         continue;
       }
       PairMemo& m = memo[i];
-      const bool hit = m.valid && m.key == key && m.value == value;
+      const bool hit = m.valid && SameText(m.key, key) && SameText(m.value, value);
       // A value that changed twice running (a scan's line number) changes
       // with every event: written directly, not kept.
       if (!hit && m.missed) {
@@ -458,7 +484,9 @@ class EventText {
     if (static_cast<std::size_t>(buffer_.data() + kSize - p_) < n) Flush();
   }
   void Flush() {
-    out_.append(buffer_.data(), p_);
+    // (pointer, size): append(first, last) goes through _M_replace, ~170
+    // instructions an event more (callgrind, user-gpu's 10% corpus).
+    out_.append(buffer_.data(), static_cast<std::size_t>(p_ - buffer_.data()));
     p_ = buffer_.data();
   }
 
@@ -543,8 +571,10 @@ void WriteMember(EventText& out, const Event& e, Member m, bool& first) {
     case Member::kRule:
       return string_member(",\"rule\":", e.rule);
     case Member::kSchema:
+      // One digit, written as one: to_chars cost ~100 instructions an event.
+      static_assert(FaultEvent::kSchemaVersion >= 0 && FaultEvent::kSchemaVersion <= 9);
       out.Key(",\"schema\":", first);
-      return out.Number(std::int64_t{FaultEvent::kSchemaVersion});
+      return out.Put(static_cast<char>('0' + FaultEvent::kSchemaVersion));
     case Member::kSeverity:
       out.Key(",\"severity\":", first);
       return out.Name(SeverityName(e.severity));
@@ -592,6 +622,29 @@ constexpr bool SchemaOrderHasMemoRuns() {
 static_assert(SchemaOrderHasMemoRuns(), "EventTextMemo's runs must follow kSchemaOrder");
 constexpr std::size_t kAfterMemoRuns = kRuleRunAt + std::size(kRuleRun) + 6;
 
+// The members after the memo's runs: `suppressed`, then the optional ones,
+// the last of kSchemaOrder, which most events of a scan lack.
+constexpr Member kOptionalTail[] = {Member::kThreshold, Member::kExpire,   Member::kClears,
+                                    Member::kCondition, Member::kEvidence, Member::kPeer,
+                                    Member::kProbation, Member::kRecover};
+constexpr bool SchemaOrderEndsWithOptionalTail() {
+  if (std::size(kSchemaOrder) != kAfterMemoRuns + 1 + std::size(kOptionalTail)) return false;
+  if (kSchemaOrder[kAfterMemoRuns] != Member::kSuppressed) return false;
+  for (std::size_t i = 0; i < std::size(kOptionalTail); ++i) {
+    if (kSchemaOrder[kAfterMemoRuns + 1 + i] != kOptionalTail[i]) return false;
+  }
+  return true;
+}
+static_assert(SchemaOrderEndsWithOptionalTail(), "kOptionalTail must end kSchemaOrder");
+
+// Whether WriteMember writes any of kOptionalTail for `e`: its conditions,
+// asked at once. Asking WriteMember's switch for each of the 8 cost ~300
+// instructions an event that has none (callgrind, user-gpu's 10% corpus).
+bool HasOptionalTail(const FaultEventView& e) {
+  return e.threshold != nullptr || e.expire || !e.clears.empty() || !e.condition.empty() ||
+         !e.evidence.empty() || !e.peer.empty() || e.probation || !e.recover.empty();
+}
+
 template <class Event>
 void AppendMembers(std::string& text, const Event& event, EventKeyOrder order, bool first) {
   EventText out(text);
@@ -620,6 +673,17 @@ struct EventTextMemo::State {
     bool summary_missed = false;  // as PairText's missed
     std::string summary;
     std::string summary_json;
+    // The optional members that end the event (kOptionalTail), but for
+    // `evidence` (an event with evidence writes them directly), with the
+    // values they were written from: a rule's threshold, condition and
+    // recovery are the same match after match.
+    bool tail_valid = false;
+    bool tail_missed = false;  // as PairText's missed
+    std::optional<EventThreshold> threshold;
+    std::optional<std::chrono::seconds> expire, probation;
+    std::vector<std::string> clears;
+    std::string condition, peer, recover;
+    std::string tail_json;
   };
   // A time member's text, with the time it was written from.
   struct TimeText {
@@ -649,9 +713,11 @@ EventTextMemo::~EventTextMemo() = default;
 namespace {
 
 bool SameRun(const EventTextMemo::State::RuleRun& run, const FaultEventView& e) {
-  return run.valid && run.rule == e.rule && run.origin == e.origin && run.severity == e.severity &&
-         run.action == e.action && run.category == e.category && run.pack == e.pack &&
-         run.node == e.node && run.source == e.source && run.boot_id == e.boot_id;
+  return run.valid && SameText(run.rule, e.rule) && run.origin == e.origin &&
+         run.severity == e.severity && run.action == e.action &&
+         SameText(run.category, e.category) && SameText(run.pack, e.pack) &&
+         SameText(run.node, e.node) && SameText(run.source, e.source) &&
+         SameText(run.boot_id, e.boot_id);
 }
 
 // Writes the member `m` of `e` into `json` (cleared first), as it appears
@@ -671,6 +737,47 @@ void PutTime(EventText& out, EventTextMemo::State::TimeText& memo, const FaultEv
     memo.valid = true;
   }
   out.Put(memo.json);
+}
+
+bool SameTail(const EventTextMemo::State::RuleRun& run, const FaultEventView& e) {
+  const bool same_threshold =
+      e.threshold == nullptr ? !run.threshold : run.threshold && *run.threshold == *e.threshold;
+  return run.tail_valid && same_threshold && run.expire == e.expire &&
+         run.probation == e.probation && SameText(run.condition, e.condition) &&
+         SameText(run.peer, e.peer) && SameText(run.recover, e.recover) &&
+         std::equal(run.clears.begin(), run.clears.end(), e.clears.begin(), e.clears.end());
+}
+
+// kOptionalTail's members of `e`, from the rule run's memo when the values
+// are those it was written from: a threshold's key list and window, a
+// condition, through WriteMember's switch one by one, were ~470
+// instructions an event on subset-a's 10% corpus.
+[[gnu::noinline]] void PutOptionalTail(EventText& out, EventTextMemo::State::RuleRun& run,
+                                       const FaultEventView& e, bool& first) {
+  const bool hit = e.evidence.empty() && SameTail(run, e);
+  // Evidence (never in a scan) is written directly, and so is a tail that
+  // changed twice running (a `peer` capture's).
+  if (!e.evidence.empty() || (!hit && run.tail_missed)) {
+    for (Member m : kOptionalTail) WriteMember(out, e, m, first);
+    return;
+  }
+  run.tail_missed = !hit;
+  if (!hit) {
+    run.threshold.reset();
+    if (e.threshold != nullptr) run.threshold = *e.threshold;
+    run.expire = e.expire;
+    run.probation = e.probation;
+    run.clears.assign(e.clears.begin(), e.clears.end());
+    run.condition.assign(e.condition);
+    run.peer.assign(e.peer);
+    run.recover.assign(e.recover);
+    run.tail_json.clear();
+    EventText tail(run.tail_json);
+    bool tail_first = false;
+    for (Member m : kOptionalTail) WriteMember(tail, e, m, tail_first);
+    run.tail_valid = true;
+  }
+  out.Put(run.tail_json);
 }
 
 // AppendMembers(kSchema) with the memo's runs: AppendFaultEventMembers
@@ -694,6 +801,8 @@ void AppendSchemaMembers(std::string& text, const FaultEventView& e, EventTextMe
     run.action = e.action;
     run.summary_valid = false;  // another rule's, maybe
     run.summary_missed = false;
+    run.tail_valid = false;
+    run.tail_missed = false;
     run.json.clear();
     EventText run_text(run.json);
     bool run_first = false;
@@ -703,7 +812,7 @@ void AppendSchemaMembers(std::string& text, const FaultEventView& e, EventTextMe
   out.Put(run.json);
   // Apart: a summary with captures may differ from match to match; one
   // that changed twice running is written directly, not kept.
-  const bool summary_hit = run.summary_valid && run.summary == e.summary;
+  const bool summary_hit = run.summary_valid && SameText(run.summary, e.summary);
   if (!summary_hit && run.summary_missed) {
     WriteMember(out, e, Member::kSummary, first);
   } else {
@@ -721,9 +830,8 @@ void AppendSchemaMembers(std::string& text, const FaultEventView& e, EventTextMe
   PutTime(out, memo.detected_time, e, Member::kDetectedTime, e.detected_time);
   out.Key(",\"labels\":", first);
   out.StringMap(e.labels, std::span<EventTextMemo::State::PairText>(memo.labels));
-  for (std::size_t i = kAfterMemoRuns; i < std::size(kSchemaOrder); ++i) {
-    WriteMember(out, e, kSchemaOrder[i], first);
-  }
+  WriteMember(out, e, Member::kSuppressed, first);
+  if (HasOptionalTail(e)) PutOptionalTail(out, run, e, first);
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -35,9 +37,28 @@ constexpr std::int64_t kMaxClockSeconds =
 constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                    "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
+// A three-letter name's bytes as one number, for comparing names by one
+// integer compare each.
+constexpr std::uint32_t Key3(std::string_view s) {
+  return static_cast<std::uint32_t>(static_cast<unsigned char>(s[0])) << 16 |
+         static_cast<std::uint32_t>(static_cast<unsigned char>(s[1])) << 8 |
+         static_cast<std::uint32_t>(static_cast<unsigned char>(s[2]));
+}
+
+constexpr std::array<std::uint32_t, 12> kMonthKeys = [] {
+  std::array<std::uint32_t, 12> keys{};
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = Key3(kMonths[i]);
+  return keys;
+}();
+
+// Twelve integer compares: comparing string_views, the month of every
+// candidate journal line cost ~600 instructions (callgrind, user-gpu's 10%
+// corpus; bench/README.md, round 7).
 int MonthIndex(std::string_view s) {
-  for (int i = 0; i < 12; ++i) {
-    if (s == kMonths[i]) return i;
+  if (s.size() != 3) return -1;
+  const std::uint32_t key = Key3(s);
+  for (std::size_t i = 0; i < kMonthKeys.size(); ++i) {
+    if (kMonthKeys[i] == key) return static_cast<int>(i);
   }
   return -1;
 }
@@ -75,19 +96,37 @@ bool SplitTag(std::string_view rest, std::string_view& ident, std::string_view& 
   return true;
 }
 
-InputLine JournalRecord(LineFormat format, std::string_view ident, std::string_view message) {
-  InputLine out;
+// Every member of `out` but `time` set for a journal record (`out`'s
+// buffers reused).
+void JournalRecordInto(LineFormat format, std::string_view ident, std::string_view message,
+                       InputLine& out) {
   out.format = format;
+  out.partial = false;
+  out.stream.clear();
   if (ident == "kernel") {
     out.origin = Origin::kKernel;
-    out.text = std::string(message);
+    out.text.assign(message);
   } else {
     // The journal source rebuilds "IDENTIFIER: MESSAGE" the same way, so one
     // rule matches journalctl output and the live journal alike.
     out.origin = Origin::kJournal;
-    out.text =
-        ident.empty() ? std::string(message) : std::string(ident) + ": " + std::string(message);
+    if (ident.empty()) {
+      out.text.assign(message);
+    } else {
+      out.text.assign(ident).append(": ").append(message);
+    }
   }
+}
+
+// Each parser below, in its `...Into` form, fills every member of `out`
+// and returns true when `line` is of its format; false, and `out` in an
+// unspecified state, otherwise. Filling one InputLine line after line keeps
+// its strings' buffers: a scan parsed each candidate line into a new one,
+// an allocation and a free per line, besides the moves out of optionals.
+template <bool (*Into)(std::string_view, InputLine&)>
+std::optional<InputLine> Parsed(std::string_view line) {
+  InputLine out;
+  if (!Into(line, out)) return std::nullopt;
   return out;
 }
 
@@ -149,14 +188,18 @@ std::optional<std::int64_t> DmesgTimeFastPath(std::string_view s) {
          std::int64_t{minute} * 60 + second;
 }
 
-std::optional<InputLine> ParseDmesgLine(std::string_view line) {
+namespace {
+
+bool DmesgLineInto(std::string_view line, InputLine& out) {
   line = StripCr(line);
-  if (line.size() < 3 || line[0] != '[') return std::nullopt;
+  if (line.size() < 3 || line[0] != '[') return false;
   std::size_t close = line.find(']');
-  if (close == std::string_view::npos || close > 40) return std::nullopt;
+  if (close == std::string_view::npos || close > 40) return false;
   std::string_view inside = line.substr(1, close - 1);
-  InputLine out;
   out.origin = Origin::kKernel;
+  out.time.reset();
+  out.partial = false;
+  out.stream.clear();
   // "[ 1234.567890]": seconds since boot, no wall time.
   std::size_t i = 0;
   while (i < inside.size() && inside[i] == ' ') ++i;
@@ -165,7 +208,7 @@ std::optional<InputLine> ParseDmesgLine(std::string_view line) {
   if (i > digits && i < inside.size() && inside[i] == '.') {
     std::size_t frac = ++i;
     while (i < inside.size() && IsDigit(inside[i])) ++i;
-    if (i != inside.size() || i == frac) return std::nullopt;
+    if (i != inside.size() || i == frac) return false;
     out.format = LineFormat::kDmesg;
   } else {
     // "[Sun Nov 22 07:02:53 2026]"
@@ -176,7 +219,7 @@ std::optional<InputLine> ParseDmesgLine(std::string_view line) {
       struct tm tm {};
       std::string copy(inside);
       const char* end = strptime(copy.c_str(), "%a %b %d %H:%M:%S %Y", &tm);
-      if (!end || *end != '\0') return std::nullopt;
+      if (!end || *end != '\0') return false;
       t = timegm(&tm);
     }
     out.format = LineFormat::kDmesgTime;
@@ -188,11 +231,11 @@ std::optional<InputLine> ParseDmesgLine(std::string_view line) {
   }
   std::string_view msg = line.substr(close + 1);
   if (!msg.empty() && msg[0] == ' ') msg.remove_prefix(1);
-  out.text = std::string(msg);
-  return out;
+  out.text.assign(msg);
+  return true;
 }
 
-std::optional<InputLine> ParseJournalShortLine(std::string_view line) {
+bool JournalShortLineInto(std::string_view line, InputLine& out) {
   line = StripCr(line);
   std::optional<std::chrono::system_clock::time_point> time;
   std::string_view rest;
@@ -202,46 +245,62 @@ std::optional<InputLine> ParseJournalShortLine(std::string_view line) {
     if (line[p] == ' ') ++p;
     std::size_t day = p;
     while (p < line.size() && IsDigit(line[p])) ++p;
-    if (p == day || p - day > 2 || p >= line.size() || line[p] != ' ') return std::nullopt;
+    if (p == day || p - day > 2 || p >= line.size() || line[p] != ' ') return false;
     ++p;
     std::size_t clock = ClockLength(line.substr(p));
-    if (clock == 0) return std::nullopt;
+    if (clock == 0) return false;
     p += clock;
-    if (p >= line.size() || line[p] != ' ') return std::nullopt;
+    if (p >= line.size() || line[p] != ' ') return false;
     rest = line.substr(p + 1);
   } else if (line.size() > 25 && IsDigit(line[0]) && line[4] == '-' && line[10] == 'T') {
     // "2026-11-22T07:02:53+0000" (short-iso) or with microseconds.
     std::size_t space = line.find(' ');
-    if (space == std::string_view::npos) return std::nullopt;
-    std::string stamp(line.substr(0, space));
+    if (space == std::string_view::npos) return false;
+    const std::string_view stamp = line.substr(0, space);
     if (stamp.size() > 5 && (stamp[stamp.size() - 5] == '+' || stamp[stamp.size() - 5] == '-') &&
-        stamp.find(':', stamp.size() - 5) == std::string::npos) {
-      stamp.insert(stamp.size() - 2, ":");  // +0000 -> +00:00 for RFC 3339
+        stamp.find(':', stamp.size() - 5) == std::string_view::npos) {
+      // +0000 -> +00:00 for RFC 3339, on the stack when it fits (any
+      // stamp ParseRfc3339 reads with up to 9 fractional digits does).
+      std::array<char, 64> on_stack;
+      std::string on_heap;
+      char* colon = on_stack.data();
+      if (stamp.size() + 1 > on_stack.size()) {
+        on_heap.resize(stamp.size() + 1);
+        colon = on_heap.data();
+      }
+      const std::size_t zone_minutes = stamp.size() - 2;
+      std::memcpy(colon, stamp.data(), zone_minutes);
+      colon[zone_minutes] = ':';
+      std::memcpy(colon + zone_minutes + 1, stamp.data() + zone_minutes, 2);
+      time = ParseRfc3339(std::string_view(colon, stamp.size() + 1));
+    } else {
+      time = ParseRfc3339(stamp);
     }
-    time = ParseRfc3339(stamp);
-    if (!time) return std::nullopt;
+    if (!time) return false;
     rest = line.substr(space + 1);
   } else {
-    return std::nullopt;
+    return false;
   }
   // "host ident[pid]: msg"
   std::size_t host_end = rest.find(' ');
-  if (host_end == std::string_view::npos || host_end == 0) return std::nullopt;
+  if (host_end == std::string_view::npos || host_end == 0) return false;
   std::string_view ident, msg;
-  if (!SplitTag(rest.substr(host_end + 1), ident, msg)) return std::nullopt;
-  InputLine out = JournalRecord(LineFormat::kJournalShort, ident, msg);
+  if (!SplitTag(rest.substr(host_end + 1), ident, msg)) return false;
+  JournalRecordInto(LineFormat::kJournalShort, ident, msg, out);
   out.time = time;
-  return out;
+  return true;
 }
 
-std::optional<InputLine> ParseJournalJsonLine(std::string_view line) {
+bool JournalJsonLineInto(std::string_view line, InputLine& out) {
   line = StripCr(line);
-  if (line.empty() || line[0] != '{') return std::nullopt;
+  if (line.empty() || line[0] != '{') return false;
   std::optional<JournalJsonFields> fields = ReadJournalJsonFields(line);
-  if (!fields || !fields->message) return std::nullopt;
+  if (!fields || !fields->message) return false;
   const std::string ident = fields->identifier.value_or(fields->comm.value_or(""));
-  InputLine out;
   out.format = LineFormat::kJournalJson;
+  out.time.reset();
+  out.partial = false;
+  out.stream.clear();
   if (fields->transport && *fields->transport == "kernel") {
     out.origin = Origin::kKernel;
     out.text = std::move(*fields->message);
@@ -262,40 +321,60 @@ std::optional<InputLine> ParseJournalJsonLine(std::string_view line) {
               std::chrono::microseconds(v)));
     }
   }
-  return out;
+  return true;
 }
 
-std::optional<InputLine> ParseCriInputLine(std::string_view line) {
+bool CriInputLineInto(std::string_view line, InputLine& out) {
   std::optional<CriLine> cri = ParseCriLine(StripCr(line));
-  if (!cri) return std::nullopt;
-  InputLine out;
+  if (!cri) return false;
   out.format = LineFormat::kCri;
   out.origin = Origin::kPod;
   out.time = cri->time;
   out.partial = cri->partial;
-  out.stream = std::string(CriStreamName(cri->stream));
-  out.text = std::string(cri->content);
-  return out;
+  out.stream.assign(CriStreamName(cri->stream));
+  out.text.assign(cri->content);
+  return true;
+}
+
+}  // namespace
+
+std::optional<InputLine> ParseDmesgLine(std::string_view line) {
+  return Parsed<DmesgLineInto>(line);
+}
+std::optional<InputLine> ParseJournalShortLine(std::string_view line) {
+  return Parsed<JournalShortLineInto>(line);
+}
+std::optional<InputLine> ParseJournalJsonLine(std::string_view line) {
+  return Parsed<JournalJsonLineInto>(line);
+}
+std::optional<InputLine> ParseCriInputLine(std::string_view line) {
+  return Parsed<CriInputLineInto>(line);
+}
+
+void ParseInputLine(std::string_view line, InputLine& out) {
+  if (!line.empty()) {
+    const char c = line[0];
+    if (c == '{') {
+      if (JournalJsonLineInto(line, out)) return;
+    } else if (c == '[') {
+      if (DmesgLineInto(line, out)) return;
+    } else if (IsDigit(c)) {
+      if (CriInputLineInto(line, out) || JournalShortLineInto(line, out)) return;
+    } else if (c >= 'A' && c <= 'S') {
+      if (JournalShortLineInto(line, out)) return;
+    }
+  }
+  out.format = LineFormat::kPlain;
+  out.origin = Origin::kAny;
+  out.time.reset();
+  out.partial = false;
+  out.stream.clear();
+  out.text.assign(StripCr(line));
 }
 
 InputLine ParseInputLine(std::string_view line) {
-  if (!line.empty()) {
-    char c = line[0];
-    std::optional<InputLine> parsed;
-    if (c == '{') {
-      parsed = ParseJournalJsonLine(line);
-    } else if (c == '[') {
-      parsed = ParseDmesgLine(line);
-    } else if (IsDigit(c)) {
-      parsed = ParseCriInputLine(line);
-      if (!parsed) parsed = ParseJournalShortLine(line);
-    } else if (c >= 'A' && c <= 'S') {
-      parsed = ParseJournalShortLine(line);
-    }
-    if (parsed) return std::move(*parsed);
-  }
   InputLine out;
-  out.text = std::string(StripCr(line));
+  ParseInputLine(line, out);
   return out;
 }
 

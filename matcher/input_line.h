@@ -44,5 +44,8 @@ std::optional<InputLine> ParseCriInputLine(std::string_view line);
 
 // Tries the formats above, cheapest test first; kPlain when none fits.
 InputLine ParseInputLine(std::string_view line);
+// The same into `out`, every member set, its strings' buffers reused: for
+// a reader of many lines (`faultline scan`), no allocation per line.
+void ParseInputLine(std::string_view line, InputLine& out);
 
 }  // namespace faultline

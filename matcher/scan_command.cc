@@ -115,7 +115,16 @@ class EventWriter {
     // (ViewFaultEvent): no FaultEvent is filled, no string or map copied.
     char number[24];
     const std::string_view line = ToDecimal(line_no, number);
-    cursor_.assign(file).append(":").append(line);
+    if (file != json_of_ || file_json_.empty()) {  // the file's name as JSON, once per file
+      json_of_ = file;
+      file_json_.assign("{\"file\":");
+      AppendJsonString(file_json_, file);
+      file_json_.append(",\"line\":");
+      cursor_.assign(file).append(":");
+    }
+    // "FILE:" kept from the event before: only the line number changes.
+    cursor_.resize(file.size() + 1);
+    cursor_.append(line);
     const std::array<StringViewPair, 2> labels = {StringViewPair("file", file),
                                                   StringViewPair("line", line)};
     RecordView record;
@@ -131,12 +140,6 @@ class EventWriter {
     // Written directly, in the schema's order (base/json_text.h: the bytes an
     // nlohmann::json of the event would dump, without building one: that was
     // ~100,000 instructions per event, most of the output's cost).
-    if (file != json_of_ || file_json_.empty()) {  // the file's name as JSON, once per file
-      json_of_ = file;
-      file_json_.assign("{\"file\":");
-      AppendJsonString(file_json_, file);
-      file_json_.append(",\"line\":");
-    }
     buffer_ += file_json_;
     buffer_ += line;  // line_no in decimal, as AppendJsonNumber writes it
     AppendFaultEventMembers(buffer_, event, memo_, /*first=*/false);
@@ -197,10 +200,11 @@ std::string DefaultNodeName() {
 void ScanRaw(const RuleSet& set, const ScanOptions& options, const std::string& file,
              std::string_view text, std::uint64_t lines_before, EventWriter& writer) {
   std::vector<RuleMatch> matches;
+  InputLine in;  // refilled line after line: its buffers reused
   set.ForEachCandidate(
       text, options.forced_origin.value_or(Origin::kAny),
       [&](std::string_view line, std::uint64_t line_no, std::span<const std::uint32_t> candidates) {
-        InputLine in = ParseInputLine(line);
+        ParseInputLine(line, in);
         const Origin origin = options.forced_origin.value_or(in.origin);
         matches.clear();
         set.MatchCandidates(in.text, origin, candidates, matches);

@@ -4,8 +4,10 @@
 // `faultline scan` consumers read this text, and the wire form is a contract.
 #include "base/json_text.h"
 
+#include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -124,6 +126,28 @@ TEST_CASE("AppendJsonString finds a byte to escape at every offset of a plain ru
   }
 }
 
+// The last bytes of a text are read as its last whole 8 or 16 again, those
+// before the byte asked about left out: a byte to escape among them (just
+// written) must not be found twice, and one after them must be found, for
+// every length and every two places, and a byte that only differs from a
+// special one by its low bit ('#' beside '"') is plain.
+TEST_CASE("AppendJsonString finds each of two bytes to escape in a text's last 8 or 16") {
+  for (const std::string& special :
+       std::vector<std::string>{"\"", "\\", "\x01", "\xC3\xA9", "\xFF", "\n"}) {
+    for (std::size_t size = 1; size <= 40; ++size) {
+      for (std::size_t first = 0; first < size; ++first) {
+        for (std::size_t second = first; second <= size; ++second) {
+          std::string text(size, '#');
+          text.replace(first, 1, special);
+          if (second > first && second < size) text.replace(second + special.size() - 1, 1, "\"");
+          CAPTURE(text);
+          REQUIRE(Direct(text) == NlohmannString(text));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("SerializeFaultEvent writes the bytes ToJson(...).dump() did") {
   FaultEvent e;
   e.id = MakeEventId("gpu-17", "kmsg", "boot-1:42", "nvidia.xid");
@@ -204,6 +228,9 @@ TEST_CASE("EventTextMemo writes the bytes AppendFaultEventMembers writes, event 
   const std::vector<std::string> keys = {"a", "file", "line", "m", "p", "z"};
   const auto t0 = *ParseRfc3339("2026-11-22T07:02:53.179Z");
   const EventThreshold threshold{2, std::chrono::seconds(60), {"x"}};
+  const EventThreshold other_threshold{2, std::chrono::seconds(60), {"x", "y"}};
+  const std::vector<std::string> clears_one = {"a.b"}, clears_two = {"a.b", "c\"d"};
+  const std::vector<std::string> evidence = {"before"};
   EventTextMemo memo;
   std::size_t compared = 0;
   for (int i = 0; i < 900; ++i) {
@@ -249,6 +276,16 @@ TEST_CASE("EventTextMemo writes the bytes AppendFaultEventMembers writes, event 
     }
     e.fields = fields;
     if (i % 5 == 0) e.threshold = &threshold;
+    // The optional members that end an event, steady for a while, then
+    // changing: each kept per rule with the values it was written from.
+    if (pick(6, 3) == 1) e.threshold = &other_threshold;
+    if (pick(8, 2)) e.expire = std::chrono::seconds(pick(31, 3) * 60);
+    if (pick(10, 2)) e.condition = pick(43, 2) ? "GPUFault" : "NetworkFault";
+    if (pick(12, 3) == 2) e.peer = pick(1, 2) ? "10.0.0.1" : "10.0.0.2";  // every event
+    if (pick(14, 2)) e.recover = "reboot";
+    if (pick(16, 2)) e.probation = std::chrono::seconds(600);
+    if (pick(18, 3) > 0) e.clears = pick(18, 3) == 1 ? clears_one : clears_two;
+    if (i % 97 == 0) e.evidence = evidence;
     std::string with_memo = "{";
     std::string without = "{";
     AppendFaultEventMembers(with_memo, e, memo, /*first=*/true);
@@ -261,6 +298,150 @@ TEST_CASE("EventTextMemo writes the bytes AppendFaultEventMembers writes, event 
     ++compared;
   }
   CHECK(compared == 900);
+}
+
+// The memo's writer asks once whether an event has any of the optional
+// members that end the schema's order, and writes none when it says no:
+// each of them alone, none, and all, must be written as without the memo.
+TEST_CASE("EventTextMemo writes each optional member an event has, alone or with the others") {
+  const EventThreshold threshold{3, std::chrono::seconds(600), {"port"}};
+  const std::vector<std::string> clears = {"ib.down"};
+  const std::vector<std::string> evidence = {"line before"};
+  using Set = std::function<void(FaultEventView&)>;
+  const std::vector<std::pair<std::string, Set>> cases = {
+      {"none", [](FaultEventView&) {}},
+      {"threshold", [&](FaultEventView& e) { e.threshold = &threshold; }},
+      {"expire", [](FaultEventView& e) { e.expire = std::chrono::seconds(60); }},
+      {"clears", [&](FaultEventView& e) { e.clears = clears; }},
+      {"condition", [](FaultEventView& e) { e.condition = "GPUFault"; }},
+      {"evidence", [&](FaultEventView& e) { e.evidence = evidence; }},
+      {"peer", [](FaultEventView& e) { e.peer = "10.0.4.12"; }},
+      {"probation", [](FaultEventView& e) { e.probation = std::chrono::seconds(1); }},
+      {"recover", [](FaultEventView& e) { e.recover = "reboot"; }},
+  };
+  EventTextMemo memo;
+  const auto base = [] {
+    FaultEventView e;
+    e.id = "0123456789abcdef0123456789abcdef";
+    e.node = "gpu-1";
+    e.source = "file";
+    e.rule = "ib.flap";
+    e.pack = "ib";
+    e.summary = "flap";
+    e.message = "mlx5_core: link down";
+    e.suppressed = 7;
+    return e;
+  };
+  FaultEventView all = base();
+  for (const auto& one : cases) {
+    const std::string& name = one.first;
+    CAPTURE(name);
+    FaultEventView e = base();
+    one.second(e);
+    one.second(all);
+    for (const FaultEventView* event : {&e, &all}) {
+      std::string with_memo, without;
+      AppendFaultEventMembers(with_memo, *event, memo, /*first=*/true);
+      AppendFaultEventMembers(without, *event, EventKeyOrder::kSchema, /*first=*/true);
+      CHECK(with_memo == without);
+      if (name != "none") CHECK(with_memo.find(",\"" + name + "\":") != std::string::npos);
+    }
+  }
+}
+
+// The optional members are kept per rule with the values they were written
+// from: an event whose tail differs from the one before in one value only
+// (a threshold's key, a list's item, a duration) must not get the old text.
+TEST_CASE("EventTextMemo rewrites an event's optional members when one value of them changes") {
+  const EventThreshold threshold{3, std::chrono::seconds(600), {"port"}};
+  const EventThreshold other_key{3, std::chrono::seconds(600), {"dev"}};
+  const EventThreshold other_window{3, std::chrono::seconds(60), {"port"}};
+  const std::vector<std::string> clears = {"ib.down"}, other_clears = {"ib.up"};
+  const auto base = [&] {
+    FaultEventView e;
+    e.id = "0123456789abcdef0123456789abcdef";
+    e.node = "gpu-1";
+    e.source = "file";
+    e.rule = "ib.flap";
+    e.threshold = &threshold;
+    e.expire = std::chrono::seconds(3600);
+    e.clears = clears;
+    e.condition = "NetworkFault";
+    e.peer = "10.0.0.1";
+    e.recover = "reboot";
+    e.probation = std::chrono::seconds(600);
+    return e;
+  };
+  const std::vector<std::function<void(FaultEventView&)>> changes = {
+      [&](FaultEventView& e) { e.threshold = &other_key; },
+      [&](FaultEventView& e) { e.threshold = &other_window; },
+      [](FaultEventView& e) { e.threshold = nullptr; },
+      [](FaultEventView& e) { e.expire = std::chrono::seconds(60); },
+      [&](FaultEventView& e) { e.clears = other_clears; },
+      [](FaultEventView& e) { e.condition = "GPUFault"; },
+      [](FaultEventView& e) { e.peer = "10.0.0.2"; },
+      [](FaultEventView& e) { e.recover = ""; },
+      [](FaultEventView& e) { e.probation = std::chrono::seconds(60); },
+  };
+  EventTextMemo memo;
+  for (std::size_t c = 0; c < changes.size(); ++c) {
+    FaultEventView changed = base();
+    changes[c](changed);
+    // Steady, one change, steady again, and back.
+    for (const FaultEventView& e : {base(), base(), changed, changed, base(), changed}) {
+      CAPTURE(c);
+      std::string with_memo, without;
+      AppendFaultEventMembers(with_memo, e, memo, /*first=*/true);
+      AppendFaultEventMembers(without, e, EventKeyOrder::kSchema, /*first=*/true);
+      CHECK(with_memo == without);
+    }
+  }
+}
+
+// The memo compares what an event shares with earlier ones (a rule's run,
+// its summary, its tail, each label) with the values it was written from,
+// short ones a word at a time: a value changed in one byte, at any place, of
+// any length up to 24, in place (the same address), must be written anew.
+TEST_CASE("EventTextMemo tells apart values that differ in one byte anywhere") {
+  EventTextMemo memo;
+  std::size_t compared = 0;
+  for (std::size_t size = 1; size <= 24; ++size) {
+    for (std::size_t at = 0; at < size; ++at) {
+      std::string rule(size, 'r'), node(size, 'n'), pack(size, 'p'), category(size, 'c'),
+          summary(size, 's'), condition(size, 'k'), recover(size, 'v'), label(size, 'l');
+      const std::vector<std::string*> parts = {&rule,    &node,      &pack,    &category,
+                                               &summary, &condition, &recover, &label};
+      for (std::string* part : parts) {
+        for (int changed = 0; changed < 2; ++changed) {
+          if (changed == 1) (*part)[at] = 'x';
+          FaultEventView e;
+          e.id = "0123456789abcdef0123456789abcdef";
+          e.rule = rule;
+          e.node = node;
+          e.source = "file";
+          e.pack = pack;
+          e.category = category;
+          e.summary = summary;
+          e.condition = condition;
+          e.recover = recover;
+          const std::array<StringViewPair, 2> labels = {StringViewPair("file", label),
+                                                        StringViewPair("line", "1")};
+          e.labels = labels;
+          std::string with_memo, without;
+          AppendFaultEventMembers(with_memo, e, memo, /*first=*/true);
+          AppendFaultEventMembers(without, e, EventKeyOrder::kSchema, /*first=*/true);
+          if (with_memo != without) {
+            CAPTURE(size);
+            CAPTURE(at);
+            CHECK(with_memo == without);
+            return;
+          }
+          ++compared;
+        }
+      }
+    }
+  }
+  CHECK(compared == 2 * 8 * 300);
 }
 
 // Messages are checked for bytes above 0x7F 8 bytes at a time: one such

@@ -18,11 +18,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }();
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   std::size_t start = 0;
+  // `faultline scan` parses every line into one reused InputLine: it must
+  // hold what a fresh parse of the line gives, whatever line came before.
+  faultline::InputLine reused;
   while (start <= text.size()) {
     std::size_t nl = text.find('\n', start);
     std::string_view line =
         text.substr(start, nl == std::string_view::npos ? text.npos : nl - start);
-    faultline::ParseInputLine(line);
+    const faultline::InputLine fresh = faultline::ParseInputLine(line);
+    faultline::ParseInputLine(line, reused);
+    if (reused.format != fresh.format || reused.text != fresh.text ||
+        reused.origin != fresh.origin || reused.time != fresh.time ||
+        reused.partial != fresh.partial || reused.stream != fresh.stream) {
+      std::abort();
+    }
     faultline::ParseDmesgLine(line);
     faultline::ParseJournalShortLine(line);
     faultline::ParseJournalJsonLine(line);

@@ -190,6 +190,88 @@ TEST_CASE("CRI pod-log lines: stream, partial flag, time and message") {
   CHECK_FALSE(ParseCriInputLine("2026-11-22T07:02:53Z stdout X x"));
 }
 
+// Every member a rule or an event reads, compared.
+void CheckSameLine(const InputLine& got, const InputLine& want) {
+  CHECK(got.format == want.format);
+  CHECK(got.text == want.text);
+  CHECK(got.origin == want.origin);
+  CHECK(got.time == want.time);
+  CHECK(got.partial == want.partial);
+  CHECK(got.stream == want.stream);
+}
+
+TEST_CASE("ParseInputLine into a reused line gives a fresh parse's line, whatever came before") {
+  // Each format, with and without a time, and lines that one parser
+  // starts on and another (or none) finishes: a member left from the line
+  // before (a time, a stream, a partial flag) would show here.
+  const std::vector<std::string> lines = {
+      "2026-11-22T07:02:53.178710000+02:00 stdout P part one ",
+      "2026-11-22T07:02:53.17905Z stderr F NCCL WARN boom",
+      "plain line without a time\r",
+      "[Sun Nov 22 07:02:53 2026] mlx5_core 0000:5e:00.0: Link down",
+      "[ 5120.652191] NVRM: Xid 79",
+      "Nov 22 07:02:53 gpu-17 kernel: NVRM: Xid 79",
+      "Dec  2 07:02:53.123456 gpu-17 nv-fabricmanager[2211]: fatal",
+      "2026-11-22T07:02:53+0000 gpu-17 systemd[1]: Started x.",
+      "2026-11-22T07:02:53.5-0130 gpu-17 :no ident",
+      R"({"MESSAGE":"hi","_TRANSPORT":"kernel","__REALTIME_TIMESTAMP":"1700000000000001"})",
+      R"({"MESSAGE":"hi","SYSLOG_IDENTIFIER":"app"})",
+      "{not json",
+      "[INFO] bracketed",
+      "2026-11-22T07:02:53Z stdin F not a stream",
+      "Nov 22 07:02:53 gpu-17 no tag here",
+      "",
+  };
+  for (const std::string& before : lines) {
+    for (const std::string& line : lines) {
+      CAPTURE(before);
+      CAPTURE(line);
+      InputLine reused;
+      ParseInputLine(before, reused);
+      ParseInputLine(line, reused);
+      CheckSameLine(reused, ParseInputLine(line));
+    }
+  }
+}
+
+TEST_CASE("journalctl -o short: every month's name, and nothing else, starts a dated line") {
+  const char* const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  for (const char* month : months) {
+    CAPTURE(month);
+    const auto parsed = ParseJournalShortLine(std::string(month) + " 22 07:02:53 h kernel: a");
+    REQUIRE(parsed);
+    CHECK(parsed->text == "a");
+  }
+  // A letter off, another case, a name cut short or run on.
+  for (const char* not_month : {"Noz", "Mov", "nov", "NOV", "Juk", "Mai", "Se ", "Sept"}) {
+    CAPTURE(not_month);
+    CHECK_FALSE(ParseJournalShortLine(std::string(not_month) + " 22 07:02:53 h kernel: a"));
+  }
+}
+
+TEST_CASE("journalctl -o short-iso: the zone's colon put in, for short and long stamps") {
+  auto east = ParseJournalShortLine("2026-11-22T09:02:53.250+0200 gpu-17 kernel: a");
+  REQUIRE(east);
+  REQUIRE(east->time);
+  CHECK(FormatRfc3339(*east->time) == "2026-11-22T07:02:53.250000Z");
+  auto west = ParseJournalShortLine("2026-11-22T05:32:53-0130 gpu-17 kernel: a");
+  REQUIRE(west);
+  REQUIRE(west->time);
+  CHECK(FormatRfc3339(*west->time) == "2026-11-22T07:02:53.000000Z");
+  // A stamp longer than the parser's stack buffer (60 fractional digits;
+  // RFC 3339 reads the first 9).
+  const std::string long_stamp = "2026-11-22T09:02:53." + std::string(60, '7') + "+0200";
+  auto long_one = ParseJournalShortLine(long_stamp + " gpu-17 kernel: a");
+  REQUIRE(long_one);
+  REQUIRE(long_one->time);
+  CHECK(FormatRfc3339(*long_one->time) == "2026-11-22T07:02:53.777777Z");
+  // Already RFC 3339: read as it is.
+  auto colon = ParseJournalShortLine("2026-11-22T09:02:53+02:00 gpu-17 kernel: a");
+  REQUIRE(colon);
+  CHECK(colon->time == east->time.value() - std::chrono::milliseconds(250));
+}
+
 TEST_CASE("ParseInputLine detects each format and falls back to a plain line") {
   CHECK(ParseInputLine("[ 1.0] a").format == LineFormat::kDmesg);
   CHECK(ParseInputLine("Nov 22 07:02:53 h kernel: a").format == LineFormat::kJournalShort);

@@ -149,6 +149,88 @@ TEST_CASE("an optional summary section is kept only when one of its captures has
         std::vector<std::string>{"pci", "err", "ret", "x"});
 }
 
+// ResolveOutcome writes a summary from its template read once into pieces
+// (kept per thread by the template's address, its text compared before
+// use): every template of up to 6 of '{', '}', '?', 'a', 'b' must give what
+// InterpolateSummary's reading gives, for captures with a value, empty and
+// absent.
+TEST_CASE("ResolveOutcome's summary is InterpolateSummary's for every short template") {
+  const std::vector<std::map<std::string, std::string>> field_sets = {
+      {}, {{"a", "A"}}, {{"a", "A"}, {"b", ""}}, {{"b", "B"}, {"ab", "X"}}};
+  constexpr std::string_view kAlphabet = "{}?ab";
+  Rule rule;
+  rule.id = "t.summary";
+  std::size_t compared = 0;
+  std::string summary;
+  for (std::size_t length = 0; length <= 6; ++length) {
+    std::vector<std::size_t> digits(length, 0);
+    while (true) {
+      summary.clear();
+      for (std::size_t d : digits) summary += kAlphabet[d];
+      rule.summary = summary;
+      for (const auto& fields : field_sets) {
+        RuleMatch m;
+        m.rule = &rule;
+        m.fields = fields;
+        ResolveOutcome(rule, m);
+        const std::string want = summary.empty() ? rule.id : InterpolateSummary(summary, fields);
+        if (m.summary != want) {
+          CAPTURE(summary);
+          CHECK(m.summary == want);
+          return;
+        }
+        ++compared;
+      }
+      std::size_t i = 0;
+      while (i < length && ++digits[i] == kAlphabet.size()) digits[i++] = 0;
+      if (i == length) break;
+    }
+  }
+  CHECK(compared == 4 * (1 + 5 + 25 + 125 + 625 + 3125 + 15625));
+}
+
+TEST_CASE("ResolveOutcome follows a template changed in place, and more templates than it keeps") {
+  Rule rule;
+  rule.id = "t.summary";
+  rule.summary = "{a} at {b}";
+  const std::map<std::string, std::string> fields = {{"a", "A"}, {"b", "B"}, {"c", "C"}};
+  RuleMatch m;
+  m.fields = fields;
+  ResolveOutcome(rule, m);
+  CHECK(m.summary == "A at B");
+  // The same bytes' address and size, another text.
+  const char* const at = rule.summary.data();
+  rule.summary[1] = 'c';
+  REQUIRE(rule.summary.data() == at);
+  ResolveOutcome(rule, m);
+  CHECK(m.summary == "C at B");
+  // 600 rules, each template resolved twice, in two passes (slots taken
+  // over), and on two threads at once.
+  std::vector<Rule> rules(600);
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    rules[i].id = "t." + std::to_string(i);
+    rules[i].summary = "#" + std::to_string(i) + "{? {a}}{?{x}}";
+  }
+  const auto resolve_all = [&] {
+    std::size_t right = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const Rule& r : rules) {
+        RuleMatch match;
+        match.fields = fields;
+        ResolveOutcome(r, match);
+        right += match.summary == r.summary.substr(0, r.summary.find('{')) + " A";
+      }
+    }
+    return right;
+  };
+  std::size_t other_thread = 0;
+  std::thread thread([&] { other_thread = resolve_all(); });
+  const std::size_t this_thread = resolve_all();
+  thread.join();
+  CHECK(this_thread == 2 * rules.size());
+  CHECK(other_thread == 2 * rules.size());
+}
+
 TEST_CASE("summary interpolation answers every short template as the char-by-char reading") {
   // The former implementation, one character at a time: InterpolateSummary
   // now appends the text between braces in one piece and must read every
