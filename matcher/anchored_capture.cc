@@ -125,6 +125,23 @@ std::vector<LeadingLiteral> LeadsOf(const ReNode& tree) {
   return leads;
 }
 
+bool HasEscape(const ReNode& node) {
+  if (node.kind == ReNode::Kind::kEscape) return true;
+  return std::any_of(node.children.begin(), node.children.end(), HasEscape);
+}
+
+// Extend over the whole tree: complete, every literal non-empty, and no
+// \b or \B (which Extend steps over) anywhere.
+std::vector<LeadingLiteral> WholeLiteralsOf(const ReNode& tree) {
+  if (HasEscape(tree)) return {};
+  std::vector<LeadingLiteral> leads(1);
+  if (!Extend(tree, leads) || leads.size() > kMaxLeadingLiterals) return {};
+  for (const LeadingLiteral& lead : leads) {
+    if (lead.text.empty()) return {};  // matches everywhere
+  }
+  return leads;
+}
+
 ConfirmShape ShapeOf(const ReNode& tree) {
   ConfirmShape shape;
   NoteWildcards(tree, true, shape);
@@ -137,6 +154,12 @@ ConfirmShape ConfirmShapeOf(std::string_view pattern) {
   std::string why;
   const std::optional<ReNode> tree = ParseRe2(pattern, &why);
   return tree ? ShapeOf(*tree) : ConfirmShape{};
+}
+
+std::vector<LeadingLiteral> WholeLiterals(std::string_view pattern) {
+  std::string why;
+  const std::optional<ReNode> tree = ParseRe2(pattern, &why);
+  return tree ? WholeLiteralsOf(*tree) : std::vector<LeadingLiteral>{};
 }
 
 std::vector<LeadingLiteral> LeadingLiterals(std::string_view pattern) {
@@ -205,19 +228,40 @@ bool MatchAtLeadingLiterals(const RE2& re, const std::vector<LeadingLiteral>& le
   }
 }
 
-bool AnchoredCapture::Match(const RE2& re, std::string_view text, re2::StringPiece* groups,
-                            int n) const {
+void AnchoredCapture::Init(const RE2& re) const {
+  // An acquire load first: std::call_once itself costs a call and
+  // thread-local bookkeeping on every line (libstdc++).
+  if (ready_.load(std::memory_order_acquire)) return;
   std::call_once(once_, [&] {
     std::string why;
     const std::optional<ReNode> tree = ParseRe2(re.pattern(), &why);
-    if (!tree) return;
-    leads_ = LeadsOf(*tree);
-    if (!leads_.empty()) shape_ = ShapeOf(*tree);
+    if (tree) {
+      leads_ = LeadsOf(*tree);
+      if (!leads_.empty()) shape_ = ShapeOf(*tree);
+      whole_ = WholeLiteralsOf(*tree);
+    }
+    ready_.store(true, std::memory_order_release);
   });
+}
+
+bool AnchoredCapture::Match(const RE2& re, std::string_view text, re2::StringPiece* groups,
+                            int n) const {
+  Init(re);
   if (leads_.empty()) return MatchAtLeadingLiterals(re, leads_, text, groups, n);
   const bool matched = MatchAtLeadingLiterals(re, leads_, text, groups, n, NextOrder());
   if (shape_.wildcard && !shape_.greedy_wildcard_inside) Count(matched);
   return matched;
+}
+
+bool AnchoredCapture::Matches(const RE2& re, std::string_view text) const {
+  Init(re);
+  if (whole_.empty()) {
+    return re.Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED,
+                    nullptr, 0);
+  }
+  return std::any_of(whole_.begin(), whole_.end(), [&](const LeadingLiteral& l) {
+    return FindLiteral(text, l.text, l.caseless) != std::string_view::npos;
+  });
 }
 
 ConfirmOrder AnchoredCapture::NextOrder() const {
