@@ -228,17 +228,38 @@ bool MatchAtLeadingLiterals(const RE2& re, const std::vector<LeadingLiteral>& le
   }
 }
 
-void AnchoredCapture::Init(const RE2& re) const {
+namespace {
+
+// False when `pattern` surely holds more than literals: a wildcard, class,
+// repeat, anchor or escape (a '?' only after '(' for a group's flags).
+// Parsing costs ~38,000 instructions a pattern, this a few per byte.
+bool MayBeOnlyLiterals(std::string_view pattern) {
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '?' && (i == 0 || pattern[i - 1] != '(')) return false;
+    if (std::string_view(".[]*+{}^$\\").find(c) != std::string_view::npos) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void AnchoredCapture::Init(const RE2& re, bool groups) const {
   // An acquire load first: std::call_once itself costs a call and
   // thread-local bookkeeping on every line (libstdc++).
   if (ready_.load(std::memory_order_acquire)) return;
   std::call_once(once_, [&] {
-    std::string why;
-    const std::optional<ReNode> tree = ParseRe2(re.pattern(), &why);
-    if (tree) {
-      leads_ = LeadsOf(*tree);
-      if (!leads_.empty()) shape_ = ShapeOf(*tree);
-      whole_ = WholeLiteralsOf(*tree);
+    // Only what this rule's calls use: most rules without groups are
+    // read no further than MayBeOnlyLiterals.
+    if (groups || MayBeOnlyLiterals(re.pattern())) {
+      std::string why;
+      const std::optional<ReNode> tree = ParseRe2(re.pattern(), &why);
+      if (tree && groups) {
+        leads_ = LeadsOf(*tree);
+        if (!leads_.empty()) shape_ = ShapeOf(*tree);
+      } else if (tree) {
+        whole_ = WholeLiteralsOf(*tree);
+      }
     }
     ready_.store(true, std::memory_order_release);
   });
@@ -246,7 +267,7 @@ void AnchoredCapture::Init(const RE2& re) const {
 
 bool AnchoredCapture::Match(const RE2& re, std::string_view text, re2::StringPiece* groups,
                             int n) const {
-  Init(re);
+  Init(re, true);
   if (leads_.empty()) return MatchAtLeadingLiterals(re, leads_, text, groups, n);
   const bool matched = MatchAtLeadingLiterals(re, leads_, text, groups, n, NextOrder());
   if (shape_.wildcard && !shape_.greedy_wildcard_inside) Count(matched);
@@ -254,7 +275,7 @@ bool AnchoredCapture::Match(const RE2& re, std::string_view text, re2::StringPie
 }
 
 bool AnchoredCapture::Matches(const RE2& re, std::string_view text) const {
-  Init(re);
+  Init(re, false);
   if (whole_.empty()) {
     return re.Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED,
                     nullptr, 0);

@@ -113,7 +113,8 @@ class AnchoredCapture {
   // re.Match(text, 0, text.size(), RE2::UNANCHORED, groups, n).
   bool Match(const RE2& re, std::string_view text, re2::StringPiece* groups, int n) const;
 
-  // Whether `re` matches `text` anywhere: by a search for its
+  // Whether `re` matches `text` anywhere (not for an AnchoredCapture that
+  // Match is called on): by a search for its
   // WholeLiterals when it is nothing but them (a few hundred instructions a
   // line where RE2's DFA took 1,400), else RE2's DFA alone.
   bool Matches(const RE2& re, std::string_view text) const;
@@ -124,8 +125,10 @@ class AnchoredCapture {
   static constexpr std::uint32_t kMinCountedLines = 16;
 
  private:
-  // Reads the literals and the shape from re's pattern, once.
-  void Init(const RE2& re) const;
+  // Reads from re's pattern, once, what the calls use: the leading
+  // literals and the shape for Match (`groups`), the whole literals for
+  // Matches. One AnchoredCapture serves one of the two.
+  void Init(const RE2& re, bool groups) const;
   void Count(bool matched) const;
 
   mutable std::atomic<bool> ready_{false};
