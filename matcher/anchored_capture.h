@@ -114,9 +114,9 @@ class AnchoredCapture {
   bool Match(const RE2& re, std::string_view text, re2::StringPiece* groups, int n) const;
 
   // Whether `re` matches `text` anywhere (not for an AnchoredCapture that
-  // Match is called on): by a search for its
-  // WholeLiterals when it is nothing but them (a few hundred instructions a
-  // line where RE2's DFA took 1,400), else RE2's DFA alone.
+  // Match is called on): by FindLiteral for its WholeLiterals when it is
+  // nothing but them (SSE2, where RE2's DFA steps through every byte),
+  // else RE2's DFA alone.
   bool Matches(const RE2& re, std::string_view text) const;
 
   // The order the next Match asks RE2 in (after the first Match).
