@@ -125,6 +125,23 @@ std::vector<LeadingLiteral> LeadsOf(const ReNode& tree) {
   return leads;
 }
 
+bool HasEscape(const ReNode& node) {
+  if (node.kind == ReNode::Kind::kEscape) return true;
+  return std::any_of(node.children.begin(), node.children.end(), HasEscape);
+}
+
+// Extend over the whole tree: complete, every literal non-empty, and no
+// \b or \B (which Extend steps over) anywhere.
+std::vector<LeadingLiteral> WholeLiteralsOf(const ReNode& tree) {
+  if (HasEscape(tree)) return {};
+  std::vector<LeadingLiteral> leads(1);
+  if (!Extend(tree, leads) || leads.size() > kMaxLeadingLiterals) return {};
+  for (const LeadingLiteral& lead : leads) {
+    if (lead.text.empty()) return {};  // matches everywhere
+  }
+  return leads;
+}
+
 ConfirmShape ShapeOf(const ReNode& tree) {
   ConfirmShape shape;
   NoteWildcards(tree, true, shape);
@@ -137,6 +154,12 @@ ConfirmShape ConfirmShapeOf(std::string_view pattern) {
   std::string why;
   const std::optional<ReNode> tree = ParseRe2(pattern, &why);
   return tree ? ShapeOf(*tree) : ConfirmShape{};
+}
+
+std::vector<LeadingLiteral> WholeLiterals(std::string_view pattern) {
+  std::string why;
+  const std::optional<ReNode> tree = ParseRe2(pattern, &why);
+  return tree ? WholeLiteralsOf(*tree) : std::vector<LeadingLiteral>{};
 }
 
 std::vector<LeadingLiteral> LeadingLiterals(std::string_view pattern) {
@@ -205,19 +228,61 @@ bool MatchAtLeadingLiterals(const RE2& re, const std::vector<LeadingLiteral>& le
   }
 }
 
+namespace {
+
+// False when `pattern` surely holds more than literals: a wildcard, class,
+// repeat, anchor or escape (a '?' only after '(' for a group's flags).
+// Parsing costs ~38,000 instructions a pattern, this a few per byte.
+bool MayBeOnlyLiterals(std::string_view pattern) {
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '?' && (i == 0 || pattern[i - 1] != '(')) return false;
+    if (std::string_view(".[]*+{}^$\\").find(c) != std::string_view::npos) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void AnchoredCapture::Init(const RE2& re, bool groups) const {
+  // An acquire load first: std::call_once itself costs a call and
+  // thread-local bookkeeping on every line (libstdc++).
+  if (ready_.load(std::memory_order_acquire)) return;
+  std::call_once(once_, [&] {
+    // Only what this rule's calls use: most rules without groups are
+    // read no further than MayBeOnlyLiterals.
+    if (groups || MayBeOnlyLiterals(re.pattern())) {
+      std::string why;
+      const std::optional<ReNode> tree = ParseRe2(re.pattern(), &why);
+      if (tree && groups) {
+        leads_ = LeadsOf(*tree);
+        if (!leads_.empty()) shape_ = ShapeOf(*tree);
+      } else if (tree) {
+        whole_ = WholeLiteralsOf(*tree);
+      }
+    }
+    ready_.store(true, std::memory_order_release);
+  });
+}
+
 bool AnchoredCapture::Match(const RE2& re, std::string_view text, re2::StringPiece* groups,
                             int n) const {
-  std::call_once(once_, [&] {
-    std::string why;
-    const std::optional<ReNode> tree = ParseRe2(re.pattern(), &why);
-    if (!tree) return;
-    leads_ = LeadsOf(*tree);
-    if (!leads_.empty()) shape_ = ShapeOf(*tree);
-  });
+  Init(re, true);
   if (leads_.empty()) return MatchAtLeadingLiterals(re, leads_, text, groups, n);
   const bool matched = MatchAtLeadingLiterals(re, leads_, text, groups, n, NextOrder());
   if (shape_.wildcard && !shape_.greedy_wildcard_inside) Count(matched);
   return matched;
+}
+
+bool AnchoredCapture::Matches(const RE2& re, std::string_view text) const {
+  Init(re, false);
+  if (whole_.empty()) {
+    return re.Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED,
+                    nullptr, 0);
+  }
+  return std::any_of(whole_.begin(), whole_.end(), [&](const LeadingLiteral& l) {
+    return FindLiteral(text, l.text, l.caseless) != std::string_view::npos;
+  });
 }
 
 ConfirmOrder AnchoredCapture::NextOrder() const {

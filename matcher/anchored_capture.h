@@ -80,6 +80,12 @@ bool MatchAtLeadingLiterals(const RE2& re, const std::vector<LeadingLiteral>& le
                             std::string_view text, re2::StringPiece* groups, int n,
                             ConfirmOrder order = ConfirmOrder::kGroupsAtOnce);
 
+// Literals such that the RE2 pattern `pattern` matches a text exactly when
+// one of them occurs in it (`CrashLoopBackOff|ImagePullBackOff`,
+// `NCCL (WARN|ERROR)`), or none when the pattern's tree does not prove it:
+// LeadingLiterals that take in the whole pattern, with no \b or \B.
+std::vector<LeadingLiteral> WholeLiterals(std::string_view pattern);
+
 // What a pattern's shape says about the cost of confirming it: a `.*`,
 // `.+` or `[^\n]*` (a "wildcard" repeat) lets BitState run along the line.
 struct ConfirmShape {
@@ -107,17 +113,29 @@ class AnchoredCapture {
   // re.Match(text, 0, text.size(), RE2::UNANCHORED, groups, n).
   bool Match(const RE2& re, std::string_view text, re2::StringPiece* groups, int n) const;
 
+  // Whether `re` matches `text` anywhere (not for an AnchoredCapture that
+  // Match is called on): by FindLiteral for its WholeLiterals when it is
+  // nothing but them (SSE2, where RE2's DFA steps through every byte),
+  // else RE2's DFA alone.
+  bool Matches(const RE2& re, std::string_view text) const;
+
   // The order the next Match asks RE2 in (after the first Match).
   ConfirmOrder NextOrder() const;
 
   static constexpr std::uint32_t kMinCountedLines = 16;
 
  private:
+  // Reads from re's pattern, once, what the calls use: the leading
+  // literals and the shape for Match (`groups`), the whole literals for
+  // Matches. One AnchoredCapture serves one of the two.
+  void Init(const RE2& re, bool groups) const;
   void Count(bool matched) const;
 
+  mutable std::atomic<bool> ready_{false};
   mutable std::once_flag once_;
   mutable std::vector<LeadingLiteral> leads_;
   mutable ConfirmShape shape_;
+  mutable std::vector<LeadingLiteral> whole_;  // WholeLiterals, for Matches
   // Lines asked about and lines matched, halved together past 2^16 so that
   // they follow a change in the input.
   mutable std::atomic<std::uint32_t> asked_{0};

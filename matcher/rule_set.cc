@@ -149,9 +149,9 @@ void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMa
   const CompiledRule& c = compiled[static_cast<std::size_t>(index)];
   if (c.named.empty()) {
     // Nothing to return but the match itself: RE2's DFA alone says yes or
-    // no; asking for where the match is costs a second, reverse DFA pass.
-    if (c.re->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED,
-                    nullptr, 0)) {
+    // no (asking for where the match is costs a second, reverse DFA pass),
+    // or a search for the literals that are all the pattern is.
+    if (c.anchored->Matches(*c.re, text)) {
       RuleMatch& m = out.emplace_back();
       m.rule = c.rule;
       ResolveOutcome(*c.rule, m);
@@ -251,7 +251,7 @@ std::unique_ptr<RuleSet::Impl> CompileRuleSet(std::vector<Rule> rules,
       c.named.emplace_back(group, name);
       c.capture_groups = std::max(c.capture_groups, group + 1);
     }
-    if (!c.named.empty()) c.anchored = std::make_unique<AnchoredCapture>();
+    c.anchored = std::make_unique<AnchoredCapture>();
     // By name, the order of RuleMatch::fields (Capture appends at its end).
     std::sort(c.named.begin(), c.named.end(),
               [](const auto& a, const auto& b) { return a.second < b.second; });

@@ -37,7 +37,9 @@ struct CompiledRule {
   int capture_groups = 1;
   // Finds the match and its groups at the literals every match begins
   // with, when the pattern proves some (anchored_capture.h): no reverse
-  // DFA pass to find where the match starts. Null without named groups.
+  // DFA pass to find where the match starts. Without named groups, its
+  // Matches says yes or no (a literal search when the pattern is only
+  // literals).
   std::unique_ptr<AnchoredCapture> anchored;
   std::uint32_t origin_mask = 0;  // bit per Origin it trusts
 };

@@ -3,7 +3,8 @@
 // input's first line is an RE2 pattern, each further line a text. Whenever
 // LeadingLiterals proves literals for the pattern, the match at them must be
 // exactly RE2's unanchored match, groups and all, in every ConfirmOrder; a
-// difference aborts.
+// difference aborts. AnchoredCapture::Matches (a literal search when the
+// pattern is only literals) must say yes or no as RE2 does, for any pattern.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -19,12 +20,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (nl == std::string_view::npos) return 0;
   const std::string_view pattern = input.substr(0, nl);
   const std::vector<faultline::LeadingLiteral> leads = faultline::LeadingLiterals(pattern);
-  if (leads.empty()) return 0;
   RE2::Options options;
   options.set_log_errors(false);
   options.set_max_mem(1 << 20);  // small programs: many executions
   const RE2 re(re2::StringPiece(pattern.data(), pattern.size()), options);
   if (!re.ok()) return 0;
+  // A yes or no (rules without groups): RE2's, literals alone or not.
+  const faultline::AnchoredCapture capture;
   const int n = re.NumberOfCapturingGroups() + 1;
   std::vector<re2::StringPiece> want(static_cast<std::size_t>(n));
   std::vector<re2::StringPiece> got(static_cast<std::size_t>(n));
@@ -34,6 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view line = rest.substr(0, end);
     const bool want_match = re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(),
                                      RE2::UNANCHORED, want.data(), n);
+    if (capture.Matches(re, line) != want_match) std::abort();
+    if (leads.empty()) {
+      if (end == std::string_view::npos) break;
+      rest = rest.substr(end + 1);
+      continue;
+    }
     for (const faultline::ConfirmOrder order :
          {faultline::ConfirmOrder::kGroupsAtOnce, faultline::ConfirmOrder::kSpanFirst,
           faultline::ConfirmOrder::kRejectFirst}) {

@@ -179,11 +179,22 @@ TEST_CASE("every built-in and bench rule: anchored at its literals = RE2 unancho
   RE2::Options options;
   options.set_log_errors(false);
   std::size_t with_leads = 0;
+  std::size_t whole_literal_rules = 0;
   std::size_t compared = 0;
   std::size_t matched = 0;
   for (const Rule& rule : rules) {
     const RE2 re(rule.pattern, options);
     REQUIRE_MESSAGE(re.ok(), rule.id);
+    // A rule without groups is confirmed by Matches (its literals, when it
+    // is nothing but them): RE2's yes or no on every line.
+    const AnchoredCapture capture;
+    for (const std::string& line : lines) {
+      if (capture.Matches(re, line) != RE2::PartialMatch(line, re)) {
+        FAIL_CHECK(rule.id << " on \"" << line << "\": Matches differs from RE2");
+        break;
+      }
+    }
+    whole_literal_rules += WholeLiterals(rule.pattern).empty() ? 0 : 1;
     const std::vector<LeadingLiteral> leads = LeadingLiterals(rule.pattern);
     if (leads.empty()) continue;
     ++with_leads;
@@ -209,6 +220,7 @@ TEST_CASE("every built-in and bench rule: anchored at its literals = RE2 unancho
                      << " lines compared, " << matched << " edge lines matched");
   // The bench sets' hot rules are among them (amdgpu, EDAC, mlx5_core, ...).
   CHECK(with_leads > rules.size() / 3);
+  CHECK(whole_literal_rules > 0);
   CHECK(matched > 1000);
 }
 
@@ -254,6 +266,52 @@ TEST_CASE("every confirm order gives RE2's unanchored match and groups on the ca
       for (const std::string& edge : EdgeLines(c[i], leads)) {
         for (ConfirmOrder order : kOrders) CHECK(SameAsUnanchored(re, leads, edge, order));
       }
+    }
+  }
+}
+
+TEST_CASE("a pattern that is nothing but literals matches where one of them occurs") {
+  CHECK(Leads(R"(CrashLoopBackOff|ImagePullBackOff)") ==
+        Strings{"CrashLoopBackOff", "ImagePullBackOff"});
+  auto whole = [](std::string_view pattern) {
+    std::vector<std::string> out;
+    for (const LeadingLiteral& l : WholeLiterals(pattern)) {
+      out.push_back((l.caseless ? "(?i)" : "") + l.text);
+    }
+    return out;
+  };
+  CHECK(whole(R"(CrashLoopBackOff|ImagePullBackOff)") ==
+        Strings{"CrashLoopBackOff", "ImagePullBackOff"});
+  CHECK(whole(R"(NCCL (WARN|ERROR))") == Strings{"NCCL WARN", "NCCL ERROR"});
+  CHECK(whole(R"((?i)fallen off the gpu)") == Strings{"(?i)fallen off the gpu"});
+  CHECK(whole(R"(a\.b)") == Strings{"a.b"});
+  // Anything else in the pattern: not the literals alone.
+  CHECK(whole(R"(\bEIO\b)").empty());  // a word boundary
+  CHECK(whole(R"(NCCL (WARN|ERROR)\d)").empty());
+  CHECK_FALSE(whole(R"(fallen off the bus)").empty());
+  CHECK(whole(R"((?i)off the bus)").empty());  // a caseless s: RE2 folds U+017F
+  CHECK(whole(R"(x?y)").empty());
+  CHECK(whole(R"(^INFO)").empty());
+  CHECK(whole(R"(INFO$)").empty());
+  CHECK(whole(R"((?:|x))").empty());  // matches the empty string, everywhere
+  // And AnchoredCapture::Matches says what RE2 says, literals or not.
+  const std::vector<std::string> lines = {"pod x: Back-off restarting: CrashLoopBackOff",
+                                          "ImagePullBackOff",
+                                          "crashloopbackoff",
+                                          "NCCL WARN x",
+                                          "NCCL  WARN",
+                                          "xEIO",
+                                          "an EIO here",
+                                          "FALLEN OFF THE GPU now",
+                                          "a.b axb",
+                                          ""};
+  for (const char* pattern : {R"(CrashLoopBackOff|ImagePullBackOff)", R"(NCCL (WARN|ERROR))",
+                              R"(\bEIO\b)", R"((?i)fallen off the gpu)", R"(a\.b)", R"((?:|x))"}) {
+    const RE2 re(pattern);
+    const AnchoredCapture capture;
+    for (const std::string& line : lines) {
+      CHECK_MESSAGE(capture.Matches(re, line) == RE2::PartialMatch(line, re),
+                    pattern << " on \"" << line << "\"");
     }
   }
 }
