@@ -194,10 +194,11 @@ void AppendFaultEventMembers(std::string& out, const FaultEventView& event, Even
 
 // What a writer of many events in the schema's order keeps from one event
 // to the next (`faultline scan`): the JSON text of the members an event
-// shares with an earlier one (node to action, the summary, per rule; the
-// times; each label), each kept with the values it was written from and
-// used only when this event's values are the same, so the bytes are those
-// AppendFaultEventMembers writes. Not thread-safe: one per writer.
+// shares with an earlier one (node to action, the summary and the optional
+// members that end the event, per rule; the times; each label), each kept
+// with the values it was written from and used only when this event's
+// values are the same, so the bytes are those AppendFaultEventMembers
+// writes. Not thread-safe: one per writer.
 class EventTextMemo {
  public:
   EventTextMemo();
