@@ -720,13 +720,17 @@ bool SameRun(const EventTextMemo::State::RuleRun& run, const FaultEventView& e) 
          SameText(run.boot_id, e.boot_id);
 }
 
-// Writes the member `m` of `e` into `json` (cleared first), as it appears
-// after another member.
-void RenderMember(std::string& json, const FaultEventView& e, Member m) {
+// Writes the members of `e` into `json` (cleared first), in that order, as
+// they appear after another member.
+void RenderMembers(std::string& json, const FaultEventView& e, std::span<const Member> members) {
   json.clear();
   EventText text(json);
   bool first = false;
-  WriteMember(text, e, m, first);
+  for (Member m : members) WriteMember(text, e, m, first);
+}
+
+void RenderMember(std::string& json, const FaultEventView& e, Member m) {
+  RenderMembers(json, e, std::span<const Member>(&m, 1));
 }
 
 void PutTime(EventText& out, EventTextMemo::State::TimeText& memo, const FaultEventView& e,
@@ -771,10 +775,7 @@ bool SameTail(const EventTextMemo::State::RuleRun& run, const FaultEventView& e)
     run.condition.assign(e.condition);
     run.peer.assign(e.peer);
     run.recover.assign(e.recover);
-    run.tail_json.clear();
-    EventText tail(run.tail_json);
-    bool tail_first = false;
-    for (Member m : kOptionalTail) WriteMember(tail, e, m, tail_first);
+    RenderMembers(run.tail_json, e, kOptionalTail);
     run.tail_valid = true;
   }
   out.Put(run.tail_json);
@@ -817,10 +818,7 @@ void AppendSchemaMembers(std::string& text, const FaultEventView& e, EventTextMe
     run.summary_missed = false;
     run.tail_valid = false;
     run.tail_missed = false;
-    run.json.clear();
-    EventText run_text(run.json);
-    bool run_first = false;
-    for (Member m : kRuleRun) WriteMember(run_text, e, m, run_first);
+    RenderMembers(run.json, e, kRuleRun);
     run.valid = true;
   }
   out.Put(run.json);
