@@ -97,7 +97,8 @@ void BuildSampler(const RuleSet::Impl& impl) {
   if (built.ok()) impl.sampler = std::move(*built);  // else: no sampling, the static plan
 }
 
-// The first `bytes` of `buffer`, cut after a newline.
+}  // namespace
+
 std::string_view Head(std::string_view buffer, std::size_t bytes) {
   std::string_view head = buffer.substr(0, std::min(bytes, buffer.size()));
   if (head.size() < buffer.size()) {
@@ -106,8 +107,6 @@ std::string_view Head(std::string_view buffer, std::size_t bytes) {
   }
   return head;
 }
-
-}  // namespace
 
 std::unique_ptr<PrefilterPlan> SamplePrefilter(const RuleSet::Impl& impl, std::string_view buffer) {
   if (!impl.prefilter_on || buffer.empty() || buffer.size() < impl.sample_min_bytes.load()) {

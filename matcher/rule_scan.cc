@@ -19,6 +19,9 @@ namespace {
 constexpr std::size_t kChunk = std::size_t{256} << 10;
 // Vectorscan's length is 32-bit: a longer line is cut there.
 constexpr std::size_t kMaxPiece = std::size_t{1} << 30;
+// Where the unfiltered search chooses its byte pairs: the buffer's first
+// 256 KiB (unfiltered_search.h).
+constexpr std::size_t kUnfilteredSampleBytes = std::size_t{256} << 10;
 
 // One prefilter hit: the line it is on (offset of the line's first byte)
 // and the literal.
@@ -61,16 +64,6 @@ void OnHit(void* context, unsigned id, std::uint64_t end) {
 }
 
 std::uint32_t OriginBit(Origin o) { return 1u << OriginIndex(o); }
-
-// Where the unfiltered search chooses its byte pairs: the buffer's first
-// 256 KiB, cut after a newline.
-std::string_view SampleOf(std::string_view buffer) {
-  constexpr std::size_t kSample = std::size_t{256} << 10;
-  if (buffer.size() <= kSample) return buffer;
-  const void* nl = memrchr(buffer.data(), '\n', kSample);
-  return buffer.substr(
-      0, nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - buffer.data()) : kSample);
-}
 
 // Whether a rule's confirm literals are worth searching on its next
 // candidate line. The search costs a few hundred instructions a line; a
@@ -235,7 +228,7 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
       !s.unfiltered.empty() &&
               buffer.size() / s.unfiltered.size() >=
                   impl_->unfiltered_search_bytes_per_rule.load(std::memory_order_relaxed)
-          ? impl_->UnfilteredSearchOf(s, SampleOf(buffer))
+          ? impl_->UnfilteredSearchOf(s, Head(buffer, kUnfilteredSampleBytes))
           : nullptr;
   if (search == nullptr && (loose == nullptr || s.unfiltered.size() != s.rules.size())) {
     std::uint64_t n = 0;
@@ -270,10 +263,13 @@ void RuleSet::ForEachCandidate(std::string_view buffer, Origin origin,
   // Each set is required by the pattern, so skipping the check never
   // changes a result: `tally` skips it for a rule whose hits it has not
   // been turning away (ConfirmTally).
-  std::vector<ConfirmTally> tally(rule_confirm.size());
+  // Sized on first use: a one-line buffer (the agent's) mostly needs none.
+  std::vector<ConfirmTally> tally;
   auto confirmed = [&](std::uint32_t r, std::string_view line) {
     const bool has_sets = !rule_confirm[r].empty() || !impl_->rule_expanded[r].empty();
-    if (!has_sets || !tally[r].Check()) return true;
+    if (!has_sets) return true;
+    if (tally.empty()) tally.resize(rule_confirm.size());
+    if (!tally[r].Check()) return true;
     for (const std::vector<RequiredLiteral>& set : rule_confirm[r]) {
       if (std::none_of(set.begin(), set.end(),
                        [&](const RequiredLiteral& lit) { return LineHasLiteral(line, lit); })) {

@@ -404,14 +404,12 @@ void RuleSetTesting::SearchUnfilteredFrom(const RuleSet& set, std::size_t bytes)
 }
 
 std::string RuleSetTesting::UnfilteredSearchPattern(const RuleSet& set, Origin origin) {
-  const UnfilteredSearch* search =
-      set.impl_->UnfilteredSearchOf(set.impl_->by_origin[OriginIndex(origin)]);
+  const UnfilteredSearch* search = set.impl_->UnfilteredSearchOf(origin);
   return search ? search->pattern() : std::string();
 }
 
 bool RuleSetTesting::UnfilteredSearchByBytePairs(const RuleSet& set, Origin origin) {
-  const UnfilteredSearch* search =
-      set.impl_->UnfilteredSearchOf(set.impl_->by_origin[OriginIndex(origin)]);
+  const UnfilteredSearch* search = set.impl_->UnfilteredSearchOf(origin);
   return search && search->by_byte_pairs();
 }
 

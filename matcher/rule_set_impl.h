@@ -151,6 +151,9 @@ struct RuleSet::Impl {
   // `sample`: the start of the first buffer it searches (Build).
   const UnfilteredSearch* UnfilteredSearchOf(const OriginSet& s,
                                              std::string_view sample = {}) const;
+  const UnfilteredSearch* UnfilteredSearchOf(Origin origin) const {
+    return UnfilteredSearchOf(by_origin[OriginIndex(origin)]);
+  }
 };
 
 // Gathers impl.prefilter_literals from each compiled rule's required literal
@@ -193,6 +196,11 @@ struct PrefilterPlan {
 // rarest 8 bytes (literal_keys.h); the whole literals and the rule's other
 // sets confirm a hit. Null when the buffer is not sampled, or on any failure.
 std::unique_ptr<PrefilterPlan> SamplePrefilter(const RuleSet::Impl& impl, std::string_view buffer);
+
+// The first `bytes` of `buffer`, cut after its last newline there (all of
+// it when shorter): the samples that choose a scan's literals and the
+// unfiltered search's byte pairs.
+std::string_view Head(std::string_view buffer, std::size_t bytes);
 
 // Drops, from out[first...], matches of rules whose `journal:` constraint
 // the labels of a journal record do not satisfy (rule_set.cc).
