@@ -574,8 +574,9 @@ std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   constexpr std::size_t kMaxConfirmSets = 3;
   std::vector<LitSet> out;
-  for (auto& [score, set] : scored) {
+  for (auto& scored_set : scored) {
     if (out.size() == kMaxConfirmSets) break;
+    LitSet& set = scored_set.second;
     // A set that every line holding the chosen one (or a set kept before
     // it) holds can turn no candidate away: "GPU has fallen off the "
     // beside the chosen {"GPU has fallen off the bus", "... rails"}.
