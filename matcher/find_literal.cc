@@ -57,16 +57,32 @@ std::size_t FindLiteral(std::string_view hay, std::string_view needle, bool case
   const std::size_t last = needle.size() - 1;
   const ByteMatcher first_byte(needle.front(), caseless);
   const ByteMatcher last_byte(needle.back(), caseless);
-  for (; i + last + 16 <= hay.size(); i += 16) {
-    const __m128i head = _mm_loadu_si128(reinterpret_cast<const __m128i*>(hay.data() + i));
-    const __m128i tail = _mm_loadu_si128(reinterpret_cast<const __m128i*>(hay.data() + i + last));
-    unsigned mask = static_cast<unsigned>(
+  // The start positions of 16 bytes from `at` whose first and last byte match.
+  auto candidates = [&](std::size_t at) {
+    const __m128i head = _mm_loadu_si128(reinterpret_cast<const __m128i*>(hay.data() + at));
+    const __m128i tail = _mm_loadu_si128(reinterpret_cast<const __m128i*>(hay.data() + at + last));
+    return static_cast<unsigned>(
         _mm_movemask_epi8(_mm_and_si128(first_byte.Match(head), last_byte.Match(tail))));
-    while (mask != 0) {
-      const std::size_t at = i + static_cast<std::size_t>(__builtin_ctz(mask));
-      if (EqualAt(hay.data() + at, needle, caseless)) return at;
-      mask &= mask - 1;
+  };
+  // The first of `mask`'s positions (from `at`) where the whole needle is.
+  auto first_equal = [&](std::size_t at, unsigned mask) {
+    for (; mask != 0; mask &= mask - 1) {
+      const std::size_t p = at + static_cast<std::size_t>(__builtin_ctz(mask));
+      if (EqualAt(hay.data() + p, needle, caseless)) return p;
     }
+    return std::string_view::npos;
+  };
+  for (; i + last + 16 <= hay.size(); i += 16) {
+    if (const std::size_t p = first_equal(i, candidates(i)); p != std::string_view::npos) return p;
+  }
+  // The last (fewer than 16) start positions: one more block, ending where
+  // the last one may start, with the positions before `i` (already
+  // searched, or before `from`) masked off. Byte by byte they cost a
+  // compare loop each: most of a short line's search.
+  if (hay.size() >= last + 16) {
+    if (i + last >= hay.size()) return std::string_view::npos;  // none left
+    const std::size_t at = hay.size() - last - 16;              // < i, as the loop ended
+    return first_equal(at, candidates(at) & (~0u << (i - at)));
   }
 #endif
   return FindBytewise(hay, needle, caseless, i);

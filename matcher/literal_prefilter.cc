@@ -130,10 +130,27 @@ double SetScore(const LitSet& set) {
   return std::max(1e-6, -std::log(chance));
 }
 
+// SetScore with each literal's rarity counted up to kRareEnough nats (about
+// one line in 3,000): past that a longer spelling finds no fewer lines in
+// practice, and each string is one more literal for Vectorscan to search.
+constexpr double kRareEnough = 8.0;
+constexpr std::size_t kMinSpelledBytes = 6;
+double SpelledScore(const LitSet& set) {
+  if (set.empty()) return 0;
+  double chance = 0;
+  for (const RequiredLiteral& lit : set) {
+    const double s = Score(lit);
+    if (s <= 0) return 0;
+    chance += std::exp(-std::min(s, kRareEnough));
+  }
+  return std::max(1e-6, -std::log(chance));
+}
+
 struct Info {
   bool exact = false;  // the node matches exactly `text` (and nothing else)
   RequiredLiteral text;
-  LitSet best;  // one of these occurs in every match; empty = unknown
+  LitSet best;            // one of these occurs in every match; empty = unknown
+  double best_score = 0;  // Concat's: the score `best` was chosen by
   // Every set considered for `best` in this node's own sequence: each is
   // also required (for confirming a prefilter hit).
   std::vector<LitSet> all;
@@ -141,9 +158,74 @@ struct Info {
   // option per branch, joined): alternatives a scan may prefer to `best`
   // when its input shows `best` is common there (rule_sampling.cc).
   std::vector<LitSet> alts;
+  // Every string the node matches, when they are few (kMaxSpelled, "" for
+  // an optional part): `NCCL (WARN|ERROR)` is {"NCCL ERROR", "NCCL WARN"},
+  // rarer than "NCCL " or {"ERROR", "WARN"} alone. Users write a word's
+  // variants so; spelling them out gave user-gpu's rules 6.5% fewer
+  // instructions on its gen corpus (bench/README.md). Unset: unknown or
+  // too many.
+  std::optional<LitSet> spelled;
 };
 
 constexpr std::size_t kMaxAlternatives = 16;
+constexpr std::size_t kMaxSpelled = 16;
+
+// True if every line holding `longer` also holds `shorter`: then a set with
+// both needs only `shorter`.
+bool Implies(const RequiredLiteral& longer, const RequiredLiteral& shorter) {
+  if (shorter.text.size() > longer.text.size()) return false;
+  if (!shorter.caseless) {
+    return !longer.caseless && longer.text.find(shorter.text) != std::string::npos;
+  }
+  auto lower = [](std::string t) {
+    for (char& c : t) c = AsciiLower(c);
+    return t;
+  };
+  return lower(longer.text).find(lower(shorter.text)) != std::string::npos;
+}
+
+// True if every line holding one of `a` also holds one of `b`.
+bool SetImplies(const LitSet& a, const LitSet& b) {
+  return std::all_of(a.begin(), a.end(), [&](const RequiredLiteral& x) {
+    return std::any_of(b.begin(), b.end(), [&](const RequiredLiteral& y) { return Implies(x, y); });
+  });
+}
+
+// `set` sorted, without repeats and without members that imply another
+// (" Port module event[error]" beside " Port module event").
+LitSet Minimal(LitSet set) {
+  SortUniqueLiterals(set);
+  LitSet out;
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    bool implied = false;
+    for (std::size_t j = 0; j < set.size() && !implied; ++j) {
+      implied = j != i && Implies(set[i], set[j]) && !(Implies(set[j], set[i]) && j > i);
+    }
+    if (!implied) out.push_back(set[i]);
+  }
+  return out;
+}
+
+// Each of `heads` followed by each of `tails` (caseless where either part
+// is: a caseless search also finds the exact text), or unset past
+// kMaxSpelled strings.
+std::optional<LitSet> Spell(const LitSet& heads, const LitSet& tails) {
+  if (heads.size() * tails.size() > kMaxSpelled) return std::nullopt;
+  LitSet out;
+  for (const RequiredLiteral& h : heads) {
+    for (const RequiredLiteral& t : tails) {
+      out.push_back(
+          {h.text + t.text, (h.caseless && !h.text.empty()) || (t.caseless && !t.text.empty())});
+    }
+  }
+  SortUniqueLiterals(out);
+  return out;
+}
+
+bool HasEmpty(const LitSet& set) {
+  return std::any_of(set.begin(), set.end(),
+                     [](const RequiredLiteral& l) { return l.text.empty(); });
+}
 
 bool Usable(const LitSet& set) {
   return !set.empty() && std::all_of(set.begin(), set.end(),
@@ -192,13 +274,36 @@ class Extractor {
     for (const RequiredLiteral& lit : set) {
       if (lit.text.size() < 3) return {};
     }
-    return set;
+    return Minimal(std::move(set));  // "link down" covers " link down"
   }
 
  private:
   static void Consider(LitSet candidate, Info& out) {
     if (!candidate.empty()) out.all.push_back(candidate);
-    if (SetScore(candidate) > SetScore(out.best)) out.best = std::move(candidate);
+    const double score = SetScore(candidate);
+    if (score > out.best_score) {
+      out.best = std::move(candidate);
+      out.best_score = score;
+    }
+  }
+  // A word's variants spelt out: chosen over the best so far only for the
+  // rarity it adds, each string counted at most kRareEnough. A rare
+  // literal ("detected stall", "RDMA_CM_EVENT_") is kept rather than
+  // replaced by its 5-8 spellings: every literal costs the search
+  // (user-host real 16 MiB +14% instructions without this).
+  static void ConsiderSpelled(LitSet candidate, Info& out) {
+    out.all.push_back(candidate);
+    // Short spellings are common words with a space or two (" CE " and
+    // " UE " of `(CE|UE) `: 1,556 lines of the real corpus, where the
+    // noise-ranked "EDAC " had 4).
+    for (const RequiredLiteral& lit : candidate) {
+      if (lit.text.size() < kMinSpelledBytes) return;
+    }
+    const double score = SpelledScore(candidate);
+    if (score > out.best_score) {
+      out.best = std::move(candidate);
+      out.best_score = score;
+    }
   }
 
   // Flags the extractor knows to leave the literals as they are (s, m, U)
@@ -223,9 +328,22 @@ class Extractor {
     }
     if (branches.size() == 1) return branches[0];
     Info out;
+    LitSet spelled;
+    for (const Info& b : branches) {
+      if (!b.spelled) break;
+      spelled.insert(spelled.end(), b.spelled->begin(), b.spelled->end());
+      if (&b == &branches.back()) {
+        SortUniqueLiterals(spelled);
+        if (spelled.size() <= kMaxSpelled) out.spelled = spelled;
+      }
+    }
     for (Info& b : branches) {
       LitSet s = b.exact ? LitSet{b.text} : b.best;
-      if (s.empty() || (b.exact && b.text.text.size() < 3)) return Info{};
+      if (s.empty() || (b.exact && b.text.text.size() < 3)) {
+        Info unknown;  // no required set, but maybe its strings
+        unknown.spelled = std::move(out.spelled);
+        return unknown;
+      }
       out.best.insert(out.best.end(), s.begin(), s.end());
     }
     // Alternatives: one required set of each branch, joined (the branches'
@@ -253,13 +371,49 @@ class Extractor {
   }
 
   // A sequence of atoms (letter case is already resolved on each literal).
+  // Besides the runs of exact text, consecutive atoms whose strings are
+  // known (Info::spelled) are spelled out together: each string of
+  // `spelled` is one the atoms since the last break may match, so the set
+  // is required.
   Info Concat(const ReNode& n) {
     Info out;
-    RequiredLiteral run;
+    RequiredLiteral run;  // exact text since the last atom that is not
     bool all_exact = true;
-    auto flush = [&] {
+    LitSet spelled{RequiredLiteral{}};  // {""}: nothing since the last break
+    bool all_spelled = true;
+    auto flush_run = [&] {
       if (!run.text.empty()) Consider({run}, out);
       run = {};
+    };
+    auto flush_spelled = [&] {
+      if (!HasEmpty(spelled)) {
+        LitSet set = Minimal(spelled);
+        if (set.size() > 1) ConsiderSpelled(std::move(set), out);  // one: the run's
+      }
+      spelled = {RequiredLiteral{}};
+    };
+    // The strings of a known atom after those so far; past kMaxSpelled the
+    // ones so far are a set of their own, and the atom's start the next.
+    auto spell = [&](const LitSet& tails) {
+      if (tails.size() == 1) {  // one string: onto each, in place
+        for (RequiredLiteral& head : spelled) {
+          head.caseless = (head.caseless && !head.text.empty()) ||
+                          (tails[0].caseless && !tails[0].text.empty());
+          head.text += tails[0].text;
+        }
+        return;
+      }
+      if (std::optional<LitSet> joined = Spell(spelled, tails)) {
+        spelled = std::move(*joined);
+        return;
+      }
+      flush_spelled();
+      all_spelled = false;
+      spelled = tails;
+    };
+    auto unspelled = [&] {
+      flush_spelled();
+      all_spelled = false;
     };
     for (const ReNode& node : n.children) {
       if (node.kind == ReNode::Kind::kFlags) {  // "(?i)" for the rest of the group
@@ -271,7 +425,7 @@ class Extractor {
         if (failed_) return {};
         // The atom's literals are required only if it must occur; it is no
         // longer exact, so it ends the current run.
-        flush();
+        flush_run();
         all_exact = false;
         if (node.min >= 1) {
           if (atom.exact) {
@@ -280,6 +434,14 @@ class Extractor {
             Consider(atom.best, out);
             AddAlternatives(Options(atom), out.alts);
           }
+        }
+        if (node.op == '?' && atom.spelled) {  // its strings, or none of them
+          LitSet tails = *atom.spelled;
+          tails.push_back(RequiredLiteral{});
+          SortUniqueLiterals(tails);
+          spell(tails);
+        } else {
+          unspelled();
         }
         continue;
       }
@@ -294,19 +456,28 @@ class Extractor {
           run.caseless = atom.text.caseless;
         }
         run.text += atom.text.text;
+        spell({atom.text});
         continue;
       }
-      flush();
+      flush_run();
       all_exact = false;
       Consider(atom.best, out);
       AddAlternatives(Options(atom), out.alts);
+      if (atom.spelled) {
+        spell(*atom.spelled);
+      } else {
+        unspelled();
+      }
     }
     if (all_exact) {
       out.exact = true;
       out.text = run;
+      out.spelled = LitSet{run};
       return out;
     }
-    flush();
+    if (all_spelled) out.spelled = spelled;
+    flush_run();
+    flush_spelled();
     return out;
   }
 
@@ -319,6 +490,7 @@ class Extractor {
     i.exact = true;
     i.text.text = std::string(1, c);
     i.text.caseless = caseless && letter;
+    i.spelled = LitSet{i.text};
     return i;
   }
 
@@ -402,8 +574,16 @@ std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   constexpr std::size_t kMaxConfirmSets = 3;
   std::vector<LitSet> out;
-  for (auto& [score, set] : scored) {
+  for (auto& scored_set : scored) {
     if (out.size() == kMaxConfirmSets) break;
+    LitSet& set = scored_set.second;
+    // A set that every line holding the chosen one (or a set kept before
+    // it) holds can turn no candidate away: "GPU has fallen off the "
+    // beside the chosen {"GPU has fallen off the bus", "... rails"}.
+    if (SetImplies(chosen, set) ||
+        std::any_of(out.begin(), out.end(), [&](const LitSet& k) { return SetImplies(k, set); })) {
+      continue;
+    }
     out.push_back(std::move(set));
   }
   return out;

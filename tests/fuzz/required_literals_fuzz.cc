@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fuzzes required-literal extraction (matcher/literal_prefilter.h): the
+// input's first line is an RE2 pattern, each further line a text. For every
+// text the pattern matches, each set the prefilter may search for (the
+// chosen one, each confirm set, each alternative a sampled scan may pick)
+// must have a literal on that text, or the prefilter would drop a match.
+// A set without one aborts.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include <re2/re2.h>
+
+#include "matcher/literal_prefilter.h"
+
+namespace {
+
+bool HoldsOne(std::string_view text, const std::vector<faultline::RequiredLiteral>& set) {
+  for (const faultline::RequiredLiteral& lit : set) {
+    if (faultline::LineHasLiteral(text, lit)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  const std::size_t nl = input.find('\n');
+  if (nl == std::string_view::npos) return 0;
+  const std::string_view pattern = input.substr(0, nl);
+  RE2::Options options;
+  options.set_log_errors(false);
+  options.set_max_mem(1 << 20);
+  const RE2 re(re2::StringPiece(pattern.data(), pattern.size()), options);
+  if (!re.ok()) return 0;
+  std::vector<std::vector<faultline::RequiredLiteral>> sets;
+  sets.push_back(faultline::ExtractRequiredLiterals(pattern));
+  if (sets[0].empty()) return 0;
+  for (auto& set : faultline::ExtractConfirmLiteralSets(pattern)) sets.push_back(std::move(set));
+  for (auto& set : faultline::ExtractAlternativeLiteralSets(pattern)) {
+    sets.push_back(std::move(set));
+  }
+  for (std::size_t start = nl + 1; start <= input.size();) {
+    std::size_t end = input.find('\n', start);
+    if (end == std::string_view::npos) end = input.size();
+    const std::string_view text = input.substr(start, end - start);
+    if (RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), re)) {
+      for (const auto& set : sets) {
+        if (!HoldsOne(text, set)) std::abort();  // a match the prefilter would drop
+      }
+    }
+    start = end + 1;
+  }
+  return 0;
+}
