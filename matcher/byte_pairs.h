@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -53,7 +54,8 @@ class BytePairLines {
   // Calls on_line(start, end) for each line of `chunk` (whole lines) that
   // holds one of the pairs, or starts with '{', or ends with ':' or holds
   // ":\r": among them the lines whose message is not a substring of the
-  // line (unfiltered_search.cc's cases (a) and (b)). In order, each once.
+  // line (unfiltered_search.cc's cases (a) and (b)). In order, each once;
+  // an on_line that returns bool stops the walk by returning false.
   template <typename F>
   void ForEachLine(std::string_view chunk, F&& on_line) const;
 
@@ -104,7 +106,11 @@ void BytePairLines::ForEachLine(std::string_view chunk, F&& on_line) const {
     const void* after = std::memchr(base + at, '\n', n - at);
     const std::size_t end =
         after ? static_cast<std::size_t>(static_cast<const char*>(after) - base) : n;
-    on_line(start, end);
+    if constexpr (std::is_same_v<std::invoke_result_t<F&, std::size_t, std::size_t>, bool>) {
+      if (!on_line(start, end)) return n;
+    } else {
+      on_line(start, end);
+    }
     return end;
   };
   if (n == 0) return;

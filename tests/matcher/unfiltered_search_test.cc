@@ -418,6 +418,28 @@ TEST_CASE("marked lines searched in batches: each line named as if searched alon
   CHECK(named >= 300 * 6);  // every tail but the last has a line named
 }
 
+TEST_CASE("byte pairs that mark more than half the sample's lines are not used") {
+  const std::vector<std::string_view> patterns = {R"(\bE\d{4}\b)"};
+  // Ten lines, `marked` of them holding 'E' and four digits.
+  auto sample = [](int marked) {
+    std::string out;
+    for (int i = 0; i < 10; ++i) out += i < marked ? "x E1234 y\n" : "x y\n";
+    return out;
+  };
+  for (int marked : {0, 4, 5}) {
+    INFO(marked);
+    auto search = UnfilteredSearch::Build(patterns, sample(marked));
+    REQUIRE(search);
+    CHECK(search->by_byte_pairs());
+  }
+  for (int marked : {6, 10}) {
+    INFO(marked);
+    auto search = UnfilteredSearch::Build(patterns, sample(marked));
+    REQUIRE(search);
+    CHECK_FALSE(search->by_byte_pairs());
+  }
+}
+
 TEST_CASE("a pattern that matches the empty string has no search: every line, as before") {
   for (std::string_view p : {"x*", "^$", R"(\b)", "(?:hw)?"}) {
     CHECK(UnfilteredSearch::Build(std::vector<std::string_view>{p}) == nullptr);
