@@ -20,6 +20,15 @@
 // from a line's start lies on that line or a later one; Lines() marks its
 // line and resumes at the next line's start, and by induction reaches
 // every line that holds a match.
+// With byte pairs, only the lines they mark can hold a match (byte_pairs.cc
+// says why), and those are searched in a batch: copies joined by '\n'. A
+// line's bytes in the batch are its bytes in the chunk, between a newline
+// or the batch's start and a newline; in the chunk too, between a newline
+// or the chunk's start and a newline or its end. The combined regex reads
+// no context but through (?m:^) and (?m:$) (the rules' own anchors and
+// word boundaries are gone), and those see the same on both sides, so a
+// line of the batch holds a match exactly when the line of the chunk does,
+// and the argument above, run over the batch, names it.
 #include "matcher/unfiltered_search.h"
 
 #include <cstdint>
