@@ -64,10 +64,27 @@ struct PairSet {
   double cost = 0;
 };
 
-PairSet MakeSet(const ByteSet& first, const ByteSet& second) {
+// The bytes that must follow a pair: `head` past its first entry, up to
+// the first set that may hold ':' (a journal line's "[pid]" may stand
+// before it in the raw line) or any byte. A newline is in no match.
+std::vector<ByteSet> ThenOf(const std::vector<ByteSet>& head) {
+  std::vector<ByteSet> then;
+  for (std::size_t k = 1; k < head.size(); ++k) {
+    if (head[k][':'] || head[k].all()) break;
+    then.push_back(head[k]);
+    then.back().reset('\n');
+  }
+  return then;
+}
+
+// The pair (first, second) followed by the bytes of `then`. Its estimated
+// frequency falls by each such byte's share of log text.
+PairSet MakeSet(const ByteSet& first, const ByteSet& second, std::vector<ByteSet> then = {}) {
+  static const double kAllWeight = WeightOf(AnyByte());
   PairSet s;
-  s.pairs.push_back({first, second});
   s.cost = WeightOf(first) * WeightOf(second);
+  for (const ByteSet& b : then) s.cost *= WeightOf(b) / kAllWeight;
+  s.pairs.push_back({first, second, std::move(then)});
   return s;
 }
 
@@ -83,12 +100,27 @@ void Offer(Choices& choices, PairSet set) {
   if (choices.size() > kMaxChoices) choices.pop_back();
 }
 
+// The longest byte sequence a head keeps (a pair and what must follow).
+constexpr std::size_t kMaxHead = 8;
+
 struct Summary {
   bool nullable = true;  // may match the empty string
   ByteSet first;         // bytes a non-empty match may begin with
   ByteSet last;          // and end with
   Choices required;      // each a set of pairs every match holds one of
+  // Every match begins with a byte of head[0], then one of head[1], ...
+  // (empty when not known); `exact`: and is exactly that long, so what
+  // follows the node follows its head.
+  std::vector<ByteSet> head;
+  bool exact = true;
 };
+
+// `a` then `b`, when `a` is exact, at most kMaxHead entries.
+std::vector<ByteSet> Then(std::vector<ByteSet> a, bool a_exact, const std::vector<ByteSet>& b) {
+  if (a_exact) a.insert(a.end(), b.begin(), b.end());
+  if (a.size() > kMaxHead) a.resize(kMaxHead);
+  return a;
+}
 
 ByteSet Range(int lo, int hi) {
   ByteSet s;
@@ -181,10 +213,18 @@ Summary Char(ByteSet first, ByteSet last, bool caseless) {
   s.nullable = false;
   s.first = first;
   s.last = last;
+  s.head = {first};
+  // One byte unless a non-ASCII character (of two or more) may stand here.
+  s.exact = first == last && !(first >> 128).any();
   return s;
 }
 
-Summary Unknown() { return Char(AnyByte(), AnyByte(), false); }
+Summary Unknown() {
+  Summary s = Char(AnyByte(), AnyByte(), false);
+  s.head.clear();
+  s.exact = false;
+  return s;
+}
 
 Summary Empty() { return Summary{}; }
 
@@ -238,25 +278,39 @@ Summary Summarise(const ReNode& n);
 
 // A sequence: see the top of this file.
 Summary Concat(const std::vector<ReNode>& children) {
+  std::vector<Summary> parts;
+  parts.reserve(children.size());
+  for (const ReNode& child : children) parts.push_back(Summarise(child));
+  // The head of the sequence from each part on.
+  std::vector<std::vector<ByteSet>> heads(parts.size() + 1);
+  for (std::size_t j = parts.size(); j-- > 0;) {
+    heads[j] = Then(parts[j].head, parts[j].exact, heads[j + 1]);
+  }
   Summary out;
+  out.head = heads.empty() ? std::vector<ByteSet>{} : heads[0];
   ByteSet pending_last;    // last bytes of the latest node that cannot be empty
   ByteSet between;         // first bytes of the nodes since that may be empty
+  bool gap = false;        // one of those may match more than nothing
   bool have_last = false;  // one node that cannot be empty was seen
-  for (const ReNode& child : children) {
-    Summary s = Summarise(child);
+  for (std::size_t j = 0; j < parts.size(); ++j) {
+    Summary& s = parts[j];
+    out.exact = out.exact && s.exact;
     for (PairSet& set : s.required) Offer(out.required, std::move(set));
     if (out.nullable) out.first |= s.first;
     if (have_last) {
       if (!s.nullable) {
-        Offer(out.required, MakeSet(pending_last, between | s.first));
+        Offer(out.required, MakeSet(pending_last, between | s.first,
+                                    gap ? std::vector<ByteSet>{} : ThenOf(heads[j])));
       } else {
         between |= s.first;
+        gap = gap || !s.exact || !s.head.empty();
       }
     }
     if (!s.nullable) {
       out.nullable = false;
       pending_last = s.last;
       between.reset();
+      gap = false;
       have_last = true;
       out.last = s.last;
     } else {
@@ -273,11 +327,22 @@ Summary Alternation(const std::vector<ReNode>& branches) {
   out.nullable = false;
   PairSet all;
   bool each = !branches.empty();
+  bool first_branch = true;
   for (const ReNode& branch : branches) {
     Summary s = Summarise(branch);
     out.nullable = out.nullable || s.nullable;
     out.first |= s.first;
     out.last |= s.last;
+    // The head all branches share in length, each entry the union.
+    if (first_branch) {
+      out.head = s.head;
+      out.exact = s.exact;
+      first_branch = false;
+    } else {
+      out.exact = out.exact && s.exact && s.head.size() == out.head.size();
+      if (s.head.size() < out.head.size()) out.head.resize(s.head.size());
+      for (std::size_t k = 0; k < out.head.size(); ++k) out.head[k] |= s.head[k];
+    }
     if (s.required.empty()) {
       each = false;
       continue;
@@ -287,6 +352,7 @@ Summary Alternation(const std::vector<ReNode>& branches) {
     all.cost += cheapest.cost;
   }
   if (each) Offer(out.required, std::move(all));
+  if (out.nullable) out.head.clear();
   return out;
 }
 
@@ -295,10 +361,24 @@ Summary Repeat(const ReNode& n) {
   if (n.min == 0) {
     s.nullable = true;
     s.required.clear();
+    s.head.clear();
+    s.exact = false;
     return s;
   }
-  // At least twice: the end of one turn meets the start of the next.
-  if (n.min >= 2 && !s.nullable) Offer(s.required, MakeSet(s.last, s.first));
+  // The turns that must be taken, one after the other (how many more may
+  // follow is not read here: not exact).
+  std::vector<ByteSet> turns;
+  for (int k = 0; k < n.min && turns.size() < kMaxHead; ++k) turns = Then(turns, true, s.head);
+  if (!s.exact) turns = s.head;
+  // At least twice: the end of one turn meets the start of the next, and
+  // the rest of the turns that must be taken follow.
+  if (n.min >= 2 && !s.nullable) {
+    std::vector<ByteSet> rest;
+    for (int k = 1; k < n.min && rest.size() < kMaxHead; ++k) rest = Then(rest, true, s.head);
+    Offer(s.required, MakeSet(s.last, s.first, s.exact ? ThenOf(rest) : std::vector<ByteSet>{}));
+  }
+  s.head = std::move(turns);
+  s.exact = false;
   return s;
 }
 
@@ -353,10 +433,16 @@ std::optional<std::vector<BytePair>> RequiredBytePairs(std::string_view pattern)
   return std::move(choices.front());
 }
 
-BytePairLines::BytePairLines(std::span<const BytePair> pairs) : table_(1024, 0) {
-  auto set = [&](int a, int b) {
+BytePairLines::BytePairLines(std::span<const BytePair> pairs) : table_(1024, 0), checked_(1024, 0) {
+  std::vector<unsigned long long> plain(1024, 0);  // a pair alone marks
+  auto set = [&](int a, int b, const std::vector<ByteSet>* then = nullptr) {
     const unsigned key = (static_cast<unsigned>(a) << 8) | static_cast<unsigned>(b);
     table_[key >> 6] |= 1ULL << (key & 63);
+    if (then == nullptr || then->empty()) {
+      plain[key >> 6] |= 1ULL << (key & 63);
+    } else {
+      then_[key].push_back(*then);
+    }
   };
   for (const BytePair& pair : pairs) {
     ByteSet first = pair.first;
@@ -364,8 +450,17 @@ BytePairLines::BytePairLines(std::span<const BytePair> pairs) : table_(1024, 0) 
     for (int a = 0; a < 256; ++a) {
       if (!first[static_cast<std::size_t>(a)] || a == '\n') continue;
       for (int b = 0; b < 256; ++b) {
-        if (pair.second[static_cast<std::size_t>(b)] && b != '\n') set(a, b);
+        if (pair.second[static_cast<std::size_t>(b)] && b != '\n') set(a, b, &pair.then);
       }
+    }
+  }
+  for (auto it = then_.begin(); it != then_.end();) {
+    const unsigned key = it->first;
+    if ((plain[key >> 6] >> (key & 63)) & 1) {
+      it = then_.erase(it);
+    } else {
+      checked_[key >> 6] |= 1ULL << (key & 63);
+      ++it;
     }
   }
   // Lines whose message is not a substring of the line: see ForEachLine.
@@ -390,9 +485,20 @@ BytePairLines::BytePairLines(std::span<const BytePair> pairs) : table_(1024, 0) 
   }
 }
 
+bool BytePairLines::ThenHolds(unsigned key, const unsigned char* p, std::size_t i,
+                              std::size_t n) const {
+  for (const std::vector<ByteSet>& then : then_.at(key)) {
+    if (i + 2 + then.size() > n) continue;
+    std::size_t k = 0;
+    while (k < then.size() && then[k][p[i + 2 + k]]) ++k;
+    if (k == then.size()) return true;
+  }
+  return false;
+}
+
 std::size_t BytePairLines::NextPairBytewise(const unsigned char* p, std::size_t i,
                                             std::size_t n) const {
-  while (i + 1 < n && !Has(p[i], p[i + 1])) ++i;
+  while (i + 1 < n && !Holds(p, i, n)) ++i;
   return i;
 }
 
@@ -419,7 +525,7 @@ __attribute__((target("avx2"))) std::size_t BytePairLines::NextPairAvx2(const un
         _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(low, high), zero)));
     while (may != 0) {
       const std::size_t at = i + static_cast<std::size_t>(__builtin_ctz(may));
-      if (Has(p[at], p[at + 1])) return at;
+      if (Holds(p, at, n)) return at;
       may &= may - 1;
     }
   }

@@ -20,6 +20,15 @@
 // from a line's start lies on that line or a later one; Lines() marks its
 // line and resumes at the next line's start, and by induction reaches
 // every line that holds a match.
+// With byte pairs, only the lines they mark can hold a match (byte_pairs.cc
+// says why), and those are searched in a batch: copies joined by '\n'. A
+// line's bytes in the batch are its bytes in the chunk, between a newline
+// or the batch's start and a newline; in the chunk too, between a newline
+// or the chunk's start and a newline or its end. The combined regex reads
+// no context but through (?m:^) and (?m:$) (the rules' own anchors and
+// word boundaries are gone), and those see the same on both sides, so a
+// line of the batch holds a match exactly when the line of the chunk does,
+// and the argument above, run over the batch, names it.
 #include "matcher/unfiltered_search.h"
 
 #include <cstdint>
@@ -321,11 +330,20 @@ class Relaxer {
   std::string out_;
 };
 
-std::size_t MarkedLines(const BytePairLines& lines, std::string_view sample) {
+// The lines of `sample` that `lines` marks, counted up to `limit` (the
+// count that decides nothing more: a choice as bad as the best so far).
+std::size_t MarkedLines(const BytePairLines& lines, std::string_view sample,
+                        std::size_t limit = SIZE_MAX) {
   std::size_t n = 0;
-  lines.ForEachLine(sample, [&](std::size_t, std::size_t) { ++n; });
+  lines.ForEachLine(sample, [&](std::size_t, std::size_t) { return ++n < limit; });
   return n;
 }
+
+// The share of a sample's lines (percent) that the byte pairs may mark and
+// still be used. Measured (callgrind, user-loose's real 16 MiB corpus,
+// about two thirds of its lines marked): 630 M instructions searching
+// every byte, 727 M line by line with 75 here.
+constexpr std::size_t kMostMarkedPercent = 50;
 
 // The byte pairs of the patterns as written, each pattern's choice the one
 // on fewest lines of the sample: a relaxed pattern's match holds them too,
@@ -333,29 +351,32 @@ std::size_t MarkedLines(const BytePairLines& lines, std::string_view sample) {
 // the lines of cases (a) and (b), which BytePairLines always marks.
 std::optional<BytePairLines> BytePairsOf(std::span<const std::string_view> patterns,
                                          std::string_view sample) {
+  // Its lines: one per newline, and one more if the last has none.
+  const auto sample_lines =
+      static_cast<std::size_t>(CountNewlines(sample.data(), sample.data() + sample.size()) +
+                               (sample.empty() || sample.back() == '\n' ? 0 : 1));
+  // Past this many marked lines RE2 over every byte costs less than line
+  // by line (bench/README.md, "Rules without a literal, round 3").
+  const std::size_t most = sample_lines * kMostMarkedPercent / 100 + 1;
   std::vector<BytePair> pairs;
   for (std::string_view p : patterns) {
     const std::vector<std::vector<BytePair>> choices = BytePairChoices(p);
     if (choices.empty()) return std::nullopt;
     std::size_t pick = 0;
-    std::size_t fewest = SIZE_MAX;
+    std::size_t fewest = most;
     for (std::size_t k = 0; k < choices.size() && !sample.empty(); ++k) {
-      const std::size_t marked = MarkedLines(BytePairLines(choices[k]), sample);
+      const std::size_t marked = MarkedLines(BytePairLines(choices[k]), sample, fewest);
       if (marked < fewest) {
         fewest = marked;
         pick = k;
       }
     }
+    // Even its fewest are too many: so are all patterns' together.
+    if (fewest >= most && !sample.empty()) return std::nullopt;
     pairs.insert(pairs.end(), choices[pick].begin(), choices[pick].end());
   }
   BytePairLines lines(pairs);
-  // Too many lines: RE2 over every byte costs less than line by line (on
-  // user-fleet's real corpus, 28% of the lines marked: 155 -> 127 ms).
-  // Its lines: one per newline, and one more if the last has none.
-  const auto sample_lines =
-      static_cast<std::size_t>(CountNewlines(sample.data(), sample.data() + sample.size()) +
-                               (sample.empty() || sample.back() == '\n' ? 0 : 1));
-  if (MarkedLines(lines, sample) * 2 > sample_lines && !sample.empty()) return std::nullopt;
+  if (!sample.empty() && MarkedLines(lines, sample, most) >= most) return std::nullopt;
   return lines;
 }
 
@@ -393,31 +414,71 @@ std::unique_ptr<UnfilteredSearch> UnfilteredSearch::Build(
       new UnfilteredSearch(std::move(re), BytePairsOf(patterns, sample)));
 }
 
-void UnfilteredSearch::Lines(std::string_view chunk, std::vector<std::size_t>& starts) const {
-  const char* const base = chunk.data();
-  const std::size_t size = chunk.size();
-  const re2::StringPiece text(base, size);
-  if (pairs_) {
-    // Each line with a match holds one of the pairs (byte_pairs.cc) or is
-    // one BytePairLines always marks; the regex decides on those alone.
-    pairs_->ForEachLine(chunk, [&](std::size_t start, std::size_t end) {
-      if (re_->Match(text, start, end, RE2::UNANCHORED, nullptr, 0)) starts.push_back(start);
-    });
-    return;
-  }
+namespace {
+
+// Calls on_line(start) with the offset in `text` of each line holding a
+// match of `re`, ascending, each once; `text` holds whole lines.
+template <typename F>
+void ForEachMatchingLine(const RE2& re, std::string_view text, F&& on_line) {
+  const char* const base = text.data();
+  const std::size_t size = text.size();
+  const re2::StringPiece piece(base, size);
   re2::StringPiece match;
   for (std::size_t pos = 0; pos < size;) {
     // `pos` is a line's start. One submatch: where the match is (its start
     // costs a reverse DFA pass over the match only, as no match spans a
     // newline).
-    if (!re_->Match(text, pos, size, RE2::UNANCHORED, &match, 1)) return;
+    if (!re.Match(piece, pos, size, RE2::UNANCHORED, &match, 1)) return;
     const std::size_t at = static_cast<std::size_t>(match.data() - base);
     const void* nl = at > pos ? memrchr(base + pos, '\n', at - pos) : nullptr;
-    starts.push_back(nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - base) + 1 : pos);
+    on_line(nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - base) + 1 : pos);
     const void* next = std::memchr(base + at, '\n', size - at);
     if (next == nullptr) return;
     pos = static_cast<std::size_t>(static_cast<const char*>(next) - base) + 1;
   }
+}
+
+}  // namespace
+
+void UnfilteredSearch::Lines(std::string_view chunk, std::vector<std::size_t>& starts) const {
+  if (!pairs_) {
+    ForEachMatchingLine(*re_, chunk, [&](std::size_t start) { starts.push_back(start); });
+    return;
+  }
+  // Each line with a match holds one of the pairs (byte_pairs.cc) or is
+  // one BytePairLines always marks; the regex decides on those alone.
+  // RE2 costs ~3,000 instructions a call before it reads a byte, so the
+  // marked lines are copied into a batch, each with its newline, and
+  // searched together: a line of the batch is the line of the chunk
+  // between the same newlines (or the batch's ends, which (?m:^) and
+  // (?m:$) take as the chunk's: see the top of this file), so it holds a
+  // match exactly when the line in the chunk does.
+  std::string batch;
+  // Where each line of the batch starts in the batch and in the chunk.
+  std::vector<std::pair<std::size_t, std::size_t>> origin;
+  auto search_batch = [&] {
+    std::size_t k = 0;
+    ForEachMatchingLine(*re_, batch, [&](std::size_t start) {
+      while (origin[k].first < start) ++k;
+      starts.push_back(origin[k].second);
+    });
+    batch.clear();
+    origin.clear();
+  };
+  const re2::StringPiece text(chunk.data(), chunk.size());
+  pairs_->ForEachLine(chunk, [&](std::size_t start, std::size_t end) {
+    const std::size_t length = end - start;
+    if (batch.size() + length + 1 > kBatchBytes && !batch.empty()) search_batch();
+    if (length + 1 > kBatchBytes) {  // a line longer than a batch: in place
+      if (re_->Match(text, start, end, RE2::UNANCHORED, nullptr, 0)) starts.push_back(start);
+      return;
+    }
+    if (batch.empty()) batch.reserve(kBatchBytes);
+    origin.emplace_back(batch.size(), start);
+    batch.append(chunk.data() + start, length);
+    batch += '\n';
+  });
+  if (!batch.empty()) search_batch();
 }
 
 }  // namespace faultline

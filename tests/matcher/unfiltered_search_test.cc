@@ -357,6 +357,89 @@ TEST_CASE("a search by byte pairs names every line whose message a pattern match
   CheckScan(paired, big + "Nov 22 07:02:53 gpu-17 t[1]: hw 12 up");
 }
 
+// The lines of `chunk` that the search's combined pattern matches, each
+// line searched by itself: what Lines() must name, exactly.
+std::vector<std::size_t> LinesMatchedAlone(const UnfilteredSearch& search, std::string_view chunk) {
+  RE2::Options options;
+  options.set_never_nl(true);
+  const RE2 re(search.pattern(), options);
+  std::vector<std::size_t> out;
+  for (std::size_t start = 0; start < chunk.size();) {
+    std::size_t end = chunk.find('\n', start);
+    if (end == std::string_view::npos) end = chunk.size();
+    if (RE2::PartialMatch(re2::StringPiece(chunk.data() + start, end - start), re)) {
+      out.push_back(start);
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+TEST_CASE("marked lines searched in batches: each line named as if searched alone") {
+  // One pattern, whose pairs ('E' then a digit, or two digits) the lines
+  // below hold only where written ("E12"), so that the batch's end falls
+  // where the test puts it.
+  const std::vector<std::string_view> patterns = {R"(\bE\d{4}\b)"};
+  auto search = UnfilteredSearch::Build(patterns);
+  REQUIRE(search);
+  REQUIRE(search->by_byte_pairs());
+  const std::size_t batch = UnfilteredSearch::kBatchBytes;
+  // Nearly a batch of lines the pairs mark and the pattern does not
+  // match, between lines they do not mark.
+  std::string filler;
+  std::size_t marked_bytes = 0;  // what the batch holds of the filler
+  while (marked_bytes + 400 < batch) {
+    const std::string line = "gpu kernel: E12 retry " + std::string(marked_bytes % 37, 'x') + "\n";
+    filler += line;
+    marked_bytes += line.size();
+    if (marked_bytes % 5 == 0) filler += "gpu kernel: nothing here\n";
+  }
+  // What follows, each shifted across the batch's end one byte at a time.
+  const std::vector<std::string> tails = {
+      "kernel: on the line that fills the batch, at its end: E1234\nE12 after\n",
+      "E12 a line longer than a batch " + std::string(batch + 100, 'y') + " E4321\nE12\n",
+      "E12\n\n\nE5555\n\n",                            // empty lines around a match
+      "E12\r\nport E1212\r\nE12\r\n",                  // CRLF
+      "sshd[12]:\r\nE12\n{\"MESSAGE\":\"x\"}\nE12\n",  // lines named without a pair
+      "E12\nno newline at the end E9999",              // the chunk's last line
+      "E12\nno newline, no match E12",
+  };
+  std::size_t named = 0;
+  for (const std::string& tail : tails) {
+    for (std::size_t shift = 0; shift < 300; ++shift) {
+      const std::string chunk = filler + "E12 " + std::string(shift, 'z') + "\n" + tail;
+      std::vector<std::size_t> starts;
+      search->Lines(chunk, starts);
+      INFO("tail: " << tail.substr(0, 60) << " shift: " << shift);
+      REQUIRE(starts == LinesMatchedAlone(*search, chunk));
+      named += starts.size();
+    }
+  }
+  CHECK(named >= 300 * 6);  // every tail but the last has a line named
+}
+
+TEST_CASE("byte pairs that mark more than half the sample's lines are not used") {
+  const std::vector<std::string_view> patterns = {R"(\bE\d{4}\b)"};
+  // Ten lines, `marked` of them holding 'E' and four digits.
+  auto sample = [](int marked) {
+    std::string out;
+    for (int i = 0; i < 10; ++i) out += i < marked ? "x E1234 y\n" : "x y\n";
+    return out;
+  };
+  for (int marked : {0, 4, 5}) {
+    INFO(marked);
+    auto search = UnfilteredSearch::Build(patterns, sample(marked));
+    REQUIRE(search);
+    CHECK(search->by_byte_pairs());
+  }
+  for (int marked : {6, 10}) {
+    INFO(marked);
+    auto search = UnfilteredSearch::Build(patterns, sample(marked));
+    REQUIRE(search);
+    CHECK_FALSE(search->by_byte_pairs());
+  }
+}
+
 TEST_CASE("a pattern that matches the empty string has no search: every line, as before") {
   for (std::string_view p : {"x*", "^$", R"(\b)", "(?:hw)?"}) {
     CHECK(UnfilteredSearch::Build(std::vector<std::string_view>{p}) == nullptr);
