@@ -88,6 +88,13 @@ bool SplitTag(std::string_view rest, std::string_view& ident, std::string_view& 
   std::size_t bracket = tag.find('[');
   if (bracket != std::string_view::npos) {
     if (tag.back() != ']') return false;
+    // A pid is ASCII (journalctl prints digits). Bytes past it would be cut
+    // from the message unseen by the search for rules without a literal,
+    // whose "[pid]" is RE2's [^ \n]*, which matches no byte that is not
+    // UTF-8 (unfiltered_search.cc): such a line stays whole instead.
+    for (const char c : tag.substr(bracket)) {
+      if (static_cast<unsigned char>(c) >= 0x80) return false;
+    }
     tag = tag.substr(0, bracket);
   }
   if (tag.empty()) return false;

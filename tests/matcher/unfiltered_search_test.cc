@@ -307,6 +307,31 @@ std::pair<std::size_t, std::size_t> CheckNamesEveryMatch(const UnfilteredSearch&
   return {marked.size(), lines_with_match};
 }
 
+// A journal-short tag's "[pid]" was cut from the message whatever it held
+// (SplitTag); the relaxed pattern's "[pid]" did not match bytes that are
+// not UTF-8 ([^ \n] in RE2's UTF-8 mode), so a forged or corrupted tag hid
+// the line from the search: scan lost the fault (unfiltered_search_fuzz).
+TEST_CASE("a journal tag whose pid holds bytes that are not UTF-8: no line is lost") {
+  const std::vector<std::string_view> patterns = {R"(^\w+:\s+E\d)"};
+  for (const std::string& pid : {std::string("2\xff\xfe"
+                                             "211"),
+                                 std::string("\xc3"), std::string("12")}) {
+    const std::string corpus = "kernel: noise line\nNov 22 07:02:53 gpu-17 kubelet[" + pid +
+                               "]: E1061 03:02:07.974218 sync failed\n";
+    // Such a tag is no journal tag: the line stays whole (its "kubelet[").
+    const bool ascii = pid == "12";
+    CHECK(ParseInputLine(corpus.substr(corpus.find('\n') + 1)).text.starts_with("kubelet:") ==
+          ascii);
+    for (const std::string_view sample : {std::string_view(), std::string_view(corpus)}) {
+      auto search = UnfilteredSearch::Build(patterns, sample);
+      REQUIRE(search);
+      INFO("pid bytes: " << pid.size());
+      const auto [named, lines_with_match] = CheckNamesEveryMatch(*search, patterns, corpus);
+      CHECK(lines_with_match == (ascii ? 1u : 0u));
+    }
+  }
+}
+
 TEST_CASE("UnfilteredSearch names every line whose message a pattern matches") {
   const std::string corpus = Corpus(7, 4000);
   for (const auto* patterns : {&kAsciiPatterns, &kOtherPatterns}) {
