@@ -43,9 +43,9 @@ ConfirmMemo& ConfirmMemo::ForThisThread() {
   return *memo;
 }
 
-std::size_t ConfirmMemo::SlotOf(std::uint64_t hash, std::uint32_t rule) {
+std::size_t ConfirmMemo::SetOf(std::uint64_t hash, std::uint32_t rule) {
   const std::uint64_t h = (hash ^ (std::uint64_t{rule} * 0xC2B2AE3D27D4EB4Full));
-  return static_cast<std::size_t>((h ^ (h >> 32)) % kSlots);
+  return static_cast<std::size_t>((h ^ (h >> 32)) % kSets) * kWays;
 }
 
 bool ConfirmMemo::Usable(std::string_view text, std::size_t groups) {
@@ -61,29 +61,49 @@ const ConfirmMemo::Result* ConfirmMemo::Find(std::uint64_t owner, std::uint32_t 
                                              const MemoText& text) {
   ++lookups_;
   const std::uint64_t hash = text.hash();
-  const Slot& s = slots_[SlotOf(hash, rule)];
   const std::string_view t = text.text();
-  const bool hit = s.owner == owner && s.rule == rule && s.hash == hash && s.size == t.size() &&
-                   std::memcmp(s.bytes.data(), t.data(), t.size()) == 0;
-  hits_ += hit ? 1 : 0;
-  window_hits_ += hit ? 1 : 0;
+  Slot* found = nullptr;
+  for (std::size_t way = 0, first = SetOf(hash, rule); way < kWays; ++way) {
+    Slot& s = slots_[first + way];
+    if (s.owner == owner && s.rule == rule && s.hash == hash && s.size == t.size() &&
+        std::memcmp(s.bytes.data(), t.data(), t.size()) == 0) {
+      found = &s;
+      break;
+    }
+  }
+  if (found) {
+    ++found->uses;
+    ++hits_;
+    ++window_hits_;
+  }
   if (++window_lookups_ == kWindow) {
     if (window_hits_ * kMinHitShare < kWindow) off_for_ = kOffConfirmations;
     window_lookups_ = 0;
     window_hits_ = 0;
   }
-  return hit ? &s.result : nullptr;
+  return found ? &found->result : nullptr;
 }
 
 void ConfirmMemo::Store(std::uint64_t owner, std::uint32_t rule, const MemoText& text,
                         const Result& result) {
   const std::string_view t = text.text();
   if (t.size() > kMaxTextBytes) return;
-  Slot& s = slots_[SlotOf(text.hash(), rule)];
+  Slot* set = &slots_[SetOf(text.hash(), rule)];
+  // The way of another RuleSet or the less used; the other ages.
+  const auto stale = [owner](const Slot& s) { return s.owner != owner; };
+  std::size_t victim = 0;
+  for (std::size_t way = 1; way < kWays; ++way) {
+    const Slot& v = set[victim];
+    const Slot& w = set[way];
+    if (!stale(v) && (stale(w) || w.uses < v.uses)) victim = way;
+  }
+  for (std::size_t way = 0; way < kWays; ++way) set[way].uses >>= 1;
+  Slot& s = set[victim];
   s.owner = owner;
   s.rule = rule;
   s.hash = text.hash();
   s.size = static_cast<std::uint16_t>(t.size());
+  s.uses = 0;
   s.result = result;
   std::memcpy(s.bytes.data(), t.data(), t.size());
 }

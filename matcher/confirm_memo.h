@@ -24,8 +24,8 @@
 // allocated at the same address.
 //
 // Per thread (RuleSet's contract: Match is const and runs on many threads
-// at once): no locks, no sharing. Bounded: kSlots slots of at most
-// kMaxTextBytes each (~100 KiB a thread that confirms, allocated on its first
+// at once): no locks, no sharing. Bounded: kSets x kWays slots of at
+// most kMaxTextBytes each (~340 KiB a thread that confirms, allocated on its first
 // confirmation); longer texts and rules with more than kMaxGroups named
 // groups are not memoised. Off by itself while hits are rare (a scan of
 // distinct lines): it then costs a counter per confirmation.
@@ -61,8 +61,12 @@ struct GroupSpan {
 
 class ConfirmMemo {
  public:
-  static constexpr std::size_t kSlots = 256;
-  static constexpr std::size_t kMaxTextBytes = 320;
+  // Two ways a set, so that a storm's entries are not evicted by the one
+  // distinct line between two of its lines; the way evicted is the one less
+  // used lately (each store halves the other's count).
+  static constexpr std::size_t kWays = 2;
+  static constexpr std::size_t kSets = 512;
+  static constexpr std::size_t kMaxTextBytes = 256;
   static constexpr std::size_t kMaxGroups = 12;
   // The off-switch: over each window of kWindow lookups, fewer than
   // 1/kMinHitShare hits turn the memo off for the next kOffConfirmations.
@@ -99,12 +103,14 @@ class ConfirmMemo {
     std::uint64_t hash = 0;
     std::uint32_t rule = 0;
     std::uint16_t size = 0;
+    std::uint32_t uses = 0;  // hits, halved whenever the other way is stored
     Result result;
     std::array<char, kMaxTextBytes> bytes;
   };
-  static std::size_t SlotOf(std::uint64_t hash, std::uint32_t rule);
+  // The first slot of the set (rule, text) goes to.
+  static std::size_t SetOf(std::uint64_t hash, std::uint32_t rule);
 
-  std::array<Slot, kSlots> slots_{};
+  std::array<Slot, kSets * kWays> slots_{};
   std::uint64_t hits_ = 0;
   std::uint64_t lookups_ = 0;
   std::uint32_t window_lookups_ = 0;

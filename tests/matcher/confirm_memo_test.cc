@@ -42,12 +42,23 @@ TEST_CASE("the memo answers only for the very bytes stored, whatever their hashe
     CHECK(hit->spans[0].offset == 11);
     CHECK_FALSE(memo.Find(1, 0, MemoText(b, kSameHash)));
     CHECK_FALSE(memo.Find(1, 0, MemoText(a.substr(0, a.size() - 1), kSameHash)));
-    // b evicts a from their shared slot: a is a miss again, not b's answer.
+    // a, b and c share a set of kWays == 2 slots: storing c evicts one of
+    // a and b, and none answers for another.
+    static_assert(ConfirmMemo::kWays == 2);
+    const std::string c = "NVRM: Xid (PCI:0000:3b:00): 77, pid=1";
     memo.Store(1, 0, MemoText(b, kSameHash), ConfirmMemo::Result{});
-    CHECK_FALSE(memo.Find(1, 0, MemoText(a, kSameHash)));
     const ConfirmMemo::Result* miss = memo.Find(1, 0, MemoText(b, kSameHash));
     REQUIRE(miss);
     CHECK_FALSE(miss->matched);
+    memo.Store(1, 0, MemoText(c, kSameHash), Matched(1, 2));
+    const ConfirmMemo::Result* found_c = memo.Find(1, 0, MemoText(c, kSameHash));
+    REQUIRE(found_c);
+    CHECK(found_c->spans[0].offset == 1);
+    const ConfirmMemo::Result* found_a = memo.Find(1, 0, MemoText(a, kSameHash));
+    const ConfirmMemo::Result* found_b = memo.Find(1, 0, MemoText(b, kSameHash));
+    CHECK((found_a == nullptr) != (found_b == nullptr));
+    if (found_a) CHECK(found_a->spans[0].offset == 11);
+    if (found_b) CHECK_FALSE(found_b->matched);
   });
 }
 
