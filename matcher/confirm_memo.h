@@ -105,12 +105,12 @@ class ConfirmMemo {
     std::uint16_t size = 0;
     std::uint32_t uses = 0;  // hits, halved whenever the other way is stored
     Result result;
-    std::array<char, kMaxTextBytes> bytes;
+    std::array<char, kMaxTextBytes> bytes;  // not initialised: read only up to `size` once stored
   };
   // The first slot of the set (rule, text) goes to.
   static std::size_t SetOf(std::uint64_t hash, std::uint32_t rule);
 
-  std::array<Slot, kSets * kWays> slots_{};
+  std::array<Slot, kSets * kWays> slots_;  // bytes uninitialised until stored
   std::uint64_t hits_ = 0;
   std::uint64_t lookups_ = 0;
   std::uint32_t window_lookups_ = 0;
