@@ -18,17 +18,20 @@
 //    regex answers; the memo is asked per rule, after that choice.
 //  - A DFA out of memory makes RE2 fall back to its NFA: the same answer.
 //  - ResolveOutcome is run again on a hit, from the same fields.
+//  - The agent's records (RuleSet::Match(const LogRecord&)) reach the memo
+//    through the same Capture with the record's text; their labels are
+//    applied to the matches afterwards (DropUnverifiedJournalMatches).
 // The key is exact: the hash only picks the slot and the bytes decide; each
 // slot is tagged with the owning RuleSet's number (never reused in a
 // process), so a reloaded RuleSet never sees another's entries, even one
 // allocated at the same address.
 //
 // Per thread (RuleSet's contract: Match is const and runs on many threads
-// at once): no locks, no sharing. Bounded: kSets x kWays slots of at
-// most kMaxTextBytes each (~340 KiB a thread that confirms, allocated on its first
-// confirmation); longer texts and rules with more than kMaxGroups named
-// groups are not memoised. Off by itself while hits are rare (a scan of
-// distinct lines): it then costs a counter per confirmation.
+// at once): no locks, no sharing. Bounded: kSets x kWays slots of at most
+// kMaxTextBytes each (~340 KiB a thread that confirms, allocated on its
+// first confirmation); longer texts and rules with more than kMaxGroups
+// named groups are not memoised. Off by itself while hits are rare (a scan
+// of distinct lines): it then costs a counter per confirmation.
 #pragma once
 
 #include <array>
