@@ -72,7 +72,7 @@ TEST_CASE("the memo answers only for the rule and the RuleSet that stored it") {
   CHECK(ConfirmMemo::NewOwner() != ConfirmMemo::NewOwner());
 }
 
-TEST_CASE("long texts and rules with many groups are not memoised; rare hits turn it off") {
+TEST_CASE("long texts and rules with many groups are not memoised, and rare hits turn it off") {
   ConfirmMemo memo;
   CHECK(memo.Usable(std::string(ConfirmMemo::kMaxTextBytes, 'x'), ConfirmMemo::kMaxGroups));
   CHECK_FALSE(memo.Usable(std::string(ConfirmMemo::kMaxTextBytes + 1, 'x'), 1));
