@@ -417,9 +417,10 @@ void RuleSet::MatchCandidates(std::string_view text, Origin origin,
     return;
   }
   const std::uint32_t bit = OriginBit(origin);
+  const MemoText memo_text(text);  // hashed once, if a rule asks the memo
   for (std::uint32_t index : candidates) {
     if (origin != Origin::kAny && !(impl_->compiled[index].origin_mask & bit)) continue;
-    impl_->Capture(static_cast<int>(index), text, out);
+    impl_->Capture(static_cast<int>(index), memo_text, out);
   }
 }
 

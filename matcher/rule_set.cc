@@ -145,17 +145,59 @@ std::vector<std::string_view> PatternsOf(const std::vector<int>& members,
   return patterns;
 }
 
-void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMatch>& out) const {
+namespace {
+
+// Fills `m` with rule `c`'s named groups and resolves its outcome: the same
+// for a match RE2 just found and one read from the memo. `group_at(i,
+// group)` is the text of c.named[i] (RE2's group number `group`), with a
+// null data() when the group took no part in the match.
+template <class GroupAt>
+void FillMatch(const CompiledRule& c, const GroupAt& group_at, RuleMatch& m) {
+  m.rule = c.rule;
+  std::size_t i = 0;
+  for (const auto& [group, name] : c.named) {  // sorted by name: each goes at the map's end
+    const std::string_view g = group_at(i++, group);
+    // Bounded: one huge line must not make huge fields, summary or keys.
+    if (g.data() != nullptr) {
+      m.fields.emplace_hint(m.fields.end(), name, TruncateUtf8View(g, FaultEvent::kMaxFieldBytes));
+    }
+  }
+  ResolveOutcome(*c.rule, m);
+}
+
+}  // namespace
+
+void RuleSet::Impl::Capture(int index, const MemoText& memo_text,
+                            std::vector<RuleMatch>& out) const {
   const CompiledRule& c = compiled[static_cast<std::size_t>(index)];
+  const std::string_view text = memo_text.text();
+  // A repeated message (a storm): RE2's answer for these very bytes, with
+  // its groups, from this thread's memo (confirm_memo.h says why nothing
+  // but the rule and the bytes decide it). Matches and misses alike.
+  ConfirmMemo& memo = ConfirmMemo::ForThisThread();
+  const bool memoise = memo.Usable(text, c.named.size());
+  const auto rule = static_cast<std::uint32_t>(index);
+  const auto span_at = [text](const GroupSpan* spans) {
+    return [text, spans](std::size_t i, int) {
+      const GroupSpan& g = spans[i];
+      return g.offset == GroupSpan::kNoGroup ? std::string_view() : text.substr(g.offset, g.size);
+    };
+  };
+  if (memoise) {
+    if (const ConfirmMemo::Result* known = memo.Find(memo_owner, rule, memo_text)) {
+      if (known->matched) FillMatch(c, span_at(known->spans.data()), out.emplace_back());
+      return;
+    }
+  }
+  ConfirmMemo::Result result;
   if (c.named.empty()) {
     // Nothing to return but the match itself: RE2's DFA alone says yes or
     // no (asking for where the match is costs a second, reverse DFA pass),
-    // or a search for the literals that are all the pattern is.
-    if (c.anchored->Matches(*c.re, text)) {
-      RuleMatch& m = out.emplace_back();
-      m.rule = c.rule;
-      ResolveOutcome(*c.rule, m);
-    }
+    // or a search for the literals that are all the pattern is. Memoised
+    // too: that DFA pass cost ~1,600 instructions a line on user-gpu at 10%.
+    result.matched = c.anchored->Matches(*c.re, text);
+    if (result.matched) FillMatch(c, span_at(result.spans.data()), out.emplace_back());
+    if (memoise) memo.Store(memo_owner, rule, memo_text, result);
     return;
   }
   // Most lines that reach here do not match (prefilter near misses): no
@@ -174,19 +216,34 @@ void RuleSet::Impl::Capture(int index, std::string_view text, std::vector<RuleMa
   // the reverse DFA pass that finds where the match starts (on subset-a,
   // 852 ns of the 1,044 a match with its groups cost, the forward DFA alone
   // 267: anchored_capture.h). Without, RE2's unanchored search.
-  if (!c.anchored->Match(*c.re, text, groups, c.capture_groups)) return;
-  RuleMatch& m = out.emplace_back();  // filled in place: no temporary to move and free
-  m.rule = c.rule;
-  for (const auto& [group, name] : c.named) {  // sorted by name: each goes at the map's end
-    const re2::StringPiece& g = groups[static_cast<std::size_t>(group)];
-    // Bounded: one huge line must not make huge fields, summary or keys.
-    if (g.data() != nullptr) {
-      m.fields.emplace_hint(
-          m.fields.end(), name,
-          TruncateUtf8View(std::string_view(g.data(), g.size()), FaultEvent::kMaxFieldBytes));
-    }
+  result.matched = c.anchored->Match(*c.re, text, groups, c.capture_groups);
+  if (!result.matched) {
+    if (memoise) memo.Store(memo_owner, rule, memo_text, result);  // a near miss repeats too
+    return;
   }
-  ResolveOutcome(*c.rule, m);
+  RuleMatch& m = out.emplace_back();  // filled in place: no temporary to move and free
+  if (!memoise) {
+    FillMatch(
+        c,
+        [groups](std::size_t, int group) {
+          const re2::StringPiece& g = groups[static_cast<std::size_t>(group)];
+          return std::string_view(g.data(), g.size());
+        },
+        m);
+    return;
+  }
+  // A memoised text is at most kMaxTextBytes long: its offsets fit.
+  std::size_t i = 0;
+  for (const auto& named : c.named) {
+    const re2::StringPiece& g = groups[static_cast<std::size_t>(named.first)];
+    if (g.data() != nullptr) {
+      result.spans[i] = {static_cast<std::uint16_t>(g.data() - text.data()),
+                         static_cast<std::uint16_t>(g.size())};
+    }
+    ++i;
+  }
+  FillMatch(c, span_at(result.spans.data()), m);
+  memo.Store(memo_owner, rule, memo_text, result);
 }
 
 void RuleSet::Impl::RunSet(const RE2::Set* set, const std::vector<int>& map, std::string_view text,
@@ -325,7 +382,8 @@ void RuleSet::Match(std::string_view text, Origin origin, std::vector<RuleMatch>
   std::vector<int> hits;
   impl_->RunSet(impl_->SetOf(s), s.rules, text, hits);
   std::sort(hits.begin(), hits.end());  // load order, whatever the Set returned
-  for (int index : hits) impl_->Capture(index, text, out);
+  const MemoText memo_text(text);
+  for (int index : hits) impl_->Capture(index, memo_text, out);
 }
 
 void RuleSet::MatchRecordText(std::string_view text, Origin origin,
@@ -348,7 +406,8 @@ void RuleSet::MatchRecordText(std::string_view text, Origin origin,
     std::vector<int> hits;
     impl_->RunSet(impl_->SetOf(s), s.rules, text, hits);
     std::sort(hits.begin(), hits.end());
-    for (int index : hits) impl_->Capture(index, text, out);
+    const MemoText memo_text(text);
+    for (int index : hits) impl_->Capture(index, memo_text, out);
   }
 }
 

@@ -15,6 +15,7 @@
 #include <re2/set.h>
 
 #include "matcher/anchored_capture.h"
+#include "matcher/confirm_memo.h"
 #include "matcher/literal_expansion.h"
 #include "matcher/literal_prefilter.h"
 #include "matcher/literal_snapshot.h"
@@ -132,8 +133,11 @@ struct RuleSet::Impl {
   // one-line record (the agent's Match) keeps to that path.
   mutable std::atomic<std::size_t> unfiltered_search_bytes_per_rule{std::size_t{256} << 10};
 
-  // Appends the match of compiled rule `index` on `text`, if it matches.
-  void Capture(int index, std::string_view text, std::vector<RuleMatch>& out) const;
+  // This RuleSet's tag in each thread's ConfirmMemo (confirm_memo.h).
+  const std::uint64_t memo_owner = ConfirmMemo::NewOwner();
+  // Appends the match of compiled rule `index` on `text`, if it matches:
+  // from the thread's ConfirmMemo when it holds these bytes for this rule.
+  void Capture(int index, const MemoText& text, std::vector<RuleMatch>& out) const;
   // Runs `set` over `text` (indices into `map`), falling back to one by one
   // on DFA out of memory, or when there is no Set. Appends matching
   // compiled indices to `hits`.
