@@ -8,12 +8,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include <re2/re2.h>
 
 #include "matcher/literal_prefilter.h"
+#include "tests/fuzz/pattern_input.h"
 
 namespace {
 
@@ -27,15 +29,10 @@ bool HoldsOne(std::string_view text, const std::vector<faultline::RequiredLitera
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string_view input(reinterpret_cast<const char*>(data), size);
-  const std::size_t nl = input.find('\n');
-  if (nl == std::string_view::npos) return 0;
-  const std::string_view pattern = input.substr(0, nl);
-  RE2::Options options;
-  options.set_log_errors(false);
-  options.set_max_mem(1 << 20);
-  const RE2 re(re2::StringPiece(pattern.data(), pattern.size()), options);
-  if (!re.ok()) return 0;
+  const std::optional<faultline::PatternInput> in = faultline::ReadPatternInput(data, size);
+  if (!in) return 0;
+  const std::string_view pattern = in->pattern;
+  const RE2& re = *in->re;
   std::vector<std::vector<faultline::RequiredLiteral>> sets;
   sets.push_back(faultline::ExtractRequiredLiterals(pattern));
   if (sets[0].empty()) return 0;
@@ -43,10 +40,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (auto& set : faultline::ExtractAlternativeLiteralSets(pattern)) {
     sets.push_back(std::move(set));
   }
-  for (std::size_t start = nl + 1; start <= input.size();) {
-    std::size_t end = input.find('\n', start);
-    if (end == std::string_view::npos) end = input.size();
-    const std::string_view text = input.substr(start, end - start);
+  const std::string_view lines = in->text;
+  for (std::size_t start = 0; start <= lines.size();) {
+    std::size_t end = lines.find('\n', start);
+    if (end == std::string_view::npos) end = lines.size();
+    const std::string_view text = lines.substr(start, end - start);
     if (RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), re)) {
       for (const auto& set : sets) {
         if (!HoldsOne(text, set)) std::abort();  // a match the prefilter would drop

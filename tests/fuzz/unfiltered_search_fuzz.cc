@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,19 +20,15 @@
 #include "matcher/byte_pairs.h"
 #include "matcher/input_line.h"
 #include "matcher/unfiltered_search.h"
+#include "tests/fuzz/pattern_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string_view input(reinterpret_cast<const char*>(data), size);
-  const std::size_t nl = input.find('\n');
-  if (nl == std::string_view::npos) return 0;
-  const std::string_view pattern = input.substr(0, nl);
-  RE2::Options options;
-  options.set_log_errors(false);
-  options.set_max_mem(1 << 20);  // small programs: many executions
-  const RE2 re(re2::StringPiece(pattern.data(), pattern.size()), options);
-  if (!re.ok()) return 0;
+  const std::optional<faultline::PatternInput> in = faultline::ReadPatternInput(data, size);
+  if (!in) return 0;
+  const std::string_view pattern = in->pattern;
+  const RE2& re = *in->re;
   const std::vector<std::string_view> patterns = {pattern};
-  const std::string_view text = input.substr(nl + 1);
+  const std::string_view text = in->text;
   // The text as the sample, or none (the first choice of pairs).
   const auto search = faultline::UnfilteredSearch::Build(patterns, size % 2 ? text : "");
   if (!search) return 0;
