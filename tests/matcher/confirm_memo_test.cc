@@ -174,9 +174,11 @@ TEST_CASE("many threads confirm the same storm on one RuleSet, each with its own
       "mlx5_core ZZZZ:3b:00.0: Port 1 link down",
   };
   std::vector<std::vector<Fields>> expected;
+  expected.reserve(texts.size());
   for (const std::string& t : texts) expected.push_back(FieldsOf(*l.set, t));
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 300; ++i) {

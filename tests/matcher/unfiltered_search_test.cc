@@ -432,7 +432,8 @@ TEST_CASE("marked lines searched in batches: each line named as if searched alon
   std::size_t named = 0;
   for (const std::string& tail : tails) {
     for (std::size_t shift = 0; shift < 300; ++shift) {
-      const std::string chunk = filler + "E12 " + std::string(shift, 'z') + "\n" + tail;
+      std::string chunk = filler;
+      chunk.append("E12 ").append(shift, 'z').append("\n").append(tail);
       std::vector<std::size_t> starts;
       search->Lines(chunk, starts);
       INFO("tail: " << tail.substr(0, 60) << " shift: " << shift);
