@@ -119,32 +119,23 @@ double Score(const RequiredLiteral& lit) {
 // Rarity of "one of these literals": -log of the summed chances, so that ten
 // rare alternatives beat one common literal, and one common alternative
 // spoils the set.
-double SetScore(const LitSet& set) {
-  if (set.empty()) return 0;
-  double chance = 0;
-  for (const RequiredLiteral& lit : set) {
-    double s = Score(lit);
-    if (s <= 0) return 0;
-    chance += std::exp(-s);
-  }
-  return std::max(1e-6, -std::log(chance));
-}
-
-// SetScore with each literal's rarity counted up to kRareEnough nats (about
-// one line in 3,000): past that a longer spelling finds no fewer lines in
-// practice, and each string is one more literal for Vectorscan to search.
-constexpr double kRareEnough = 8.0;
-constexpr std::size_t kMinSpelledBytes = 6;
-double SpelledScore(const LitSet& set) {
+// With `cap`, each literal's rarity counts up to it (ConsiderSpelled).
+double SetScore(const LitSet& set, double cap = HUGE_VAL) {
   if (set.empty()) return 0;
   double chance = 0;
   for (const RequiredLiteral& lit : set) {
     const double s = Score(lit);
     if (s <= 0) return 0;
-    chance += std::exp(-std::min(s, kRareEnough));
+    chance += std::exp(-std::min(s, cap));
   }
   return std::max(1e-6, -std::log(chance));
 }
+
+// A spelt-out set's rarity counts each string up to kRareEnough nats (about
+// one line in 3,000): past that a longer spelling finds no fewer lines in
+// practice, and each string is one more literal for Vectorscan to search.
+constexpr double kRareEnough = 8.0;
+constexpr std::size_t kMinSpelledBytes = 6;
 
 struct Info {
   bool exact = false;  // the node matches exactly `text` (and nothing else)
@@ -206,17 +197,20 @@ LitSet Minimal(LitSet set) {
   return out;
 }
 
-// Each of `heads` followed by each of `tails` (caseless where either part
-// is: a caseless search also finds the exact text), or unset past
-// kMaxSpelled strings.
+// `tail` after `head`: caseless where either non-empty part is (a caseless
+// search also finds the exact text).
+void Append(RequiredLiteral& head, const RequiredLiteral& tail) {
+  head.caseless = (head.caseless && !head.text.empty()) || (tail.caseless && !tail.text.empty());
+  head.text += tail.text;
+}
+
+// Each of `heads` followed by each of `tails`, or unset past kMaxSpelled
+// strings.
 std::optional<LitSet> Spell(const LitSet& heads, const LitSet& tails) {
   if (heads.size() * tails.size() > kMaxSpelled) return std::nullopt;
   LitSet out;
   for (const RequiredLiteral& h : heads) {
-    for (const RequiredLiteral& t : tails) {
-      out.push_back(
-          {h.text + t.text, (h.caseless && !h.text.empty()) || (t.caseless && !t.text.empty())});
-    }
+    for (const RequiredLiteral& t : tails) Append(out.emplace_back(h), t);
   }
   SortUniqueLiterals(out);
   return out;
@@ -281,6 +275,10 @@ class Extractor {
   static void Consider(LitSet candidate, Info& out) {
     if (!candidate.empty()) out.all.push_back(candidate);
     const double score = SetScore(candidate);
+    Choose(std::move(candidate), score, out);
+  }
+  // `candidate` as the best so far when it scores higher.
+  static void Choose(LitSet candidate, double score, Info& out) {
     if (score > out.best_score) {
       out.best = std::move(candidate);
       out.best_score = score;
@@ -299,11 +297,8 @@ class Extractor {
     for (const RequiredLiteral& lit : candidate) {
       if (lit.text.size() < kMinSpelledBytes) return;
     }
-    const double score = SpelledScore(candidate);
-    if (score > out.best_score) {
-      out.best = std::move(candidate);
-      out.best_score = score;
-    }
+    const double score = SetScore(candidate, kRareEnough);
+    Choose(std::move(candidate), score, out);
   }
 
   // Flags the extractor knows to leave the literals as they are (s, m, U)
@@ -328,14 +323,12 @@ class Extractor {
     }
     if (branches.size() == 1) return branches[0];
     Info out;
-    LitSet spelled;
-    for (const Info& b : branches) {
-      if (!b.spelled) break;
-      spelled.insert(spelled.end(), b.spelled->begin(), b.spelled->end());
-      if (&b == &branches.back()) {
-        SortUniqueLiterals(spelled);
-        if (spelled.size() <= kMaxSpelled) out.spelled = spelled;
-      }
+    if (std::all_of(branches.begin(), branches.end(), [](const Info& b) { return b.spelled; })) {
+      LitSet spelled;
+      for (const Info& b : branches)
+        spelled.insert(spelled.end(), b.spelled->begin(), b.spelled->end());
+      SortUniqueLiterals(spelled);
+      if (spelled.size() <= kMaxSpelled) out.spelled = std::move(spelled);
     }
     for (Info& b : branches) {
       LitSet s = b.exact ? LitSet{b.text} : b.best;
@@ -396,11 +389,7 @@ class Extractor {
     // ones so far are a set of their own, and the atom's start the next.
     auto spell = [&](const LitSet& tails) {
       if (tails.size() == 1) {  // one string: onto each, in place
-        for (RequiredLiteral& head : spelled) {
-          head.caseless = (head.caseless && !head.text.empty()) ||
-                          (tails[0].caseless && !tails[0].text.empty());
-          head.text += tails[0].text;
-        }
+        for (RequiredLiteral& head : spelled) Append(head, tails[0]);
         return;
       }
       if (std::optional<LitSet> joined = Spell(spelled, tails)) {
@@ -449,13 +438,7 @@ class Extractor {
       if (failed_) return {};
       if (atom.exact) {
         if (atom.text.text.empty()) continue;  // an empty group
-        if (atom.text.caseless != run.caseless && !run.text.empty()) {
-          // A caseless search also finds the case-sensitive text: widen.
-          run.caseless = true;
-        } else if (run.text.empty()) {
-          run.caseless = atom.text.caseless;
-        }
-        run.text += atom.text.text;
+        Append(run, atom.text);
         spell({atom.text});
         continue;
       }
