@@ -365,19 +365,17 @@ Summary Repeat(const ReNode& n) {
     s.exact = false;
     return s;
   }
-  // The turns that must be taken, one after the other (how many more may
-  // follow is not read here: not exact).
-  std::vector<ByteSet> turns;
-  for (int k = 0; k < n.min && turns.size() < kMaxHead; ++k) turns = Then(turns, true, s.head);
-  if (!s.exact) turns = s.head;
+  // The turns after the first that must be taken, one after the other.
+  std::vector<ByteSet> rest;
+  for (int k = 1; k < n.min && rest.size() < kMaxHead; ++k) rest = Then(rest, true, s.head);
   // At least twice: the end of one turn meets the start of the next, and
   // the rest of the turns that must be taken follow.
   if (n.min >= 2 && !s.nullable) {
-    std::vector<ByteSet> rest;
-    for (int k = 1; k < n.min && rest.size() < kMaxHead; ++k) rest = Then(rest, true, s.head);
     Offer(s.required, MakeSet(s.last, s.first, s.exact ? ThenOf(rest) : std::vector<ByteSet>{}));
   }
-  s.head = std::move(turns);
+  // Every turn that must be taken (how many more may follow is not read
+  // here: not exact).
+  s.head = Then(std::move(s.head), s.exact, rest);
   s.exact = false;
   return s;
 }
@@ -436,10 +434,10 @@ std::optional<std::vector<BytePair>> RequiredBytePairs(std::string_view pattern)
 BytePairLines::BytePairLines(std::span<const BytePair> pairs) : table_(1024, 0), checked_(1024, 0) {
   std::vector<unsigned long long> plain(1024, 0);  // a pair alone marks
   auto set = [&](int a, int b, const std::vector<ByteSet>* then = nullptr) {
-    const unsigned key = (static_cast<unsigned>(a) << 8) | static_cast<unsigned>(b);
-    table_[key >> 6] |= 1ULL << (key & 63);
+    const unsigned key = Key(static_cast<unsigned char>(a), static_cast<unsigned char>(b));
+    SetBit(table_, key);
     if (then == nullptr || then->empty()) {
-      plain[key >> 6] |= 1ULL << (key & 63);
+      SetBit(plain, key);
     } else {
       then_[key].push_back(*then);
     }
@@ -456,10 +454,10 @@ BytePairLines::BytePairLines(std::span<const BytePair> pairs) : table_(1024, 0),
   }
   for (auto it = then_.begin(); it != then_.end();) {
     const unsigned key = it->first;
-    if ((plain[key >> 6] >> (key & 63)) & 1) {
+    if (Bit(plain, key)) {
       it = then_.erase(it);
     } else {
-      checked_[key >> 6] |= 1ULL << (key & 63);
+      SetBit(checked_, key);
       ++it;
     }
   }

@@ -63,15 +63,17 @@ class BytePairLines {
   static unsigned Key(unsigned char a, unsigned char b) {
     return (static_cast<unsigned>(a) << 8) | b;
   }
-  bool Has(unsigned char a, unsigned char b) const {
-    const unsigned key = Key(a, b);
-    return (table_[key >> 6] >> (key & 63)) & 1;
+  // Bit `key` of a table of 65,536 bits.
+  static bool Bit(const std::vector<unsigned long long>& bits, unsigned key) {
+    return (bits[key >> 6] >> (key & 63)) & 1;
+  }
+  static void SetBit(std::vector<unsigned long long>& bits, unsigned key) {
+    bits[key >> 6] |= 1ULL << (key & 63);
   }
   // Whether a pair, and the bytes that must follow it, stand at p[i].
   bool Holds(const unsigned char* p, std::size_t i, std::size_t n) const {
-    if (!Has(p[i], p[i + 1])) return false;
     const unsigned key = Key(p[i], p[i + 1]);
-    return ((checked_[key >> 6] >> (key & 63)) & 1) == 0 || ThenHolds(key, p, i, n);
+    return Bit(table_, key) && (!Bit(checked_, key) || ThenHolds(key, p, i, n));
   }
   bool ThenHolds(unsigned key, const unsigned char* p, std::size_t i, std::size_t n) const;
   // The first i' >= i with a pair at p[i'], p[i' + 1]; n - 1 (or i, when
