@@ -325,8 +325,9 @@ class Extractor {
     Info out;
     if (std::all_of(branches.begin(), branches.end(), [](const Info& b) { return b.spelled; })) {
       LitSet spelled;
-      for (const Info& b : branches)
+      for (const Info& b : branches) {
         spelled.insert(spelled.end(), b.spelled->begin(), b.spelled->end());
+      }
       SortUniqueLiterals(spelled);
       if (spelled.size() <= kMaxSpelled) out.spelled = std::move(spelled);
     }
