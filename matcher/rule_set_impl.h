@@ -138,6 +138,12 @@ struct RuleSet::Impl {
   // Appends the match of compiled rule `index` on `text`, if it matches:
   // from the thread's ConfirmMemo when it holds these bytes for this rule.
   void Capture(int index, const MemoText& text, std::vector<RuleMatch>& out) const;
+  // The same for a rule that RunSet found matching `text`: a rule without
+  // named groups has nothing left to ask RE2 (the Set runs each rule's
+  // pattern with its options over the same text, PartialMatch's question),
+  // so its match is written without a second DFA pass; a rule with groups
+  // is asked for them by Capture.
+  void CaptureSetHit(int index, const MemoText& text, std::vector<RuleMatch>& out) const;
   // Runs `set` over `text` (indices into `map`), falling back to one by one
   // on DFA out of memory, or when there is no Set. Appends matching
   // compiled indices to `hits`.
