@@ -506,7 +506,7 @@ void BytePairLines::BuildSiftTables() {
   // spaces before d or D) share a group.
   std::vector<SiftGroup> groups;
   std::vector<std::array<unsigned long long, 4>> rows;
-  for (unsigned a = 0; a < 256; ++a) {
+  for (std::size_t a = 0; a < 256; ++a) {
     const std::array<unsigned long long, 4> row = {table_[a * 4], table_[a * 4 + 1],
                                                    table_[a * 4 + 2], table_[a * 4 + 3]};
     if ((row[0] | row[1] | row[2] | row[3]) == 0) continue;
@@ -522,7 +522,7 @@ void BytePairLines::BuildSiftTables() {
       }
       groups.push_back(fresh);
     }
-    groups[g].first.Add(a);
+    groups[g].first.Add(static_cast<unsigned>(a));
   }
   // One bit of a byte per group: past 8, the two groups whose union adds
   // the fewest pairs to the sift's become one (a superset of both).

@@ -169,6 +169,7 @@ std::vector<std::string> RuleIds(const RuleSet& set, std::string_view text, Orig
   std::vector<RuleMatch> matches;
   set.Match(text, origin, matches);
   std::vector<std::string> ids;
+  ids.reserve(matches.size());
   for (const RuleMatch& m : matches) ids.push_back(m.rule->id);
   return ids;
 }
