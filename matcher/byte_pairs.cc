@@ -18,6 +18,7 @@
 // none.
 #include "matcher/byte_pairs.h"
 
+#include <cstdint>
 #include <string>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -465,21 +466,95 @@ BytePairLines::BytePairLines(std::span<const BytePair> pairs) : table_(1024, 0),
   set('\n', '{');
   set(':', '\n');
   set(':', '\r');
-  // The nibble tables: each high nibble of a byte that begins a pair gets
-  // a bit of its own while there are 8 or fewer (exact), else shares one
-  // (a superset: only more table lookups).
-  std::array<int, 16> bucket{};
-  bucket.fill(-1);
-  int buckets = 0;
-  for (unsigned a = 0; a < 256; ++a) {
-    bool begins = false;
-    for (unsigned w = 0; w < 4 && !begins; ++w) begins = table_[a * 4 + w] != 0;
-    if (!begins) continue;
-    const unsigned high = a >> 4;
-    if (bucket[high] < 0) bucket[high] = buckets++ % 8;
-    const auto bit = static_cast<unsigned char>(1u << bucket[high]);
-    by_high_[high] |= bit;
-    by_low_[a & 15] |= bit;
+  BuildSiftTables();
+}
+
+namespace {
+
+// Bytes as the AVX2 sift sees them: only a byte's low and high nibbles,
+// so a set stands for every byte whose low nibble is one of its bytes' and
+// high nibble one of its bytes' (a superset).
+struct NibbleSet {
+  std::uint16_t low = 0;
+  std::uint16_t high = 0;
+  void Add(unsigned byte) {
+    low = static_cast<std::uint16_t>(low | (1u << (byte & 15)));
+    high = static_cast<std::uint16_t>(high | (1u << (byte >> 4)));
+  }
+  NibbleSet Union(const NibbleSet& o) const {
+    return {static_cast<std::uint16_t>(low | o.low), static_cast<std::uint16_t>(high | o.high)};
+  }
+  // How many bytes the sift takes for it.
+  unsigned Bytes() const {
+    return static_cast<unsigned>(__builtin_popcount(low) * __builtin_popcount(high));
+  }
+};
+
+// Bytes that begin a pair, with the bytes that may follow them: all the
+// first bytes sharing one row of the pair table, then groups merged.
+struct SiftGroup {
+  NibbleSet first;
+  NibbleSet second;
+  // Roughly how many of 65,536 byte pairs the sift stops at for it.
+  unsigned Cost() const { return first.Bytes() * second.Bytes(); }
+};
+
+}  // namespace
+
+void BytePairLines::BuildSiftTables() {
+  // First bytes with the same second bytes (E and R before a digit; the
+  // spaces before d or D) share a group.
+  std::vector<SiftGroup> groups;
+  std::vector<std::array<unsigned long long, 4>> rows;
+  for (std::size_t a = 0; a < 256; ++a) {
+    const std::array<unsigned long long, 4> row = {table_[a * 4], table_[a * 4 + 1],
+                                                   table_[a * 4 + 2], table_[a * 4 + 3]};
+    if ((row[0] | row[1] | row[2] | row[3]) == 0) continue;
+    std::size_t g = 0;
+    while (g < rows.size() && rows[g] != row) ++g;
+    if (g == rows.size()) {
+      rows.push_back(row);
+      SiftGroup fresh;
+      for (unsigned b = 0; b < 256; ++b) {
+        if (Bit(table_, Key(static_cast<unsigned char>(a), static_cast<unsigned char>(b)))) {
+          fresh.second.Add(b);
+        }
+      }
+      groups.push_back(fresh);
+    }
+    groups[g].first.Add(static_cast<unsigned>(a));
+  }
+  // One bit of a byte per group: past 8, the two groups whose union adds
+  // the fewest pairs to the sift's become one (a superset of both).
+  while (groups.size() > 8) {
+    std::size_t best_i = 0;
+    std::size_t best_j = 1;
+    std::int64_t best = 0;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      for (std::size_t j = i + 1; j < groups.size(); ++j) {
+        const SiftGroup merged{groups[i].first.Union(groups[j].first),
+                               groups[i].second.Union(groups[j].second)};
+        const std::int64_t added =
+            std::int64_t{merged.Cost()} - std::int64_t{groups[i].Cost() + groups[j].Cost()};
+        if ((i == 0 && j == 1) || added < best) {
+          best = added;
+          best_i = i;
+          best_j = j;
+        }
+      }
+    }
+    groups[best_i] = {groups[best_i].first.Union(groups[best_j].first),
+                      groups[best_i].second.Union(groups[best_j].second)};
+    groups.erase(groups.begin() + static_cast<std::ptrdiff_t>(best_j));
+  }
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto bit = static_cast<unsigned char>(1u << g);
+    for (unsigned k = 0; k < 16; ++k) {
+      if (groups[g].first.low >> k & 1) first_low_[k] |= bit;
+      if (groups[g].first.high >> k & 1) first_high_[k] |= bit;
+      if (groups[g].second.low >> k & 1) second_low_[k] |= bit;
+      if (groups[g].second.high >> k & 1) second_high_[k] |= bit;
+    }
   }
 }
 
@@ -501,26 +576,44 @@ std::size_t BytePairLines::NextPairBytewise(const unsigned char* p, std::size_t 
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// 32 positions at a time: a byte may begin a pair when its two nibbles'
-// table entries share a bit (two shuffles and an AND); only those
-// positions look up the pair table.
+namespace {
+
+__attribute__((target("avx2"))) __m256i SiftTable(const std::array<unsigned char, 16>& t) {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.data())));
+}
+
+// The groups (a bit each) whose bytes each byte of `v` may be.
+__attribute__((target("avx2"))) __m256i SiftGroups(__m256i v, __m256i low_table,
+                                                   __m256i high_table) {
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  const __m256i low = _mm256_shuffle_epi8(low_table, _mm256_and_si256(v, nibble));
+  const __m256i high =
+      _mm256_shuffle_epi8(high_table, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
+  return _mm256_and_si256(low, high);
+}
+
+}  // namespace
+
+// 32 positions at a time: a pair may stand where a byte's group bits (its
+// two nibbles' entries, ANDed) share one with the next byte's (the same
+// from the second-byte tables); only those positions look up the pair
+// table. With the first byte alone, every space and newline of user-fleet's
+// lines was looked up (64 M instructions over 16 MiB).
 __attribute__((target("avx2"))) std::size_t BytePairLines::NextPairAvx2(const unsigned char* p,
                                                                         std::size_t i,
                                                                         std::size_t n) const {
-  const __m256i low_table = _mm256_broadcastsi128_si256(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(by_low_.data())));
-  const __m256i high_table = _mm256_broadcastsi128_si256(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(by_high_.data())));
-  const __m256i nibble = _mm256_set1_epi8(0x0f);
-  const __m256i zero = _mm256_setzero_si256();
+  const __m256i first_low = SiftTable(first_low_);
+  const __m256i first_high = SiftTable(first_high_);
+  const __m256i second_low = SiftTable(second_low_);
+  const __m256i second_high = SiftTable(second_high_);
   // p[i + 32] is read by the last position's pair: stop one byte early.
   for (; i + 32 < n; i += 32) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
-    const __m256i low = _mm256_shuffle_epi8(low_table, _mm256_and_si256(v, nibble));
-    const __m256i high =
-        _mm256_shuffle_epi8(high_table, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
+    const __m256i next = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 1));
+    const __m256i both = _mm256_and_si256(SiftGroups(v, first_low, first_high),
+                                          SiftGroups(next, second_low, second_high));
     auto may = ~static_cast<unsigned>(
-        _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(low, high), zero)));
+        _mm256_movemask_epi8(_mm256_cmpeq_epi8(both, _mm256_setzero_si256())));
     while (may != 0) {
       const std::size_t at = i + static_cast<std::size_t>(__builtin_ctz(may));
       if (Holds(p, at, n)) return at;

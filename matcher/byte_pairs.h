@@ -88,11 +88,17 @@ class BytePairLines {
   // follows (no pair at "ab" without bytes to follow).
   std::vector<unsigned long long> checked_;
   std::unordered_map<unsigned, std::vector<std::vector<ByteSet>>> then_;
-  // The bytes that begin a pair, as two 16-entry tables by the byte's low
-  // and high nibble (a byte may begin one when both entries share a bit):
-  // 32 bytes are sifted at once, the table looked up only where one may.
-  std::array<unsigned char, 16> by_low_{};
-  std::array<unsigned char, 16> by_high_{};
+  // The sift's tables: the pairs fall in up to 8 groups (a bit each) of
+  // first bytes and the bytes that may follow them, each kept as the
+  // nibbles of its bytes: a byte is in a group's first bytes when the
+  // entries of first_low_ (by its low nibble) and first_high_ (by its high)
+  // share the group's bit, and so for the second. 32 positions are sifted
+  // at once, the pair table looked up only where both bytes may be a pair.
+  void BuildSiftTables();
+  std::array<unsigned char, 16> first_low_{};
+  std::array<unsigned char, 16> first_high_{};
+  std::array<unsigned char, 16> second_low_{};
+  std::array<unsigned char, 16> second_high_{};
 };
 
 template <typename F>

@@ -26,6 +26,9 @@
 // process), so a reloaded RuleSet never sees another's entries, even one
 // allocated at the same address.
 //
+// The same memo, another instance per thread, holds RE2::Set answers
+// (RuleSet::Impl::SetHits): which of an origin's rules match a text.
+//
 // Per thread (RuleSet's contract: Match is const and runs on many threads
 // at once): no locks, no sharing. Bounded: kSets x kWays slots of at most
 // kMaxTextBytes each (~340 KiB a thread that confirms, allocated on its
@@ -87,6 +90,8 @@ class ConfirmMemo {
   static std::uint64_t NewOwner();
   // The calling thread's memo.
   static ConfirmMemo& ForThisThread();
+  // The calling thread's memo of RE2::Set answers (RuleSet::Impl::SetHits).
+  static ConfirmMemo& ForSetsOfThisThread();
 
   // Whether (owner, rule, text) may be memoised at all: short enough, and
   // the memo is on. Counts towards the off-switch's window when it says no

@@ -247,5 +247,42 @@ TEST_CASE("BytePairLines over long chunks marks exactly the lines its definition
   }
 }
 
+TEST_CASE("BytePairLines sifts pairs of more first bytes than it has groups") {
+  // 14 first bytes, each before bytes of its own (and the pairs BytePairLines
+  // adds: "\n{", ":\n", ":\r"): more rows of the pair table than the 8
+  // groups the sift keeps, so groups are merged, and no pair may be lost.
+  std::vector<BytePair> pairs;
+  const std::string firsts = "abcdefghijklmn";
+  const std::string seconds = "0123456789!#$%";
+  for (std::size_t k = 0; k < firsts.size(); ++k) {
+    BytePair pair;
+    pair.first.set(static_cast<unsigned char>(firsts[k]));
+    pair.second.set(static_cast<unsigned char>(seconds[k]));
+    // Two of them with a byte to follow.
+    if (k % 7 == 3) pair.then.push_back(ByteSet().set('z'));
+    pairs.push_back(pair);
+  }
+  const BytePairLines lines(pairs);
+  const std::string bytes = firsts + seconds + "z :\r{";
+  std::mt19937 rng(11);
+  std::string chunk;
+  std::vector<std::string> all;
+  for (int i = 0; i < 4000; ++i) {
+    std::string line;
+    const std::size_t len = rng() % 200;
+    for (std::size_t j = 0; j < len; ++j) line += rng() % 4 ? 'q' : bytes[rng() % bytes.size()];
+    all.push_back(line);
+    chunk += line;
+    if (i + 1 < 4000) chunk += '\n';
+  }
+  Strings want;
+  for (const std::string& line : all) {
+    if (MarkedByDefinition(pairs, line)) want.push_back(line);
+  }
+  CHECK(want.size() > 100);
+  CHECK(want.size() < 3900);
+  CHECK(MarkedLines(lines, chunk) == want);
+}
+
 }  // namespace
 }  // namespace faultline

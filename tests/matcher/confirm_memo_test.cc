@@ -129,6 +129,7 @@ TEST_CASE("repeated lines, and lines one byte apart, get RE2's matches and group
     Fields port2 = down_fields;
     port2["port"] = "2";
     const std::uint64_t hits_before = ConfirmMemo::ForThisThread().hits();
+    const std::uint64_t set_hits_before = ConfirmMemo::ForSetsOfThisThread().hits();
     for (int i = 0; i < 50; ++i) {
       CHECK(FieldsOf(*l.set, down) == std::vector<Fields>{down_fields, down_fields});
       CHECK(FieldsOf(*l.set, other_port) == std::vector<Fields>{port2, port2});
@@ -140,6 +141,56 @@ TEST_CASE("repeated lines, and lines one byte apart, get RE2's matches and group
     // the near miss reaches the rule's RE2 on the one-record path only
     // (Match's Set turns it away first).
     CHECK(ConfirmMemo::ForThisThread().hits() - hits_before == 3 * (50 * 2 - 1) + (50 - 1));
+    // Match's Set answer for each of the four texts, from the Sets' memo
+    // after the first.
+    CHECK(ConfirmMemo::ForSetsOfThisThread().hits() - set_hits_before == 4 * (50 - 1));
+  });
+}
+
+const char* const kTwoOriginsPack = R"(pack: origins
+version: 1
+defaults: {category: network}
+rules:
+  - id: kernel.link
+    sources: [kernel]
+    pattern: 'link (?:down|lost)'
+    summary: 'kernel link'
+  - id: pod.link
+    sources: [pod]
+    pattern: 'link (?:down|flap)'
+    summary: 'pod link'
+  - id: pod.port
+    sources: [pod]
+    pattern: 'port (?P<port>\d+) link'
+    summary: 'pod port'
+)";
+
+std::vector<std::string> RuleIds(const RuleSet& set, std::string_view text, Origin origin) {
+  std::vector<RuleMatch> matches;
+  set.Match(text, origin, matches);
+  std::vector<std::string> ids;
+  ids.reserve(matches.size());
+  for (const RuleMatch& m : matches) ids.push_back(m.rule->id);
+  return ids;
+}
+
+TEST_CASE("the Set's answer is the memo's only for the origin that asked it") {
+  Loaded l = LoadPack(kTwoOriginsPack);
+  REQUIRE(l.set);
+  OnFreshThread([&] {
+    const std::string text = "port 3 link down";
+    using Ids = std::vector<std::string>;
+    const std::uint64_t hits_before = ConfirmMemo::ForThisThread().hits();
+    const std::uint64_t set_hits_before = ConfirmMemo::ForSetsOfThisThread().hits();
+    for (int i = 0; i < 20; ++i) {
+      CHECK(RuleIds(*l.set, text, Origin::kKernel) == Ids{"kernel.link"});
+      CHECK(RuleIds(*l.set, text, Origin::kPod) == Ids{"pod.link", "pod.port"});
+      CHECK(RuleIds(*l.set, "port 3 link flap", Origin::kKernel).empty());
+    }
+    // The three Set answers came from the Sets' memo after their first, and
+    // pod.port's groups from the rules' memo.
+    CHECK(ConfirmMemo::ForSetsOfThisThread().hits() - set_hits_before == 3 * (20 - 1));
+    CHECK(ConfirmMemo::ForThisThread().hits() - hits_before == 20 - 1);
   });
 }
 
