@@ -534,13 +534,11 @@ void SortUniqueLiterals(std::vector<RequiredLiteral>& literals) {
   literals.erase(std::unique(literals.begin(), literals.end()), literals.end());
 }
 
-namespace {}  // namespace
+namespace {
 
-std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_view pattern) {
-  Extractor extractor(pattern);
-  LitSet chosen = extractor.Run();
-  if (chosen.empty()) return {};
-  SortUniqueLiterals(chosen);
+// ExtractConfirmLiteralSets from an Extractor that has Run and chose
+// `chosen` (sorted, not empty).
+std::vector<LitSet> ConfirmSetsOf(const Extractor& extractor, const LitSet& chosen) {
   std::vector<std::pair<double, LitSet>> scored;
   for (LitSet set : extractor.all()) {
     SortUniqueLiterals(set);
@@ -570,6 +568,25 @@ std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_
     }
     out.push_back(std::move(set));
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_view pattern) {
+  Extractor extractor(pattern);
+  LitSet chosen = extractor.Run();
+  if (chosen.empty()) return {};
+  SortUniqueLiterals(chosen);
+  return ConfirmSetsOf(extractor, chosen);
+}
+
+RequiredAndConfirmLiterals ExtractRequiredAndConfirmLiterals(std::string_view pattern) {
+  Extractor extractor(pattern);
+  RequiredAndConfirmLiterals out;
+  out.required = extractor.Run();
+  SortUniqueLiterals(out.required);
+  if (!out.required.empty()) out.confirm = ConfirmSetsOf(extractor, out.required);
   return out;
 }
 

@@ -47,6 +47,17 @@ std::vector<RequiredLiteral> ExtractRequiredLiterals(std::string_view pattern,
 // least 3 bytes. Empty when there is no chosen set or nothing else worth it.
 std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_view pattern);
 
+// ExtractRequiredLiterals(pattern) and ExtractConfirmLiteralSets(pattern)
+// from one reading of the pattern: each alone parses and walks it, and
+// doing so twice was a third of a user pack's literal extraction at start
+// (user-fleet: 5 M of the 66 M instructions of a start; bench/README.md,
+// issue 30).
+struct RequiredAndConfirmLiterals {
+  std::vector<RequiredLiteral> required;
+  std::vector<std::vector<RequiredLiteral>> confirm;
+};
+RequiredAndConfirmLiterals ExtractRequiredAndConfirmLiterals(std::string_view pattern);
+
 // Every set of literals of which each match of `pattern` contains one (at
 // least 3 bytes each, sorted), the set ExtractRequiredLiterals chose first,
 // the rest by estimated rarity; at most 16. These are what a scan may search

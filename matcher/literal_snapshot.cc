@@ -54,9 +54,10 @@ std::vector<std::vector<RequiredLiteral>> ReadSets(ByteReader& r) {
 
 PatternLiterals ExtractPatternLiterals(std::string_view pattern) {
   PatternLiterals out;
-  out.required = ExtractRequiredLiterals(pattern);
+  RequiredAndConfirmLiterals plain = ExtractRequiredAndConfirmLiterals(pattern);
+  out.required = std::move(plain.required);
   if (!out.required.empty()) {
-    out.confirm = ExtractConfirmLiteralSets(pattern);
+    out.confirm = std::move(plain.confirm);
     out.expanded = ExtractExpandedLiteralSets(pattern);
     return out;
   }
