@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -91,6 +92,12 @@ struct RuleSet::Impl {
   std::vector<RequiredLiteral> prefilter_literals;
   mutable std::once_flag prefilter_once;
   mutable std::unique_ptr<LiteralPrefilter> prefilter;  // null until built, or on failure
+  // The database the build compiled for the built-in packs' literals
+  // (prefilter_db_snapshot.h; empty: none). StaticPrefilter loads it when
+  // it was compiled for prefilter_literals, and says so in
+  // prefilter_from_snapshot (set in prefilter_once).
+  std::string_view prefilter_db_snapshot;
+  mutable bool prefilter_from_snapshot = false;
   // Per prefilter literal id: the origins (bit per Origin) of the rules that
   // required it.
   std::vector<std::uint32_t> literal_origins;
@@ -166,11 +173,13 @@ struct RuleSet::Impl {
 // it holds the rule's pattern. Defined in rule_scan.cc.
 void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags);
 
-// What the build extracted and proved for the built-in packs, each null
-// when the binary has none or it is not readable by this build.
+// What the build extracted, proved and compiled for the built-in packs,
+// each null (empty) when the binary has none or it is not readable by this
+// build.
 struct BuildTimeFacts {
   const LiteralSnapshot* literals = nullptr;
   const SetFitProof* set_fit = nullptr;
+  std::string_view prefilter_db;  // bytes of prefilter_db_snapshot.h; empty: none
 };
 // The built-in packs' facts, read once (rule_scan.cc).
 BuildTimeFacts BuiltinFacts();
