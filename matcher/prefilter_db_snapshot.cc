@@ -10,39 +10,57 @@ namespace {
 
 // Bumped whenever this layout changes; also refuses bytes that are not a
 // prefilter database snapshot at all.
-constexpr std::uint32_t kLayout = 0x464c4401;  // "FLD" 1
+constexpr std::uint32_t kLayout = 0x464c4402;  // "FLD" 2
 
 }  // namespace
 
-std::string SerializePrefilterDb(const std::vector<RequiredLiteral>& literals) {
-  // For any CPU: the machine that runs the binary need not be the one
-  // that built it (nor valgrind's, which has no AVX-512).
-  auto built = LiteralPrefilter::Build(literals, /*any_cpu=*/true);
-  if (!built.ok()) return {};
-  const std::string db = (*built)->Serialize();
-  if (db.empty()) return {};
+std::string SerializePrefilterDbs(const std::vector<std::vector<RequiredLiteral>>& lists) {
+  ByteWriter entries;
+  std::uint32_t count = 0;
+  for (const std::vector<RequiredLiteral>& literals : lists) {
+    // For any CPU: the machine that runs the binary need not be the one
+    // that built it (nor valgrind's, which has no AVX-512).
+    auto built = LiteralPrefilter::Build(literals, /*any_cpu=*/true);
+    if (!built.ok()) continue;
+    const std::string db = (*built)->Serialize();
+    if (db.empty()) continue;
+    entries.U32(static_cast<std::uint32_t>(literals.size()));
+    for (const RequiredLiteral& lit : literals) {
+      entries.Str(lit.text);
+      entries.Bool(lit.caseless);
+    }
+    entries.Str(db);
+    ++count;
+  }
+  if (count == 0) return {};
   ByteWriter w;
   w.U32(kLayout);
-  w.U32(static_cast<std::uint32_t>(literals.size()));
-  for (const RequiredLiteral& lit : literals) {
-    w.Str(lit.text);
-    w.Bool(lit.caseless);
-  }
-  w.Str(db);
-  return std::move(w.out);
+  w.U32(count);
+  return w.out + entries.out;
 }
 
 std::unique_ptr<LiteralPrefilter> LoadPrefilterDb(std::string_view bytes,
                                                   const std::vector<RequiredLiteral>& literals) {
+  if (bytes.empty()) return nullptr;
   ByteReader r(bytes);
-  if (r.U32() != kLayout || r.Count() != literals.size() || !r.ok()) return nullptr;
-  // Compared as read: a list that differs is refused at its first literal.
-  for (const RequiredLiteral& lit : literals) {
-    if (r.Str() != lit.text || r.Bool() != lit.caseless || !r.ok()) return nullptr;
+  if (r.U32() != kLayout) return nullptr;
+  const std::uint32_t entries = r.Count();
+  std::string_view found;  // the database of `literals`
+  for (std::uint32_t e = 0; e < entries && r.ok(); ++e) {
+    const std::uint32_t count = r.Count();
+    // Compared as read; every entry is read to the end, so that bytes
+    // truncated or extended anywhere are refused whole.
+    bool same = count == literals.size();
+    for (std::uint32_t i = 0; i < count && r.ok(); ++i) {
+      const std::string_view text = r.StrView();
+      const bool caseless = r.Bool();
+      same = same && text == literals[i].text && caseless == literals[i].caseless;
+    }
+    const std::string_view db = r.StrView();
+    if (same && found.empty()) found = db;
   }
-  const std::string db = r.Str();
-  if (!r.done()) return nullptr;
-  auto loaded = LiteralPrefilter::Deserialize(db, static_cast<unsigned>(literals.size()));
+  if (!r.done() || found.empty()) return nullptr;
+  auto loaded = LiteralPrefilter::Deserialize(found, static_cast<unsigned>(literals.size()));
   return loaded.ok() ? std::move(*loaded) : nullptr;
 }
 

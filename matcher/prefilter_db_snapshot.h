@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// The built-in packs' prefilter database, compiled at build time: a scan
-// compiled it on its first buffer, 50 M instructions (~5 ms) for their ~300
-// literals, paid by every `faultline scan` and every agent start
-// (bench/README.md, issue 30). fl-snapshot-rules compiles the literals that
-// RuleSet would search for with the built-in packs alone and writes the
-// database (hs_serialize_database) with the list it holds; a RuleSet whose
-// prefilter holds exactly that list, in that order, loads it instead of
-// compiling.
+// The built-in packs' prefilter databases, compiled at build time: a scan
+// compiled its static one on its first buffer, 47 M instructions (~5 ms)
+// for their ~300 literals, paid by every `faultline scan` and every agent
+// start, and a sampled scan (16 MiB or more) its sampler's, ~110 M
+// (bench/README.md, issue 30). fl-snapshot-rules compiles the literals
+// that RuleSet would search for, and those its sampler would count
+// (sample_literals.h), with the built-in packs alone, and writes each
+// database (hs_serialize_database) with the list it holds; a RuleSet that
+// needs a database of exactly one of those lists, in that order, loads it
+// instead of compiling.
 //
 // Staleness: the list is compared whole, so other packs (a user's, an
 // override, other options) compile their own; and Vectorscan refuses a
@@ -24,17 +26,18 @@
 
 namespace faultline {
 
-// `literals` and their LiteralPrefilter's database in a private binary
-// layout; empty if Vectorscan refuses to build or serialize them.
-std::string SerializePrefilterDb(const std::vector<RequiredLiteral>& literals);
+// Each of `lists` and its LiteralPrefilter's database, in a private binary
+// layout; a list Vectorscan refuses to build or serialize is left out
+// (empty: all were).
+std::string SerializePrefilterDbs(const std::vector<std::vector<RequiredLiteral>>& lists);
 
-// The prefilter of `literals` from bytes SerializePrefilterDb wrote, when
-// they were written for exactly `literals` and this Vectorscan loads them;
-// null otherwise (truncated or foreign bytes, another list, refused).
+// The prefilter of `literals` from bytes SerializePrefilterDbs wrote, when
+// they hold a database of exactly `literals` and this Vectorscan loads it;
+// null otherwise (truncated or foreign bytes, no such list, refused).
 std::unique_ptr<LiteralPrefilter> LoadPrefilterDb(std::string_view bytes,
                                                   const std::vector<RequiredLiteral>& literals);
 
-// The database fl-snapshot-rules embedded for the built-in packs (empty
+// The databases fl-snapshot-rules embedded for the built-in packs (empty
 // when the binary has none). Defined in the generated builtin_rule_packs.cc.
 std::string_view BuiltinPrefilterDbBytes();
 

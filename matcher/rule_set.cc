@@ -452,6 +452,10 @@ bool RuleSetTesting::PrefilterFromSnapshot(const RuleSet& set) {
   return set.impl_->StaticPrefilter() != nullptr && set.impl_->prefilter_from_snapshot;
 }
 
+bool RuleSetTesting::SamplerFromSnapshot(const RuleSet& set) {
+  return set.impl_->sampler_from_snapshot;
+}
+
 std::size_t RuleSetTesting::LiteralsFromSnapshot(const RuleSet& set) {
   return set.impl_->literals_from_snapshot;
 }

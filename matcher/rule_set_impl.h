@@ -126,6 +126,7 @@ struct RuleSet::Impl {
   mutable std::vector<std::size_t> rule_plain_alternatives;
   mutable std::vector<RequiredLiteral> sample_literals;
   mutable std::unique_ptr<LiteralPrefilter> sampler;  // of sample_literals; null: no sampling
+  mutable bool sampler_from_snapshot = false;         // loaded from prefilter_db_snapshot
   // Buffers at least this long are sampled (RuleSetTesting lowers it).
   // Sampling costs ~10 ms of CPU (two Vectorscan builds, ~400 and ~150
   // literals); it saved ~0.3 ms per MiB on the 0.1% corpus and ~0.5 ms on

@@ -33,6 +33,9 @@ struct RuleSetTesting {
   // Whether `set`'s prefilter database (built now if it was not) was
   // loaded from the build's instead of compiled.
   static bool PrefilterFromSnapshot(const RuleSet& set);
+  // Whether `set`'s sampler (built by its first sampled scan) was loaded
+  // from the build's database instead of compiled; false before.
+  static bool SamplerFromSnapshot(const RuleSet& set);
   // How many of `set`'s enabled rules took their literals from a snapshot
   // (the others' were extracted when it was compiled).
   static std::size_t LiteralsFromSnapshot(const RuleSet& set);

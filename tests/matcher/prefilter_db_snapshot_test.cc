@@ -84,6 +84,24 @@ TEST_CASE("a start with the built-in packs alone loads their prefilter database"
   CHECK(out[0].rule->id == "nvidia.xid");
 }
 
+TEST_CASE("a sampled scan of the built-in packs alone loads their sampler's database") {
+  Diagnostics diags;
+  SourceTexts texts;
+  std::shared_ptr<const RuleSet> set = LoadRules({}, {}, diags, texts);
+  REQUIRE(set);
+  RuleSetTesting::SampleBuffersFrom(*set, 0);
+  std::string log;
+  while (log.size() < (64u << 10)) log += "noise\nNVRM: Xid (PCI:0000:3b:00): 79, pid=1\n";
+  std::size_t matched = 0;
+  set->ScanBuffer(log, Origin::kKernel,
+                  [&](std::string_view, std::uint64_t, std::vector<RuleMatch>& matches) {
+                    matched += matches.size();
+                  });
+  CHECK(RuleSetTesting::SamplerFromSnapshot(*set));
+  CHECK(matched ==
+        log.size() / std::string("noise\nNVRM: Xid (PCI:0000:3b:00): 79, pid=1\n").size());
+}
+
 TEST_CASE("the built-in packs with a user's pack beside them compile their own database") {
   TempDir dir;
   RuleSources sources;  // the built-in packs, and this one
@@ -104,7 +122,7 @@ TEST_CASE("the built-in packs with a user's pack beside them compile their own d
 }
 
 TEST_CASE("a database written for exactly the rules' literals is loaded and finds their lines") {
-  const std::string bytes = SerializePrefilterDb(RulesLiterals());
+  const std::string bytes = SerializePrefilterDbs({RulesLiterals()});
   REQUIRE_FALSE(bytes.empty());
   Diagnostics diags;
   auto set = RuleSetTesting::CompileWithPrefilterDb(Rules(), {}, diags, bytes);
@@ -120,7 +138,7 @@ TEST_CASE("a database written for other literals is never used") {
            {{" Xid (", false}, {"fallen off the bus", false}},
            {{"fallen off the bus", true}, {" Xid (", false}},
            {{" Xid (", false}, {"fallen off the bus", true}, {"SXid", false}}}) {
-    const std::string bytes = SerializePrefilterDb(other);
+    const std::string bytes = SerializePrefilterDbs({other});
     REQUIRE_FALSE(bytes.empty());
     auto set = RuleSetTesting::CompileWithPrefilterDb(Rules(), {}, diags, bytes);
     REQUIRE(set);
@@ -129,8 +147,16 @@ TEST_CASE("a database written for other literals is never used") {
   }
 }
 
+TEST_CASE("each list of several is loaded from its own database") {
+  const std::vector<RequiredLiteral> first{{"abc", false}, {"def", true}};
+  const std::string bytes = SerializePrefilterDbs({first, RulesLiterals()});
+  CHECK(LoadPrefilterDb(bytes, first));
+  CHECK(LoadPrefilterDb(bytes, RulesLiterals()));
+  CHECK_FALSE(LoadPrefilterDb(bytes, {{"abc", false}}));
+}
+
 TEST_CASE("truncated, extended or foreign bytes are refused, never misread") {
-  const std::string bytes = SerializePrefilterDb(RulesLiterals());
+  const std::string bytes = SerializePrefilterDbs({RulesLiterals()});
   REQUIRE(LoadPrefilterDb(bytes, RulesLiterals()));
   CHECK_FALSE(LoadPrefilterDb(bytes.substr(0, bytes.size() - 1), RulesLiterals()));
   CHECK_FALSE(LoadPrefilterDb(bytes.substr(0, 8), RulesLiterals()));
@@ -141,9 +167,9 @@ TEST_CASE("truncated, extended or foreign bytes are refused, never misread") {
   foreign[0] = static_cast<char>(foreign[0] ^ 1);
   CHECK_FALSE(LoadPrefilterDb(foreign, RulesLiterals()));
   // Vectorscan's own header (its magic number, at the database's start,
-  // after the layout word, the list and the database's length): the list
-  // is right, Vectorscan refuses the rest.
-  std::size_t db_at = 4 + 4 + 4;
+  // after the layout word, the entry count, the list and the database's
+  // length): the list is right, Vectorscan refuses the rest.
+  std::size_t db_at = 4 + 4 + 4 + 4;  // layout, entries, list length, database length
   for (const RequiredLiteral& lit : RulesLiterals()) db_at += 4 + lit.text.size() + 1;
   std::string refused = bytes;
   refused[db_at] = static_cast<char>(refused[db_at] ^ 0xff);
