@@ -87,7 +87,8 @@ struct RuleSet::Impl {
   // Vectorscan database of `prefilter_literals` is built on first use
   // (StaticPrefilter): a large scan searches a plan chosen from a sample
   // instead (SamplePrefilter), and building this one cost 20 M
-  // instructions, a sixth of a start.
+  // instructions, a sixth of a start. The built-in packs' is loaded from
+  // the build (prefilter_db_snapshot.h).
   bool prefilter_on = false;
   std::vector<RequiredLiteral> prefilter_literals;
   mutable std::once_flag prefilter_once;
@@ -129,7 +130,8 @@ struct RuleSet::Impl {
   mutable bool sampler_from_snapshot = false;         // loaded from prefilter_db_snapshot
   // Buffers at least this long are sampled (RuleSetTesting lowers it).
   // Sampling costs ~10 ms of CPU (two Vectorscan builds, ~400 and ~150
-  // literals); it saved ~0.3 ms per MiB on the 0.1% corpus and ~0.5 ms on
+  // literals; the built-in packs' first is loaded from the build,
+  // prefilter_db_snapshot.h); it saved ~0.3 ms per MiB on the 0.1% corpus and ~0.5 ms on
   // near misses, so from 16 MiB (bench/README.md, 2026-11-25).
   mutable std::atomic<std::size_t> sample_min_bytes{std::size_t{16} << 20};
   mutable std::atomic<std::uint64_t> sampled_switches{0};  // rules switched, all scans (tests)
