@@ -90,15 +90,17 @@ struct RuleSet::Impl {
   // instructions, a sixth of a start. The built-in packs' is loaded from
   // the build (prefilter_db_snapshot.h).
   bool prefilter_on = false;
+  mutable bool prefilter_from_snapshot = false;
+  mutable bool sampler_from_snapshot = false;
   std::vector<RequiredLiteral> prefilter_literals;
   mutable std::once_flag prefilter_once;
   mutable std::unique_ptr<LiteralPrefilter> prefilter;  // null until built, or on failure
-  // The database the build compiled for the built-in packs' literals
-  // (prefilter_db_snapshot.h; empty: none). StaticPrefilter loads it when
-  // it was compiled for prefilter_literals, and says so in
-  // prefilter_from_snapshot (set in prefilter_once).
+  // The databases the build compiled for the built-in packs' literals
+  // (prefilter_db_snapshot.h; empty: none). StaticPrefilter (and
+  // BuildSampler) loads one when it was compiled for prefilter_literals
+  // (sample_literals), and says so in prefilter_from_snapshot (and
+  // sampler_from_snapshot), set under prefilter_once (sampler_once).
   std::string_view prefilter_db_snapshot;
-  mutable bool prefilter_from_snapshot = false;
   // Per prefilter literal id: the origins (bit per Origin) of the rules that
   // required it.
   std::vector<std::uint32_t> literal_origins;
@@ -127,7 +129,6 @@ struct RuleSet::Impl {
   mutable std::vector<std::size_t> rule_plain_alternatives;
   mutable std::vector<RequiredLiteral> sample_literals;
   mutable std::unique_ptr<LiteralPrefilter> sampler;  // of sample_literals; null: no sampling
-  mutable bool sampler_from_snapshot = false;         // loaded from prefilter_db_snapshot
   // Buffers at least this long are sampled (RuleSetTesting lowers it).
   // Sampling costs ~10 ms of CPU (two Vectorscan builds, ~400 and ~150
   // literals; the built-in packs' first is loaded from the build,

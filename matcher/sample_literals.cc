@@ -25,8 +25,8 @@ std::vector<RequiredLiteral> SearchForm(std::vector<RequiredLiteral> set) {
       ++siblings[{part.text, part.caseless}];
     }
     for (RequiredLiteral& lit : set) {
-      RequiredLiteral part = shared(lit);
-      if (part.text.size() >= 3 && siblings[{part.text, part.caseless}] >= 3) lit = std::move(part);
+      const RequiredLiteral part = shared(lit);
+      if (part.text.size() >= 3 && siblings[{part.text, part.caseless}] >= 3) lit = part;
     }
     SortUniqueLiterals(set);
   }

@@ -97,9 +97,10 @@ int main(int argc, char** argv) {
   // sampler counts (sample_literals.h), as BuildSampler gathers it.
   std::vector<faultline::RequiredLiteral> searched;
   std::set<std::pair<std::string, bool>> seen;
-  std::vector<faultline::PatternLiterals> found;
-  for (std::string_view pattern : enabled)
-    found.push_back(faultline::ExtractPatternLiterals(pattern));
+  std::vector<faultline::PatternLiterals> found(enabled.size());
+  for (std::size_t i = 0; i < enabled.size(); ++i) {
+    found[i] = faultline::ExtractPatternLiterals(enabled[i]);
+  }
   std::vector<faultline::SampleRule> sampled(enabled.size());
   for (std::size_t i = 0; i < enabled.size(); ++i) {
     for (const faultline::RequiredLiteral& lit : found[i].required) {
