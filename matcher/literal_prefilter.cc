@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -534,13 +535,11 @@ void SortUniqueLiterals(std::vector<RequiredLiteral>& literals) {
   literals.erase(std::unique(literals.begin(), literals.end()), literals.end());
 }
 
-namespace {}  // namespace
+namespace {
 
-std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_view pattern) {
-  Extractor extractor(pattern);
-  LitSet chosen = extractor.Run();
-  if (chosen.empty()) return {};
-  SortUniqueLiterals(chosen);
+// ExtractConfirmLiteralSets from an Extractor that has Run and chose
+// `chosen` (sorted, not empty).
+std::vector<LitSet> ConfirmSetsOf(const Extractor& extractor, const LitSet& chosen) {
   std::vector<std::pair<double, LitSet>> scored;
   for (LitSet set : extractor.all()) {
     SortUniqueLiterals(set);
@@ -570,6 +569,25 @@ std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_
     }
     out.push_back(std::move(set));
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_view pattern) {
+  Extractor extractor(pattern);
+  LitSet chosen = extractor.Run();
+  if (chosen.empty()) return {};
+  SortUniqueLiterals(chosen);
+  return ConfirmSetsOf(extractor, chosen);
+}
+
+RequiredAndConfirmLiterals ExtractRequiredAndConfirmLiterals(std::string_view pattern) {
+  Extractor extractor(pattern);
+  RequiredAndConfirmLiterals out;
+  out.required = extractor.Run();
+  SortUniqueLiterals(out.required);
+  if (!out.required.empty()) out.confirm = ConfirmSetsOf(extractor, out.required);
   return out;
 }
 
@@ -654,7 +672,7 @@ constexpr std::string_view kStrideGuard = "\xfe\xff";
 }  // namespace
 
 Result<std::unique_ptr<LiteralPrefilter>> LiteralPrefilter::Build(
-    const std::vector<RequiredLiteral>& literals) {
+    const std::vector<RequiredLiteral>& literals, bool any_cpu) {
   if (literals.empty()) return InvalidArgumentError("no literals");
   std::vector<const char*> exprs;
   std::vector<std::size_t> lens;
@@ -674,12 +692,37 @@ Result<std::unique_ptr<LiteralPrefilter>> LiteralPrefilter::Build(
   auto state = std::make_unique<State>();
   state->literals = static_cast<unsigned>(literals.size());
   hs_compile_error_t* error = nullptr;
+  hs_platform_info_t any_platform{};  // no CPU feature, generic tuning
+  any_platform.tune = HS_TUNE_FAMILY_GENERIC;
   if (hs_compile_lit_multi(exprs.data(), flags.data(), ids.data(), lens.data(),
-                           static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK, nullptr, &state->db,
-                           &error) != HS_SUCCESS) {
+                           static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK,
+                           any_cpu ? &any_platform : nullptr, &state->db, &error) != HS_SUCCESS) {
     std::string message = error && error->message ? error->message : "unknown error";
     hs_free_compile_error(error);
     return InvalidArgumentError("vectorscan: " + message);
+  }
+  if (hs_alloc_scratch(state->db, &state->prototype) != HS_SUCCESS) {
+    return InternalError("vectorscan: cannot allocate scratch");
+  }
+  return std::unique_ptr<LiteralPrefilter>(new LiteralPrefilter(std::move(state)));
+}
+
+std::string LiteralPrefilter::Serialize() const {
+  char* bytes = nullptr;
+  std::size_t length = 0;
+  if (hs_serialize_database(state_->db, &bytes, &length) != HS_SUCCESS) return {};
+  std::string out(bytes, length);
+  std::free(bytes);  // allocated by Vectorscan's default allocator, malloc
+  return out;
+}
+
+Result<std::unique_ptr<LiteralPrefilter>> LiteralPrefilter::Deserialize(std::string_view bytes,
+                                                                        unsigned literals) {
+  auto state = std::make_unique<State>();
+  state->literals = literals;
+  if (hs_deserialize_database(bytes.data(), bytes.size(), &state->db) != HS_SUCCESS) {
+    state->db = nullptr;
+    return InvalidArgumentError("vectorscan: cannot read the serialized database");
   }
   if (hs_alloc_scratch(state->db, &state->prototype) != HS_SUCCESS) {
     return InternalError("vectorscan: cannot allocate scratch");

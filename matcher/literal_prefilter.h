@@ -47,6 +47,17 @@ std::vector<RequiredLiteral> ExtractRequiredLiterals(std::string_view pattern,
 // least 3 bytes. Empty when there is no chosen set or nothing else worth it.
 std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_view pattern);
 
+// ExtractRequiredLiterals(pattern) and ExtractConfirmLiteralSets(pattern)
+// from one reading of the pattern: each alone parses and walks it, and
+// doing so twice was a third of a user pack's literal extraction at start
+// (user-fleet: 5 M of the 66 M instructions of a start; bench/README.md,
+// issue 30).
+struct RequiredAndConfirmLiterals {
+  std::vector<RequiredLiteral> required;
+  std::vector<std::vector<RequiredLiteral>> confirm;
+};
+RequiredAndConfirmLiterals ExtractRequiredAndConfirmLiterals(std::string_view pattern);
+
 // Every set of literals of which each match of `pattern` contains one (at
 // least 3 bytes each, sorted), the set ExtractRequiredLiterals chose first,
 // the rest by estimated rarity; at most 16. These are what a scan may search
@@ -64,8 +75,23 @@ bool LineHasLiteral(std::string_view line, const RequiredLiteral& lit);
 class LiteralPrefilter {
  public:
   // `literals[i]` gets id i. kInvalidArgument if Vectorscan refuses them.
+  // With `any_cpu`, the database is compiled for every CPU Vectorscan runs
+  // on, not tuned to this one's features: one to Serialize for another
+  // machine (a database compiled here for AVX-512 is refused by a CPU
+  // without it). FDR's tables (past kTeddyMaxLiterals) do not depend on
+  // them: the built-in packs' 303 literals scanned 64 MiB in 33.6 ms
+  // either way; Teddy's (fewer literals) do.
   static Result<std::unique_ptr<LiteralPrefilter>> Build(
-      const std::vector<RequiredLiteral>& literals);
+      const std::vector<RequiredLiteral>& literals, bool any_cpu = false);
+  // The database as bytes for Deserialize (another process may load it:
+  // prefilter_db_snapshot.h); empty if Vectorscan cannot serialize it.
+  std::string Serialize() const;
+  // The prefilter that Serialize wrote, of `literals` literals (ids 0 to
+  // literals - 1, as Build gave them). kInvalidArgument when this
+  // Vectorscan refuses the bytes (another version, another CPU's
+  // database, corrupt bytes); the caller then builds it.
+  static Result<std::unique_ptr<LiteralPrefilter>> Deserialize(std::string_view bytes,
+                                                               unsigned literals);
   ~LiteralPrefilter();
   LiteralPrefilter(const LiteralPrefilter&) = delete;
   LiteralPrefilter& operator=(const LiteralPrefilter&) = delete;

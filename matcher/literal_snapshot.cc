@@ -20,7 +20,7 @@ namespace {
 // Bumped whenever PatternLiterals or this layout changes (the digest covers
 // this file too; the layout word also refuses bytes that are not a literal
 // snapshot at all).
-constexpr std::uint32_t kLayout = 0x464c4c01;  // "FLL" 1
+constexpr std::uint32_t kLayout = 0x464c4c02;  // "FLL" 2
 
 void WriteSet(ByteWriter& w, const std::vector<RequiredLiteral>& set) {
   w.U32(static_cast<std::uint32_t>(set.size()));
@@ -54,9 +54,10 @@ std::vector<std::vector<RequiredLiteral>> ReadSets(ByteReader& r) {
 
 PatternLiterals ExtractPatternLiterals(std::string_view pattern) {
   PatternLiterals out;
-  out.required = ExtractRequiredLiterals(pattern);
+  RequiredAndConfirmLiterals plain = ExtractRequiredAndConfirmLiterals(pattern);
+  out.required = std::move(plain.required);
   if (!out.required.empty()) {
-    out.confirm = ExtractConfirmLiteralSets(pattern);
+    out.confirm = std::move(plain.confirm);
     out.expanded = ExtractExpandedLiteralSets(pattern);
     return out;
   }
@@ -97,6 +98,10 @@ std::string SerializeLiteralSnapshot(const std::vector<std::string>& patterns,
     WriteSet(w, lits.required);
     WriteSets(w, lits.confirm);
     WriteSets(w, lits.expanded);
+    // Nested, so that Read can keep it unread (LiteralSnapshot::Alternatives).
+    ByteWriter alternatives;
+    WriteSets(alternatives, ExtractAlternativeLiteralSets(pattern));
+    w.Str(alternatives.out);
   }
   return std::move(w.out);
 }
@@ -112,8 +117,12 @@ std::optional<LiteralSnapshot> LiteralSnapshot::Read(std::string_view bytes) {
     lits.required = ReadSet(r);
     lits.confirm = ReadSets(r);
     lits.expanded = ReadSets(r);
+    const std::string_view alternatives = r.StrView();
     // Each pattern once: a repeat means the bytes are not what was written.
-    if (!snapshot.by_pattern_.emplace(std::move(pattern), std::move(lits)).second) r.Fail();
+    if (!snapshot.by_pattern_.emplace(std::move(pattern), Entry{std::move(lits), alternatives})
+             .second) {
+      r.Fail();
+    }
   }
   if (!r.done()) return std::nullopt;
   return snapshot;
@@ -121,7 +130,17 @@ std::optional<LiteralSnapshot> LiteralSnapshot::Read(std::string_view bytes) {
 
 const PatternLiterals* LiteralSnapshot::Find(std::string_view pattern) const {
   auto it = by_pattern_.find(std::string(pattern));
-  return it != by_pattern_.end() ? &it->second : nullptr;
+  return it != by_pattern_.end() ? &it->second.literals : nullptr;
+}
+
+std::optional<std::vector<std::vector<RequiredLiteral>>> LiteralSnapshot::Alternatives(
+    std::string_view pattern) const {
+  auto it = by_pattern_.find(std::string(pattern));
+  if (it == by_pattern_.end()) return std::nullopt;
+  ByteReader r(it->second.alternatives);
+  std::vector<std::vector<RequiredLiteral>> sets = ReadSets(r);
+  if (!r.done()) return std::nullopt;
+  return sets;
 }
 
 }  // namespace faultline

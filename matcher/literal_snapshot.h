@@ -50,15 +50,26 @@ class LiteralSnapshot {
  public:
   // nullopt when `bytes` are not one whole snapshot of this layout written
   // by this extraction code (truncated, extended, corrupt, another digest).
-  // Never reads out of bounds.
+  // Never reads out of bounds. Alternatives reads `bytes` later: they
+  // must outlive the snapshot (the built-in ones are static).
   static std::optional<LiteralSnapshot> Read(std::string_view bytes);
 
   // The literals of exactly `pattern`; null when it has no entry.
   const PatternLiterals* Find(std::string_view pattern) const;
+  // ExtractAlternativeLiteralSets(pattern), as the build extracted it, for
+  // a sampled scan (sample_literals.h; 54 M instructions of a sampled scan
+  // of the built-in packs); nullopt when it has no entry. Read from the
+  // bytes when asked: a start that samples nothing never reads them.
+  std::optional<std::vector<std::vector<RequiredLiteral>>> Alternatives(
+      std::string_view pattern) const;
   std::size_t size() const { return by_pattern_.size(); }
 
  private:
-  std::unordered_map<std::string, PatternLiterals> by_pattern_;
+  struct Entry {
+    PatternLiterals literals;
+    std::string_view alternatives;  // their sets, as WriteSets wrote them
+  };
+  std::unordered_map<std::string, Entry> by_pattern_;
 };
 
 // The snapshot fl-snapshot-rules embedded for the built-in packs (empty when

@@ -11,9 +11,12 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "matcher/literal_keys.h"
+#include "matcher/prefilter_db_snapshot.h"
 #include "matcher/rule_set_impl.h"
+#include "matcher/sample_literals.h"
 
 namespace faultline {
 namespace {
@@ -39,60 +42,32 @@ void CountHit(void* context, unsigned id, std::uint64_t /*end*/) {
   ++(*static_cast<std::vector<std::uint64_t>*>(context))[id];
 }
 
-// An expanded set as a scan searches for it: literals that differ only in
-// their last byte, or only in their first, three or more of them (a class
-// spelt out at the edge: "NCCL Error 0" ... "NCCL Error 9"), become the part
-// they share. That part is required too, and one literal finds what ten
-// did; the full set still confirms each hit (rule_scan.cc).
-std::vector<RequiredLiteral> SearchForm(std::vector<RequiredLiteral> set) {
-  for (const bool last : {true, false}) {
-    auto shared = [last](const RequiredLiteral& lit) {
-      return RequiredLiteral{lit.text.substr(last ? 0 : 1, lit.text.size() - 1), lit.caseless};
-    };
-    std::map<std::pair<std::string, bool>, int> siblings;
-    for (const RequiredLiteral& lit : set) {
-      RequiredLiteral part = shared(lit);
-      ++siblings[{part.text, part.caseless}];
-    }
-    for (RequiredLiteral& lit : set) {
-      RequiredLiteral part = shared(lit);
-      if (part.text.size() >= 3 && siblings[{part.text, part.caseless}] >= 3) lit = std::move(part);
-    }
-    SortUniqueLiterals(set);
-  }
-  return set;
-}
-
 // Once per RuleSet, on the first sampled scan (Impl's sampling fields are
 // mutable for this and written only here, under impl.sampler_once).
 void BuildSampler(const RuleSet::Impl& impl) {
-  impl.rule_alternatives.assign(impl.compiled.size(), {});
-  impl.rule_plain_alternatives.assign(impl.compiled.size(), 0);
-  std::map<std::pair<std::string, bool>, std::uint32_t> ids;
+  std::vector<SampleRule> rules(impl.compiled.size());
+  // The built-in patterns' alternative sets, extracted at build time.
+  std::vector<std::optional<std::vector<std::vector<RequiredLiteral>>>> known(impl.compiled.size());
   for (std::size_t i = 0; i < impl.compiled.size(); ++i) {
-    if (impl.rule_literals[i].empty()) continue;
-    // The chosen set first, then the other plain ones, then the expanded.
-    std::vector<std::vector<RequiredLiteral>> sets =
-        ExtractAlternativeLiteralSets(impl.compiled[i].rule->pattern);
-    const std::size_t plain = sets.size();
-    for (const ExpandedSet& expanded : impl.rule_expanded[i]) {
-      std::vector<RequiredLiteral> set = SearchForm(expanded.literals);
-      if (std::find(sets.begin(), sets.end(), set) == sets.end()) sets.push_back(std::move(set));
+    rules[i].pattern = impl.compiled[i].rule->pattern;
+    rules[i].has_literals = !impl.rule_literals[i].empty();
+    if (rules[i].has_literals && impl.literal_snapshot) {
+      known[i] = impl.literal_snapshot->Alternatives(rules[i].pattern);
+      if (known[i]) rules[i].alternatives = &*known[i];
     }
-    if (sets.size() < 2) continue;
-    impl.rule_plain_alternatives[i] = plain;
-    for (const std::vector<RequiredLiteral>& set : sets) {
-      std::vector<std::uint32_t> set_ids;
-      for (const RequiredLiteral& lit : set) {
-        auto [it, fresh] = ids.emplace(std::pair(lit.text, lit.caseless),
-                                       static_cast<std::uint32_t>(impl.sample_literals.size()));
-        if (fresh) impl.sample_literals.push_back(lit);
-        set_ids.push_back(it->second);
-      }
-      impl.rule_alternatives[i].push_back(std::move(set_ids));
+    for (const ExpandedSet& expanded : impl.rule_expanded[i]) {
+      rules[i].expanded.push_back(&expanded.literals);
     }
   }
+  SampleLiteralSets gathered = GatherSampleLiterals(rules);
+  impl.rule_alternatives = std::move(gathered.rule_alternatives);
+  impl.rule_plain_alternatives = std::move(gathered.rule_plain_alternatives);
+  impl.sample_literals = std::move(gathered.literals);
   if (impl.sample_literals.empty()) return;
+  // The built-in packs' were compiled at build time (prefilter_db_snapshot.h).
+  impl.sampler = LoadPrefilterDb(impl.prefilter_db_snapshot, impl.sample_literals);
+  impl.sampler_from_snapshot = impl.sampler != nullptr;
+  if (impl.sampler) return;
   auto built = LiteralPrefilter::Build(impl.sample_literals);
   if (built.ok()) impl.sampler = std::move(*built);  // else: no sampling, the static plan
 }

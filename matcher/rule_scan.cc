@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "matcher/count_newlines.h"
+#include "matcher/prefilter_db_snapshot.h"
 #include "matcher/rule_set_impl.h"
 
 namespace faultline {
@@ -174,12 +175,19 @@ BuildTimeFacts BuiltinFacts() {
   static const std::optional<LiteralSnapshot> literals =
       LiteralSnapshot::Read(BuiltinLiteralSnapshotBytes());
   static const std::optional<SetFitProof> set_fit = SetFitProof::Read(BuiltinSetFitBytes());
-  return {literals ? &*literals : nullptr, set_fit ? &*set_fit : nullptr};
+  return {literals ? &*literals : nullptr, set_fit ? &*set_fit : nullptr,
+          BuiltinPrefilterDbBytes()};
 }
 
 const LiteralPrefilter* RuleSet::Impl::StaticPrefilter() const {
   if (!prefilter_on) return nullptr;
   std::call_once(prefilter_once, [&] {
+    // The built-in packs' literals alone: the build compiled them.
+    if (!prefilter_db_snapshot.empty()) {
+      prefilter = LoadPrefilterDb(prefilter_db_snapshot, prefilter_literals);
+      prefilter_from_snapshot = prefilter != nullptr;
+      if (prefilter) return;
+    }
     auto built = LiteralPrefilter::Build(prefilter_literals);
     // Not fatal: every line then goes through RE2, as without a prefilter.
     if (built.ok()) prefilter = std::move(*built);

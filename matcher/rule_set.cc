@@ -326,6 +326,7 @@ std::unique_ptr<RuleSet::Impl> CompileRuleSet(std::vector<Rule> rules,
   auto impl = std::make_unique<RuleSet::Impl>();
   impl->options = options;
   impl->literal_snapshot = facts.literals;
+  impl->prefilter_db_snapshot = facts.prefilter_db;
   impl->rules = std::move(rules);
   bool failed = false;
   for (const Rule& rule : impl->rules) {
@@ -477,6 +478,23 @@ std::shared_ptr<const RuleSet> RuleSetTesting::CompileWithSnapshots(
   // literals were copied into the set by BuildPrefilter.
   impl->literal_snapshot = nullptr;
   return std::shared_ptr<const RuleSet>(new RuleSet(std::move(impl)));
+}
+
+std::shared_ptr<const RuleSet> RuleSetTesting::CompileWithPrefilterDb(
+    std::vector<Rule> rules, const CompileOptions& options, Diagnostics& diags,
+    std::string_view prefilter_db) {
+  std::unique_ptr<RuleSet::Impl> impl =
+      CompileRuleSet(std::move(rules), options, diags, {nullptr, nullptr, prefilter_db});
+  if (!impl) return nullptr;
+  return std::shared_ptr<const RuleSet>(new RuleSet(std::move(impl)));
+}
+
+bool RuleSetTesting::PrefilterFromSnapshot(const RuleSet& set) {
+  return set.impl_->StaticPrefilter() != nullptr && set.impl_->prefilter_from_snapshot;
+}
+
+bool RuleSetTesting::SamplerFromSnapshot(const RuleSet& set) {
+  return set.impl_->sampler_from_snapshot;
 }
 
 std::size_t RuleSetTesting::LiteralsFromSnapshot(const RuleSet& set) {

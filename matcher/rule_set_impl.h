@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -86,11 +87,20 @@ struct RuleSet::Impl {
   // Vectorscan database of `prefilter_literals` is built on first use
   // (StaticPrefilter): a large scan searches a plan chosen from a sample
   // instead (SamplePrefilter), and building this one cost 20 M
-  // instructions, a sixth of a start.
+  // instructions, a sixth of a start. The built-in packs' is loaded from
+  // the build (prefilter_db_snapshot.h).
   bool prefilter_on = false;
+  mutable bool prefilter_from_snapshot = false;
+  mutable bool sampler_from_snapshot = false;
   std::vector<RequiredLiteral> prefilter_literals;
   mutable std::once_flag prefilter_once;
   mutable std::unique_ptr<LiteralPrefilter> prefilter;  // null until built, or on failure
+  // The databases the build compiled for the built-in packs' literals
+  // (prefilter_db_snapshot.h; empty: none). StaticPrefilter (and
+  // BuildSampler) loads one when it was compiled for prefilter_literals
+  // (sample_literals), and says so in prefilter_from_snapshot (and
+  // sampler_from_snapshot), set under prefilter_once (sampler_once).
+  std::string_view prefilter_db_snapshot;
   // Per prefilter literal id: the origins (bit per Origin) of the rules that
   // required it.
   std::vector<std::uint32_t> literal_origins;
@@ -121,7 +131,8 @@ struct RuleSet::Impl {
   mutable std::unique_ptr<LiteralPrefilter> sampler;  // of sample_literals; null: no sampling
   // Buffers at least this long are sampled (RuleSetTesting lowers it).
   // Sampling costs ~10 ms of CPU (two Vectorscan builds, ~400 and ~150
-  // literals); it saved ~0.3 ms per MiB on the 0.1% corpus and ~0.5 ms on
+  // literals; the built-in packs' first is loaded from the build,
+  // prefilter_db_snapshot.h); it saved ~0.3 ms per MiB on the 0.1% corpus and ~0.5 ms on
   // near misses, so from 16 MiB (bench/README.md, 2026-11-25).
   mutable std::atomic<std::size_t> sample_min_bytes{std::size_t{16} << 20};
   mutable std::atomic<std::uint64_t> sampled_switches{0};  // rules switched, all scans (tests)
@@ -185,11 +196,13 @@ struct RuleSet::Impl {
 // it holds the rule's pattern. Defined in rule_scan.cc.
 void BuildPrefilter(RuleSet::Impl& impl, Diagnostics& diags);
 
-// What the build extracted and proved for the built-in packs, each null
-// when the binary has none or it is not readable by this build.
+// What the build extracted, proved and compiled for the built-in packs,
+// each null (empty) when the binary has none or it is not readable by this
+// build.
 struct BuildTimeFacts {
   const LiteralSnapshot* literals = nullptr;
   const SetFitProof* set_fit = nullptr;
+  std::string_view prefilter_db;  // bytes of prefilter_db_snapshot.h; empty: none
 };
 // The built-in packs' facts, read once (rule_scan.cc).
 BuildTimeFacts BuiltinFacts();

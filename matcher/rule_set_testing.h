@@ -23,6 +23,19 @@ struct RuleSetTesting {
                                                              Diagnostics& diags,
                                                              std::string_view literal_snapshot,
                                                              std::string_view set_fit_proof = {});
+  // RuleSet::Compile with `prefilter_db` as the build's prefilter database
+  // (prefilter_db_snapshot.h) and no other build-time facts. The set reads
+  // the bytes on its first scan: they must outlive it.
+  static std::shared_ptr<const RuleSet> CompileWithPrefilterDb(std::vector<Rule> rules,
+                                                               const CompileOptions& options,
+                                                               Diagnostics& diags,
+                                                               std::string_view prefilter_db);
+  // Whether `set`'s prefilter database (built now if it was not) was
+  // loaded from the build's instead of compiled.
+  static bool PrefilterFromSnapshot(const RuleSet& set);
+  // Whether `set`'s sampler (built by its first sampled scan) was loaded
+  // from the build's database instead of compiled; false before.
+  static bool SamplerFromSnapshot(const RuleSet& set);
   // How many of `set`'s enabled rules took their literals from a snapshot
   // (the others' were extracted when it was compiled).
   static std::size_t LiteralsFromSnapshot(const RuleSet& set);

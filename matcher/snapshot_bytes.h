@@ -51,13 +51,15 @@ class ByteReader {
     if (v > 1) ok_ = false;
     return v == 1;
   }
-  std::string Str() {
+  std::string Str() { return std::string(StrView()); }
+  // Str without a copy: a view into the input.
+  std::string_view StrView() {
     const std::uint32_t n = U32();
     if (!ok_ || n > in_.size() - pos_) {
       ok_ = false;
       return {};
     }
-    std::string s(in_.substr(pos_, n));
+    const std::string_view s = in_.substr(pos_, n);
     pos_ += n;
     return s;
   }

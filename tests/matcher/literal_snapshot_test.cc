@@ -81,6 +81,22 @@ TEST_CASE(
   CHECK(snapshot->Find(rules.front().pattern + " ") == nullptr);
 }
 
+TEST_CASE(
+    "the embedded snapshot holds every built-in pattern's alternative sets, as extracted now") {
+  std::optional<LiteralSnapshot> snapshot = LiteralSnapshot::Read(BuiltinLiteralSnapshotBytes());
+  REQUIRE(snapshot);
+  std::size_t with_alternatives = 0;
+  for (const Rule& rule : BuiltinRules()) {
+    CAPTURE(rule.id);
+    const auto found = snapshot->Alternatives(rule.pattern);
+    REQUIRE(found);
+    CHECK(*found == ExtractAlternativeLiteralSets(rule.pattern));
+    if (found->size() > 1) ++with_alternatives;
+  }
+  CHECK(with_alternatives > 10);  // not a snapshot of empty answers
+  CHECK_FALSE(snapshot->Alternatives("no such pattern"));
+}
+
 TEST_CASE("loading the built-in packs takes every rule's literals from the snapshot") {
   Diagnostics diags;
   SourceTexts texts;

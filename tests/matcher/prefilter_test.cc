@@ -405,6 +405,18 @@ TEST_CASE("confirm literal sets are the pattern's other mandatory literals, neve
   CHECK(ExtractConfirmLiteralSets(R"(\w+ \d+)").empty());           // not even a first
 }
 
+TEST_CASE("one reading of a pattern gives the same required and confirm sets as two") {
+  for (std::string_view pattern :
+       {R"(nvswitch(?P<n>\d+): SXid \((?P<pci>[^)]*)\): (?:Fatal|Non-fatal))",
+        R"(foo_bar(?: baz_qux)? \d+ (?i)quux_zz)", "link down|port flap", R"(\w+ \d+)",
+        R"(NCCL (WARN|ERROR).*(?i)timeout)", "[Xx][Ii][Dd]", ""}) {
+    CAPTURE(pattern);
+    const RequiredAndConfirmLiterals both = ExtractRequiredAndConfirmLiterals(pattern);
+    CHECK(both.required == ExtractRequiredLiterals(pattern));
+    CHECK(both.confirm == ExtractConfirmLiteralSets(pattern));
+  }
+}
+
 // Seven rules share one literal, so a line holding it has more candidates
 // than MatchCandidates runs one by one (it then uses the origin's Set);
 // `svc` matches the message of a journal line ("svc: ..."), which differs
