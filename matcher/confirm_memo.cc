@@ -37,26 +37,34 @@ std::uint64_t ConfirmMemo::NewOwner() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+namespace {
+
+// The memo `slot` holds, made on first use: on the heap (~340 KiB) and
+// default-initialised (make_unique_for_overwrite), not make_unique's
+// value-initialisation: that zeroed every slot's bytes first (a third of a
+// MiB written per thread, 0.26 M instructions a scan); a slot's bytes are
+// read only after a Store wrote them (an empty slot's owner, 0, matches no
+// RuleSet).
+ConfirmMemo& MadeOnFirstUse(std::unique_ptr<ConfirmMemo>& slot) {
+  if (!slot) slot = std::make_unique_for_overwrite<ConfirmMemo>();
+  // The analyzer takes `slot` for a pointer freed on an earlier path; it is
+  // a thread's own, set above and freed only when the thread ends.
+  return *slot;  // NOLINT(clang-analyzer-cplusplus.NewDelete)
+}
+
+}  // namespace
+
 ConfirmMemo& ConfirmMemo::ForThisThread() {
-  // On the heap (~340 KiB), made by the first confirmation of a thread.
-  // Default-initialised (make_unique_for_overwrite), not make_unique's
-  // value-initialisation: that zeroed every slot's bytes first (a third of
-  // a MiB written per thread, 0.26 M instructions a scan); a slot's bytes
-  // are read only after a Store wrote them (an empty slot's owner, 0,
-  // matches no RuleSet).
+  // Made by the first confirmation of a thread.
   thread_local std::unique_ptr<ConfirmMemo> memo;
-  if (!memo) memo = std::make_unique_for_overwrite<ConfirmMemo>();
-  // The analyzer takes `memo` for a pointer freed on an earlier path; it is
-  // this thread's own, set above and freed only when the thread ends.
-  return *memo;  // NOLINT(clang-analyzer-cplusplus.NewDelete)
+  return MadeOnFirstUse(memo);
 }
 
 ConfirmMemo& ConfirmMemo::ForSetsOfThisThread() {
-  // As above, made by the first Set answer a thread asks for (another
-  // ~340 KiB, only on threads that run an origin's Set).
+  // Made by the first Set answer a thread asks for (only on threads that
+  // run an origin's Set).
   thread_local std::unique_ptr<ConfirmMemo> memo;
-  if (!memo) memo = std::make_unique_for_overwrite<ConfirmMemo>();
-  return *memo;  // NOLINT(clang-analyzer-cplusplus.NewDelete)
+  return MadeOnFirstUse(memo);
 }
 
 std::size_t ConfirmMemo::SetOf(std::uint64_t hash, std::uint32_t rule) {

@@ -574,14 +574,6 @@ std::vector<LitSet> ConfirmSetsOf(const Extractor& extractor, const LitSet& chos
 
 }  // namespace
 
-std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_view pattern) {
-  Extractor extractor(pattern);
-  LitSet chosen = extractor.Run();
-  if (chosen.empty()) return {};
-  SortUniqueLiterals(chosen);
-  return ConfirmSetsOf(extractor, chosen);
-}
-
 RequiredAndConfirmLiterals ExtractRequiredAndConfirmLiterals(std::string_view pattern) {
   Extractor extractor(pattern);
   RequiredAndConfirmLiterals out;
@@ -589,6 +581,10 @@ RequiredAndConfirmLiterals ExtractRequiredAndConfirmLiterals(std::string_view pa
   SortUniqueLiterals(out.required);
   if (!out.required.empty()) out.confirm = ConfirmSetsOf(extractor, out.required);
   return out;
+}
+
+std::vector<std::vector<RequiredLiteral>> ExtractConfirmLiteralSets(std::string_view pattern) {
+  return ExtractRequiredAndConfirmLiterals(pattern).confirm;
 }
 
 std::vector<std::vector<RequiredLiteral>> ExtractAlternativeLiteralSets(std::string_view pattern) {

@@ -34,9 +34,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view pattern = in->pattern;
   const RE2& re = *in->re;
   std::vector<std::vector<faultline::RequiredLiteral>> sets;
-  sets.push_back(faultline::ExtractRequiredLiterals(pattern));
-  if (sets[0].empty()) return 0;
-  for (auto& set : faultline::ExtractConfirmLiteralSets(pattern)) sets.push_back(std::move(set));
+  // As a RuleSet extracts them (literal_snapshot.cc's ExtractPatternLiterals).
+  faultline::RequiredAndConfirmLiterals found =
+      faultline::ExtractRequiredAndConfirmLiterals(pattern);
+  if (found.required.empty()) return 0;
+  sets.push_back(std::move(found.required));
+  for (auto& set : found.confirm) sets.push_back(std::move(set));
   for (auto& set : faultline::ExtractAlternativeLiteralSets(pattern)) {
     sets.push_back(std::move(set));
   }
