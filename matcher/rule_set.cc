@@ -472,7 +472,7 @@ std::shared_ptr<const RuleSet> RuleSetTesting::CompileWithSnapshots(
   std::optional<SetFitProof> set_fit = SetFitProof::Read(set_fit_proof);
   std::unique_ptr<RuleSet::Impl> impl =
       CompileRuleSet(std::move(rules), options, diags,
-                     {literals ? &*literals : nullptr, set_fit ? &*set_fit : nullptr});
+                     {literals ? &*literals : nullptr, set_fit ? &*set_fit : nullptr, {}});
   if (!impl) return nullptr;
   // The set must not keep a pointer to `literals`, which dies here: its
   // literals were copied into the set by BuildPrefilter.
