@@ -109,6 +109,32 @@ TEST_CASE("AppendJsonString writes the bytes nlohmann::json dumps, invalid UTF-8
   }
 }
 
+// Short texts (a capture's name: "op", "seq") are the most common strings in an
+// event: every text of 0 to 2 bytes, and every one of 3 bytes from those that
+// break escapers and a plain letter, must be what nlohmann::json dumps.
+TEST_CASE("AppendJsonString writes every text of up to 3 bytes as nlohmann::json does") {
+  std::size_t checked = 0;
+  const auto check = [&](const std::string& text) {
+    if (Direct(text) != NlohmannString(text)) {
+      CAPTURE(text);
+      CHECK(Direct(text) == NlohmannString(text));
+    }
+    ++checked;
+  };
+  check("");
+  for (int a = 0; a < 256; ++a) {
+    check(std::string(1, static_cast<char>(a)));
+    for (int b = 0; b < 256; ++b) check({static_cast<char>(a), static_cast<char>(b)});
+  }
+  const std::string some = std::string("\x00\x1f \"\\az\x7f\x80\xbf\xc2\xc3\xe2\xed\xf0\xff", 16);
+  for (char a : some) {
+    for (char b : some) {
+      for (char c : some) check({a, b, c});
+    }
+  }
+  CHECK(checked == 1 + 256 + 256 * 256 + 16 * 16 * 16);
+}
+
 // AppendJsonString copies plain text 16 (SSE2) or 8 bytes at a time: a byte
 // to escape or to check as UTF-8 must be found at every offset within such a
 // block, and at the tail after the last one.

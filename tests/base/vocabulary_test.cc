@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The shared vocabulary: status, time formats, durations, the event schema, metrics.
 #include <array>
+#include <cstdint>
+#include <cstdio>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -136,6 +140,37 @@ TEST_CASE("event ids are stable for the same record and differ for another") {
   CHECK(MakeEventId("n", "kmsg", "b:1", "r") != MakeEventId("n", "kmsg", "b:2", "r"));
   CHECK(MakeEventId("ab", "c", "", "") != MakeEventId("a", "bc", "", ""));
   CHECK(MakeEventId("n", "kmsg", "b:1", "r").size() == 32);
+}
+
+// The id's text is the wire contract (a re-sent event has the same id): two
+// FNV-1a hashes of the parts, each part followed by a NUL, printed as
+// "%016llx%016llx". Derived here byte by byte as the contract says, for
+// parts of every length from 0 to 40 (a hash that takes bytes in blocks must
+// still agree at every length).
+TEST_CASE("event ids are the two FNV-1a hashes of the parts in lowercase hex") {
+  const auto fnv = [](std::uint64_t h, std::initializer_list<std::string_view> parts) {
+    for (std::string_view part : parts) {
+      for (unsigned char c : part) h = (h ^ c) * 0x100000001b3ULL;
+      h *= 0x100000001b3ULL;  // the NUL after the part
+    }
+    return h;
+  };
+  std::size_t checked = 0;
+  for (std::size_t size = 0; size <= 40; ++size) {
+    std::string cursor, rule;
+    for (std::size_t i = 0; i < size; ++i) {
+      cursor.push_back(static_cast<char>('0' + i % 10));
+      rule.push_back(static_cast<char>(0x80 + i * 7 % 0x80));  // bytes past 0x7f too
+    }
+    const std::uint64_t a = fnv(0xcbf29ce484222325ULL, {"gpu-1", "kmsg", cursor, rule});
+    const std::uint64_t b = fnv(0x84222325cbf29ce4ULL, {rule, cursor, "kmsg", "gpu-1"});
+    char expected[33];
+    std::snprintf(expected, sizeof(expected), "%016llx%016llx", static_cast<unsigned long long>(a),
+                  static_cast<unsigned long long>(b));
+    CHECK(MakeEventId("gpu-1", "kmsg", cursor, rule) == expected);
+    ++checked;
+  }
+  CHECK(checked == 41);
 }
 
 // A scan writes ids through EventIdWriter, which keeps the hashes of the
