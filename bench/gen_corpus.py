@@ -452,7 +452,7 @@ def fault_templates(rng, px):
             [(K("{%d}[Hardware Error]: event severity: %s" % (R(1, 9), C(["fatal", "corrected", "recoverable"]))), ["host.hw-error-severity"])],
             [(K("EDAC MC%d: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#%d_DIMM#0 (channel:1 slot:0 page:0x%x offset:0x0 grain:32 syndrome:0x0)" % (R(4), R(8), R(1 << 20))), ["host.edac-ue"])],
             [(K("EDAC MC%d: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#%d_DIMM#0 (channel:1 slot:0 page:0x%x offset:0x0 grain:32 syndrome:0x0)" % (R(4), R(8), R(1 << 20))), ["host.edac-ce"])],
-            [(K("EDAC MC%d: %d CE on mc#%dcsrow#%dchannel#%d (csrow:3 channel:1 page:0x%x offset:0x80 grain:64 syndrome:0x41)" % (R(4), R(1, 4), R(4), R(8), R(2), R(1 << 20))), ["host.edac-ce"])],
+            [(K("EDAC MC%d: %d CE on mc#%dcsrow#%dchannel#%d (csrow:3 channel:1 page:0x%x offset:0x80 grain:64 syndrome:0x41)" % (R(4), R(1, 4), R(4), R(8), R(2), R(1 << 20))), ["host.edac-ce"]), (K("EDAC MC1: CE page 0x7f00, offset 0x10, grain 8, syndrome 0x12, row 0, channel 1, label \"\": amd64_edac"), ["host.edac-ce-page"])],
             [(K("INFO: task %s:%d blocked for more than %d seconds." % (C(["python", "kworker/u256:3", "containerd-shim"]), R(100, 99999), C([120, 122, 245]))), ["host.hung-task"])],
             [(K("watchdog: BUG: soft lockup - CPU#%d stuck for %ds! [python:%d]" % (R(128), R(21, 60), R(100, 99999))), ["host.soft-lockup"])],
             [(K("EXT4-fs (nvme0n1p%d): Remounting filesystem read-only" % R(1, 4)), ["host.ext4-readonly"])],
