@@ -14,6 +14,19 @@ repo=$(pwd -P)
 build_dir=${TIDY_BUILD_DIR:-build-tidy}
 jobs=${TIDY_JOBS:-$(nproc)}
 
+# The directory is configured with clang below. CMake, given another
+# compiler than a directory's cache names, deletes that cache and configures
+# afresh: TIDY_BUILD_DIR=build would turn the GCC build of tests/run.sh into
+# a clang one, and its next run would rebuild everything. Refuse instead.
+if [[ -f "$build_dir/CMakeCache.txt" ]]; then
+  compiler=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+  if [[ -n "$compiler" && "$(basename "$compiler")" != clang++* ]]; then
+    echo "run-clang-tidy: $build_dir is configured with $compiler, not clang++;" \
+      "give clang-tidy a directory of its own (TIDY_BUILD_DIR, default build-tidy)" >&2
+    exit 2
+  fi
+fi
+
 deploy/install-deps.sh --test
 # Configured with clang, so the compile commands hold no GCC-only flag that
 # clang-tidy would reject; fuzzers on, so tests/fuzz is in the database too.
