@@ -523,6 +523,7 @@ def fault_templates(rng, px):
             [(K("pcieport %s: AER: device recovery failed" % pci), ["host.pcie-aer-no-recovery"])],
             [(K("pcieport %s: AER: %sUncorrected (%s) error received: %s" % (pci, C(["", "Multiple "]), C(["Fatal", "Non-Fatal"]), pci)), ["host.pcie-aer-uncorrected-received"])],
             [(K("mce: [Hardware Error]: CPU %d: Machine Check: 0 Bank %d: %s" % (R(128), R(1, 20), C(["a600000000020408", "be00000000800400", "fa00000000010135"]))), ["host.mce-uncorrected-status"])],
+            [(J("mcelog[%d]" % R(1000, 99999), "STATUS %s MCGSTATUS %d" % (C(["b200000000070f0f", "be00000000800400", "fa00000000010135"]), R(8))), ["host.mcelog-uncorrected-status"])],
             [(K("{%d}[Hardware Error]:   error_type: 3, multi-bit ECC" % R(1, 9)), ["host.ghes-multibit-ecc"])],
             [(K("Memory failure: 0x%x: recovery action for %s: %s" % (R(1 << 28), C(["dirty LRU page", "reserved kernel page", "huge page"]), C(["Recovered", "Failed", "Ignored"]))), ["host.memory-failure"])],
             [(K("NMI watchdog: Watchdog detected hard LOCKUP on cpu %d" % R(128)), ["host.hard-lockup"])],
@@ -577,6 +578,7 @@ def fault_templates(rng, px):
             [(K("Lustre: scratch-OST%04x-osc-ffff8d2a3c5e0800: Connection to scratch-OST%04x (at 10.0.%d.%d@o2ib) was lost; in progress operations using this service will wait for recovery to complete" % (R(64), R(64), R(256), R(256))), ["host.lustre-connection-lost"])],
             [(K("mlx5_core %s: mlx5_eq_int:556:(pid 0): CQ error on CQN 0x%x, syndrom%s 0x1" % (C(PCI_NIC), R(1 << 20), C(["", "e"]))), ["mlx5.cq-error"])],
             [(P("[%s:%d:0:%d] ib_mlx5_log.c:177  %s on %s:1/IB (synd 0x%x vend 0x%x hw_synd 0/0)" % (C(HOSTS), R(1000, 99999), R(1000, 99999), C(["Local protection", "Remote access", "Local QP operation"]), C(HCAS), C([4, 2, 0x13]), R(256))), ["ib.ucx-completion-error"])],
+            [(P("W1122 07:02:53.%06d %d rdma_io.cc:412] poll_once - channel_id: %d, CQE error, wr_id=%d, status=%s" % (R(1000000), R(1000, 99999), R(16), R(1 << 20), C(["10 (remote access error)", "5 (Work Request Flushed Error)", "11 (remote operation error)"]))), ["ib.uccl-completion-error"])],
         ])
 
 

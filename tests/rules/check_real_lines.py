@@ -4,7 +4,7 @@
 
     check_real_lines.py --faultline BIN --data DIR --workdir DIR
                         [--split all|dev|heldout] [--heldout-file NAME] [--files GLOB]
-                        [--per-class]
+                        [--per-class] [--variants] [--min-variant-recall R]
                         [--min-taint-recall R] [--min-detect-recall R] [--max-noise N]
 
 Each *.tsv row is `expect, origin, kind, url, line`, or `expect, origin, kind, url,
@@ -19,7 +19,16 @@ match has action taint (immediately or once its threshold is reached), `event` w
 match is an event, else `nothing`.
 
 Prints taint recall, detection recall, wrong taints and noise, and every line whose
-outcome differs from its expectation; with --per-class also each class's recalls. Exit 1
+outcome differs from its expectation; with --per-class also each class's recalls.
+
+--variants also scans, for every line whose outcome is as expected, the forms an operator
+or a web page commonly makes of it (VARIANT_KINDS below): without its syslog/dmesg/journal
+prefix, without the driver's device prefix, with typographic quotes, with the first letter
+of its verdict word in the other case. A variant of a taint or event line should keep its
+outcome; a variant of a `nothing` line must not taint. Prints, per kind, how many stay
+detected and stay taint, and every variant that does not; --min-variant-recall fails the
+run when the detection of the variants (all kinds together) falls below it, and any
+variant of a line that must not taint that taints fails it too. Exit 1
 on any wrong taint (a taint outcome for a line that must not taint), on recall below the
 minimums, or on more noise (events on lines that must yield nothing) than allowed; 2 on a
 malformed data file.
@@ -29,6 +38,7 @@ import collections
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -98,6 +108,131 @@ def scan(faultline, workdir, origin, rows):
     return [matches[i] for i in range(len(rows))]
 
 
+# A syslog/journal date and host ("Oct  7 12:58:23 node1 ", ISO dates), util-linux dmesg's
+# "kern  :err   : <date> " and Talos' "kern: alert: ", "<4>" levels, dmesg's "[ 123.456]"
+# or "[Mon Jan  7 14:25:59 2023]", and the "kernel: " tag.
+SYSLOG_DATE = re.compile(
+    r"^(?:<\d>)?(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) \S*[^\s:] ")
+KERNEL_PREFIX = re.compile(
+    r"^(?:kern\s*:\s*\w+\s*: (?:\S+ )?|<\d>|kernel: ?|\[\s*\d+\.\d+\] ?"
+    r"|\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ?)")
+# The device prefixes of the drivers the packs read (dev_printk's "DRIVER PCI: ", nvme's
+# "nvme nvmeN: ", DRM_ERROR's "[drm:FUNC [amdgpu]] *ERROR* ", amdgpu's repeated "amdgpu: ",
+# "NVRM: ").
+DEVICE_PREFIX = re.compile(
+    r"^(?:[a-z][\w-]* [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]:? (?:amdgpu: )?"
+    r"|nvme nvme\d+: |\[drm:[^\]\s]+ \[\w+\]\] \*ERROR\* |\[drm\] (?:\*ERROR\* )?"
+    r"|amdgpu: |NVRM: )")
+# Verdict words drivers print at the start of a message in either case across versions
+# ("Failed to ..."/"failed to ...", "Fatal error"/"fatal error"); only the message's first
+# word (after the prefixes above) is changed.
+CASE_WORD = re.compile(r"(?:[Ff]ailed|[Ff]atal|[Ee]rror|[Uu]nable|[Cc]annot|[Tt]imeout)\b")
+VARIANT_KINDS = ("no-prefix", "no-device", "typographic", "case")
+
+
+def strip_prefix(line, origin):
+    """The line without its syslog/dmesg/journal prefix (kernel lines: also `kernel:`)."""
+    if origin == "pod":
+        return line
+    text = SYSLOG_DATE.sub("", line, count=1)
+    if origin == "kernel":
+        while True:
+            shorter = KERNEL_PREFIX.sub("", text, count=1)
+            if shorter == text:
+                break
+            text = shorter
+    return text
+
+
+def variants(line, origin):
+    """(kind, text) pairs: the forms of the line a page or an operator commonly makes."""
+    out = []
+    bare = strip_prefix(line, origin)
+    if bare != line and bare.strip():
+        out.append(("no-prefix", bare))
+    if origin == "kernel":
+        text, stripped = bare, bare
+        while True:
+            shorter = DEVICE_PREFIX.sub("", stripped, count=1)
+            if shorter == stripped:
+                break
+            stripped = shorter
+        if stripped != text and stripped.strip():
+            out.append(("no-device", stripped))
+    else:
+        stripped = bare
+    if "'" in line or '"' in line:
+        # An apostrophe inside a word becomes U+2019; other quotes open and close in turn,
+        # as a word processor or a web page's "smart quotes" make them.
+        quoted, single, double = [], True, True
+        for i, ch in enumerate(line):
+            if ch == "'" and 0 < i < len(line) - 1 and line[i - 1].isalnum() and \
+                    line[i + 1].isalpha():
+                quoted.append("\u2019")
+            elif ch == "'":
+                quoted.append("\u2018" if single else "\u2019")
+                single = not single
+            elif ch == '"':
+                quoted.append("\u201c" if double else "\u201d")
+                double = not double
+            else:
+                quoted.append(ch)
+        out.append(("typographic", "".join(quoted)))
+    start = len(line) - len(stripped)
+    word = CASE_WORD.match(line, start)
+    if word:
+        w = word.group(0)
+        flipped = (w[0].lower() if w[0].isupper() else w[0].upper()) + w[1:]
+        out.append(("case", line[:word.start()] + flipped + line[word.end():]))
+    return out
+
+
+def check_variants(args, rows):
+    """Scans the variants of every line whose outcome was as expected; returns the
+    detection recall of the variants of taint and event lines and the variants that
+    taint although their line must not."""
+    cases = []
+    for row in rows:
+        if row["got"] != row["expect"]:
+            continue
+        for kind, text in variants(row["line"], row["origin"]):
+            cases.append({"row": row, "kind": kind, "line": text, "origin": row["origin"]})
+    for origin in ORIGINS:
+        subset = [c for c in cases if c["origin"] == origin]
+        for case, matches in zip(subset, scan(args.faultline, args.workdir, origin, subset)):
+            case["matches"] = matches
+            case["got"] = outcome(matches)
+    print("variants (of lines whose outcome is as expected):")
+    print("%-12s %10s %10s %10s" % ("kind", "detected", "taint", "wrong"))
+    for kind in VARIANT_KINDS:
+        sub = [c for c in cases if c["kind"] == kind]
+        det = [c for c in sub if c["row"]["expect"] != "nothing"]
+        taint = [c for c in sub if c["row"]["expect"] == "taint"]
+        print("%-12s %10s %10s %10d" % (
+            kind, "%d/%d" % (sum(c["got"] != "nothing" for c in det), len(det)),
+            "%d/%d" % (sum(c["got"] == "taint" for c in taint), len(taint)),
+            sum(c["row"]["expect"] != "taint" and c["got"] == "taint" for c in sub)))
+    for case in cases:
+        expect = case["row"]["expect"]
+        lost = expect != "nothing" and (case["got"] == "nothing" or
+                                        (expect == "taint" and case["got"] != "taint"))
+        wrong = expect != "taint" and case["got"] == "taint"
+        if lost or wrong:
+            rules = ",".join(sorted({rule for rule, _ in case["matches"]})) or "-"
+            was = ",".join(sorted({rule for rule, _ in case["row"]["matches"]})) or "-"
+            print("variant %-11s %-7s expected %-7s got %-7s [%s; line: %s] %s\n        %s" % (
+                case["kind"], case["origin"], expect, case["got"], rules, was,
+                case["row"]["where"], case["line"]))
+    det = [c for c in cases if c["row"]["expect"] != "nothing"]
+    recall = sum(c["got"] != "nothing" for c in det) / len(det) if det else 1.0
+    wrong = [c for c in cases if c["row"]["expect"] != "taint" and c["got"] == "taint"]
+    print("variant detection recall: %d/%d = %.3f (minimum %.3f); variant wrong taints: %d" % (
+        sum(c["got"] != "nothing" for c in det), len(det), recall, args.min_variant_recall,
+        len(wrong)))
+    return recall, wrong
+
+
 def outcome(matches):
     actions = {action for _, action in matches}
     if "taint" in actions:
@@ -137,6 +272,10 @@ def main():
     ap.add_argument("--heldout-file", default="heldout-pages.txt",
                     help="the list of held-out pages in DIR (round 3: heldout-pages.txt, "
                     "round 4: heldout-pages-r4.txt)")
+    ap.add_argument("--variants", action="store_true",
+                    help="also scan the common variants of each line (no prefix, no device "
+                    "prefix, typographic quotes, case of the verdict word)")
+    ap.add_argument("--min-variant-recall", type=float, default=0.0)
     args = ap.parse_args()
 
     try:
@@ -194,6 +333,9 @@ def main():
 
     failed = (wrong_taints or taint_recall < args.min_taint_recall
               or detect_recall < args.min_detect_recall or len(noise) > args.max_noise)
+    if args.variants:
+        variant_recall, variant_wrong = check_variants(args, rows)
+        failed = failed or variant_wrong or variant_recall < args.min_variant_recall
     return 1 if failed else 0
 
 
