@@ -16,62 +16,148 @@ bool HasLetter(const std::string& s) {
   return std::any_of(s.begin(), s.end(), [](char c) { return IsAsciiLetter(c); });
 }
 
-// Extends every literal of `leads` by what `node` matches first. Every
+// A literal being read from the pattern: `open` while the items after it
+// may still be appended (a literal closed by a branch that could not be
+// followed to its end stays a literal every match through that branch
+// begins with).
+struct Lead {
+  LeadingLiteral literal;
+  bool open = true;
+};
+
+void Close(std::vector<Lead>& leads) {
+  for (Lead& lead : leads) lead.open = false;
+}
+
+bool AnyOpen(const std::vector<Lead>& leads) {
+  return std::any_of(leads.begin(), leads.end(), [](const Lead& l) { return l.open; });
+}
+
+bool Extend(const ReNode& node, bool optionals, std::vector<Lead>& leads);
+
+// The alternatives' literals side by side: each branch extends its own copy
+// of the literals so far. More than kMaxLeadingLiterals: the literals so far
+// stand, closed.
+// Only the open literals go into each branch (a closed one is kept once);
+// a literal that two branches end alike is kept once.
+bool ExtendBranches(const std::vector<const ReNode*>& branches, bool optionals,
+                    std::vector<Lead>& leads) {
+  std::vector<Lead> all;
+  std::vector<Lead> open;
+  for (Lead& lead : leads) (lead.open ? open : all).push_back(lead);
+  for (const ReNode* branch : branches) {
+    std::vector<Lead> copy = open;
+    if (branch != nullptr) Extend(*branch, optionals, copy);
+    for (Lead& lead : copy) {
+      const bool seen = std::any_of(all.begin(), all.end(), [&](const Lead& l) {
+        return l.open == lead.open && l.literal.text == lead.literal.text &&
+               l.literal.caseless == lead.literal.caseless;
+      });
+      if (!seen) all.push_back(std::move(lead));
+    }
+    if (all.size() > kMaxLeadingLiterals) {
+      Close(leads);
+      return false;
+    }
+  }
+  leads = std::move(all);
+  return AnyOpen(leads);
+}
+
+// Extends every open literal of `leads` by what `node` matches first. Every
 // match of the pattern so far begins with one of `leads`, before and after
-// (cutting a literal short keeps that true, so any doubt stops the walk).
-// True when all of `node` was followed: the caller may go on to the next
-// item.
-bool Extend(const ReNode& node, std::vector<LeadingLiteral>& leads) {
+// (cutting a literal short keeps that true, so any doubt closes it). A
+// branch of an alternation that cannot be followed closes its own literals
+// only: `(?:amdgpu <pci>: |\b)ring` begins with "amdgpu " or "ring". True
+// while a literal is open: the caller may go on to the next item.
+bool Extend(const ReNode& node, bool optionals, std::vector<Lead>& leads) {
   switch (node.kind) {
     case ReNode::Kind::kAlternation: {
-      if (node.children.size() == 1) return Extend(node.children[0], leads);
-      // Each branch extends its own copy of the literals so far.
-      std::vector<LeadingLiteral> all;
-      bool complete = true;
-      for (const ReNode& branch : node.children) {
-        std::vector<LeadingLiteral> copy = leads;
-        complete = Extend(branch, copy) && complete;
-        all.insert(all.end(), copy.begin(), copy.end());
-        if (all.size() > kMaxLeadingLiterals) return false;  // the literals so far stand
-      }
-      leads = std::move(all);
-      return complete;
+      if (node.children.size() == 1) return Extend(node.children[0], optionals, leads);
+      std::vector<const ReNode*> branches;
+      for (const ReNode& branch : node.children) branches.push_back(&branch);
+      return ExtendBranches(branches, optionals, leads);
     }
     case ReNode::Kind::kConcat:
       for (const ReNode& child : node.children) {
-        if (!Extend(child, leads)) return false;
+        if (!Extend(child, optionals, leads)) return false;
       }
-      return true;
+      return AnyOpen(leads);
     case ReNode::Kind::kGroup:
       // Whatever its flags: a literal records its own case (the only flag
       // that changes what a literal matches).
-      return node.children.size() == 1 && Extend(node.children[0], leads);
+      if (node.children.size() != 1) {
+        Close(leads);
+        return false;
+      }
+      return Extend(node.children[0], optionals, leads);
     case ReNode::Kind::kFlags:
-      return true;  // as for a group's flags
+      return AnyOpen(leads);  // as for a group's flags
+    case ReNode::Kind::kRepeat:
+      // X? is X or nothing, X* is X (then who knows) or nothing; X+ and
+      // X{n,...} (n >= 1) begin with X. After X, a repeat may go on: closed.
+      if (node.children.size() != 1 || (node.min == 0 && !optionals)) {
+        Close(leads);
+        return false;
+      }
+      if (node.min == 0) {
+        // X or nothing (nullptr), the literals after X closed unless X?.
+        if (node.op == '?') return ExtendBranches({&node.children[0], nullptr}, optionals, leads);
+        std::vector<Lead> with = leads;
+        Extend(node.children[0], optionals, with);
+        Close(with);
+        with.erase(std::remove_if(with.begin(), with.end(),
+                                  [&](const Lead& w) {
+                                    return std::any_of(
+                                        leads.begin(), leads.end(), [&](const Lead& l) {
+                                          return !l.open && l.literal.text == w.literal.text &&
+                                                 l.literal.caseless == w.literal.caseless;
+                                        });
+                                  }),
+                   with.end());
+        leads.insert(leads.end(), with.begin(), with.end());
+        if (leads.size() > kMaxLeadingLiterals) {
+          leads.resize(leads.size() - with.size());
+          Close(leads);
+          return false;
+        }
+        return AnyOpen(leads);
+      }
+      Extend(node.children[0], optionals, leads);
+      Close(leads);
+      return false;
     case ReNode::Kind::kLiteral: {
       // RE2 reads the pattern as UTF-8: a code point past ASCII is more
       // than one byte, and a raw byte past ASCII is part of one.
-      if (node.value <= 0 || node.value >= 0x80) return false;
+      if (node.value <= 0 || node.value >= 0x80) {
+        Close(leads);
+        return false;
+      }
       const char c = static_cast<char>(node.value);
       const bool caseless = node.caseless && IsAsciiLetter(c);
-      // (?i)k matches U+212A KELVIN SIGN and (?i)s U+017F LONG S in RE2.
-      if (caseless && (AsciiLower(c) == 'k' || AsciiLower(c) == 's')) return false;
-      for (const LeadingLiteral& lead : leads) {
-        if (IsAsciiLetter(c) && HasLetter(lead.text) && lead.caseless != caseless) {
-          return false;  // one literal is searched one way
+      for (Lead& lead : leads) {
+        if (!lead.open) continue;
+        // (?i)k matches U+212A KELVIN SIGN and (?i)s U+017F LONG S in RE2;
+        // and one literal is searched one way, exact or caseless.
+        if ((caseless && (AsciiLower(c) == 'k' || AsciiLower(c) == 's')) ||
+            (IsAsciiLetter(c) && HasLetter(lead.literal.text) &&
+             lead.literal.caseless != caseless)) {
+          lead.open = false;
+          continue;
         }
+        if (IsAsciiLetter(c)) lead.literal.caseless = caseless;
+        lead.literal.text.push_back(c);
       }
-      for (LeadingLiteral& lead : leads) {
-        if (IsAsciiLetter(c)) lead.caseless = caseless;
-        lead.text.push_back(c);
-      }
-      return true;
+      return AnyOpen(leads);
     }
     case ReNode::Kind::kEscape:
       // \b and \B consume nothing: the match still begins with what
       // follows. Anything else (\d, \A, \pL, ...) ends the literals.
-      return node.escape == 'b' || node.escape == 'B';
+      if (node.escape == 'b' || node.escape == 'B') return AnyOpen(leads);
+      Close(leads);
+      return false;
     default:
+      Close(leads);
       return false;
   }
 }
@@ -116,13 +202,37 @@ void NoteWildcards(const ReNode& node, bool tail, ConfirmShape& shape) {
   }
 }
 
-std::vector<LeadingLiteral> LeadsOf(const ReNode& tree) {
-  std::vector<LeadingLiteral> leads(1);
-  Extend(tree, leads);
-  for (const LeadingLiteral& lead : leads) {
-    if (lead.text.empty()) return {};  // a match may begin anywhere
+// `optionals`: an optional item (X?, X*) is read as X or nothing, which
+// doubles the literals before it; else it closes them.
+std::vector<LeadingLiteral> LeadsOf(const ReNode& tree, bool optionals) {
+  std::vector<Lead> leads(1);
+  Extend(tree, optionals, leads);
+  std::vector<LeadingLiteral> out;
+  for (Lead& lead : leads) {
+    if (lead.literal.text.empty()) return {};  // a match may begin anywhere
+    out.push_back(std::move(lead.literal));
   }
-  return leads;
+  // A literal that begins with another (searched the same way) adds no
+  // position to try: `bond[\w.-]*: link` is "bond" alone, not also
+  // "bond: link".
+  std::vector<LeadingLiteral> kept;
+  for (const LeadingLiteral& l : out) {
+    const bool longer = std::any_of(out.begin(), out.end(), [&](const LeadingLiteral& o) {
+      return &o != &l && o.caseless == l.caseless && o.text.size() < l.text.size() &&
+             l.text.compare(0, o.text.size(), o.text) == 0;
+    });
+    if (!longer) kept.push_back(l);
+  }
+  return kept;
+}
+
+// Optional items read through where that stays within kMaxLeadingLiterals
+// (`(?:GPU\d+ )?RmInitAdapter` begins with "GPU" or "RmInitAdapter"); a
+// pattern of many optional items in many branches would exceed it, and is
+// read with each optional item closing its literals instead.
+std::vector<LeadingLiteral> LeadsOf(const ReNode& tree) {
+  std::vector<LeadingLiteral> leads = LeadsOf(tree, true);
+  return leads.empty() ? LeadsOf(tree, false) : leads;
 }
 
 bool HasEscape(const ReNode& node) {
@@ -134,12 +244,15 @@ bool HasEscape(const ReNode& node) {
 // \b or \B (which Extend steps over) anywhere.
 std::vector<LeadingLiteral> WholeLiteralsOf(const ReNode& tree) {
   if (HasEscape(tree)) return {};
-  std::vector<LeadingLiteral> leads(1);
-  if (!Extend(tree, leads) || leads.size() > kMaxLeadingLiterals) return {};
-  for (const LeadingLiteral& lead : leads) {
-    if (lead.text.empty()) return {};  // matches everywhere
+  std::vector<Lead> leads(1);
+  Extend(tree, true, leads);
+  std::vector<LeadingLiteral> out;
+  for (Lead& lead : leads) {
+    // A closed literal is where the walk stopped: more pattern follows it.
+    if (!lead.open || lead.literal.text.empty()) return {};
+    out.push_back(std::move(lead.literal));
   }
-  return leads;
+  return out;
 }
 
 ConfirmShape ShapeOf(const ReNode& tree) {

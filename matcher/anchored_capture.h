@@ -37,12 +37,15 @@ struct LeadingLiteral {
 
 // Literals such that every match of the RE2 pattern `pattern` begins with
 // one of them, or none when the pattern's tree (re2_syntax.h) does not
-// prove it. Conservative: a class, a repeated or optional item, ^, $, a
+// prove it. Conservative: a class, a repeat after its first item, ^, $, a
 // non-ASCII character, a caseless k or s (RE2 folds them with U+212A and
-// U+017F), a change between exact and caseless letters, or more than
-// kMaxLeadingLiterals alternatives end the literals there; an alternation
-// whose branch proves no literal, or a first item that is none, leaves
-// none. \b and \B are skipped (they consume nothing).
+// U+017F), or a change between exact and caseless letters ends a literal
+// there; in an alternation each branch ends only its own (`(?:amdgpu
+// <pci>: |\b)ring` begins with "amdgpu " or "ring "), and an optional item
+// is itself or nothing (`(?:GPU\d+ )?RmInit` begins with "GPU" or
+// "RmInit") unless that makes more than kMaxLeadingLiterals. A branch or
+// first item with no literal at all leaves none. \b and \B are skipped
+// (they consume nothing). A literal that begins with another is dropped.
 inline constexpr std::size_t kMaxLeadingLiterals = 8;
 std::vector<LeadingLiteral> LeadingLiterals(std::string_view pattern);
 
