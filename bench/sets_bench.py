@@ -39,8 +39,10 @@ import json
 import os
 import random
 import statistics
+import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -74,10 +76,15 @@ def builtin_packs():
 class PatternSet:
     """One set: the faultline arguments that load it, its patterns, its fault lines."""
 
-    def __init__(self, name, faultline, work):
+    def __init__(self, name, faultline, work, run_dir):
         self.name = name
-        self.dir = os.path.join(work, name)
+        # This run's own files (patterns, override pack, outputs): two runs at
+        # once, of two builds, must not read each other's. The samples pack,
+        # whose time stamp says when the shared corpora are stale, stays shared.
+        self.dir = os.path.join(run_dir, name)
+        self.shared = os.path.join(work, name)
         os.makedirs(self.dir, exist_ok=True)
+        os.makedirs(self.shared, exist_ok=True)
         sets = os.path.join(HERE, "sets")
         if name == "builtin":
             self.load, self.samples = [], builtin_packs()
@@ -152,12 +159,20 @@ class PatternSet:
             for r in yaml.safe_load(open(path)).get("rules") or []:
                 if r.get("id") in keep:
                     rules.append({"id": r["id"], "tests": r.get("tests") or {}})
-        path = os.path.join(self.dir, "samples.yaml")
+        path = os.path.join(self.shared, "samples.yaml")
         text = yaml.safe_dump({"rules": rules})
         # Rewritten only when it changes: a newer file regenerates the corpora.
         if not os.path.exists(path) or open(path).read() != text:
-            open(path, "w").write(text)
+            write_whole(path, text.encode())
         return path
+
+
+def write_whole(path, data):
+    """Writes `path` so that a reader sees the old file or the new one, never half of it."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
 
 
 def corpus(pset, base, size, rate, work):
@@ -169,27 +184,35 @@ def corpus(pset, base, size, rate, work):
     if os.path.exists(path) and all(os.path.getmtime(s) < os.path.getmtime(path) for s in sources):
         return path
     print("sets_bench: generating %s ..." % path, file=sys.stderr)
+    # Written under a name of this process's, then renamed: a run beside this
+    # one reads the old corpus or the new one, never half of it.
+    tmp = "%s.%d.tmp" % (path, os.getpid())
     gen = [sys.executable, os.path.join(HERE, "gen_corpus.py"), "--seed", "1", "--size-mb", str(size)]
     if pset.name == "builtin" and base == "gen":
-        subprocess.run(gen + ["--fault-rate", str(rate), "--out", path], check=True)
+        subprocess.run(gen + ["--fault-rate", str(rate), "--out", tmp], check=True)
+        os.replace(tmp, path)
         return path
     cmd = [sys.executable, os.path.join(HERE, "set_corpus.py"), "--base", base, "--size-mb",
-           str(size), "--fault-rate", str(rate), "--seed", "1", "--out", path, "--samples"] + pset.samples
+           str(size), "--fault-rate", str(rate), "--seed", "1", "--out", tmp, "--samples"] + pset.samples
     if base == "gen":
         noise = os.path.join(work, "corpora", "gen-noise-%gmb.log" % size)
         if not os.path.exists(noise) or os.path.getmtime(noise) < os.path.getmtime(sources[0]):
-            subprocess.run(gen + ["--fault-rate", "0", "--out", noise], check=True)
+            noise_tmp = "%s.%d.tmp" % (noise, os.getpid())
+            subprocess.run(gen + ["--fault-rate", "0", "--out", noise_tmp], check=True)
+            os.replace(noise_tmp, noise)
         cmd += ["--noise", noise]
     subprocess.run(cmd, check=True)
+    os.replace(tmp, path)
     return path
 
 
 def reference(pset, corpus_path, re2_count):
     path = "%s.%s.truth.json" % (corpus_path, pset.key)
     if not os.path.exists(path) or os.path.getmtime(path) < os.path.getmtime(corpus_path):
-        with open(path + ".tmp", "wb") as out:
+        tmp = "%s.%d.tmp" % (path, os.getpid())
+        with open(tmp, "wb") as out:
             subprocess.run([re2_count, pset.re2, corpus_path], stdout=out, check=True)
-        os.replace(path + ".tmp", path)
+        os.replace(tmp, path)
     return json.load(open(path))
 
 
@@ -302,6 +325,7 @@ def main():
                                                           "faultline-bench")
     work = os.path.join(work, "sets")
     os.makedirs(work, exist_ok=True)
+    run_dir = tempfile.mkdtemp(prefix="run-", dir=work)
     tools = (os.path.join(args.build, "matcher", "faultline"),
              os.path.join(args.build, "bench", "fl-hs-count"),
              os.path.join(args.build, "bench", "fl-re2-count"))
@@ -316,13 +340,14 @@ def main():
     for name in args.sets.split(","):
         if name not in SETS:
             sys.exit("sets_bench: unknown set %s (sets: %s)" % (name, ", ".join(SETS)))
-        pset = PatternSet(name, tools[0], work)
+        pset = PatternSet(name, tools[0], work, run_dir)
         for base in args.bases.split(","):
             if base not in BASES:
                 sys.exit("sets_bench: unknown corpus %s (corpora: %s)" % (base, ", ".join(BASES)))
             rows.append(bench_pair(pset, base, args, tools, work))
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
+    shutil.rmtree(run_dir, ignore_errors=True)
     sys.exit(0 if all(r["ok"] for r in rows) else 1)
 
 

@@ -29,6 +29,24 @@ for base in gen real; do
     { echo "$out"; echo "FAIL: no checked 2 MiB row for user-loose on $base"; exit 1; }
 done
 
+# Two runs at once on a fresh directory (an A/B of two builds is run so):
+# each must find its corpora and references whole. Before each wrote them
+# under one temporary name and its set's files in place, one of two such
+# runs failed (a reference's .tmp renamed away by the other run).
+both=$(mktemp -d)
+FL_BENCH_DIR=$both "$ROOT/bench/sets_bench.py" "$BUILD" --size-mb 2 --runs 1 --sets npd,user-host >"$both/a" 2>&1 &
+first=$!
+rc_b=0
+FL_BENCH_DIR=$both "$ROOT/bench/sets_bench.py" "$BUILD" --size-mb 2 --runs 1 --sets npd,user-host >"$both/b" 2>&1 || rc_b=$?
+rc_a=0
+wait "$first" || rc_a=$?
+if ((rc_a != 0 || rc_b != 0)); then
+  cat "$both/a" "$both/b"
+  echo "FAIL: two sets_bench.py runs at once exited $rc_a and $rc_b"
+  exit 1
+fi
+rm -rf "$both"
+
 # A reference that disagrees (every count one higher) must fail the check.
 fake=$(mktemp -d)
 trap 'rm -rf "$fake"' EXIT
