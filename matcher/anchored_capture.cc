@@ -33,29 +33,43 @@ bool AnyOpen(const std::vector<Lead>& leads) {
   return std::any_of(leads.begin(), leads.end(), [](const Lead& l) { return l.open; });
 }
 
-bool Extend(const ReNode& node, bool optionals, std::vector<Lead>& leads);
+bool SameLiteral(const LeadingLiteral& a, const LeadingLiteral& b) {
+  return a.caseless == b.caseless && a.text == b.text;
+}
 
-// The alternatives' literals side by side: each branch extends its own copy
-// of the literals so far. More than kMaxLeadingLiterals: the literals so far
-// stand, closed.
-// Only the open literals go into each branch (a closed one is kept once);
-// a literal that two branches end alike is kept once.
-bool ExtendBranches(const std::vector<const ReNode*>& branches, bool optionals,
-                    std::vector<Lead>& leads) {
+// How a pattern is walked: `optionals` reads an optional item (X?, X*) as X
+// or nothing, which multiplies the literals before it (else it closes
+// them); `overflowed` notes that some alternatives passed
+// kMaxLeadingLiterals, when a walk without optionals may still find some.
+struct Walk {
+  bool optionals = true;
+  bool overflowed = false;
+};
+
+bool Extend(const ReNode& node, Walk& walk, std::vector<Lead>& leads);
+
+// The alternatives' literals side by side: each branch (nullptr: nothing)
+// extends its own copy of the open literals (a closed one is kept once); a
+// literal that two branches end alike is kept once; the literals of
+// `closing` are closed after it (a repeat may go on). More than
+// kMaxLeadingLiterals: the literals so far stand, closed.
+bool ExtendBranches(const std::vector<const ReNode*>& branches, Walk& walk,
+                    std::vector<Lead>& leads, const ReNode* closing = nullptr) {
   std::vector<Lead> all;
   std::vector<Lead> open;
   for (Lead& lead : leads) (lead.open ? open : all).push_back(lead);
   for (const ReNode* branch : branches) {
     std::vector<Lead> copy = open;
-    if (branch != nullptr) Extend(*branch, optionals, copy);
+    if (branch != nullptr) Extend(*branch, walk, copy);
+    if (branch != nullptr && branch == closing) Close(copy);
     for (Lead& lead : copy) {
       const bool seen = std::any_of(all.begin(), all.end(), [&](const Lead& l) {
-        return l.open == lead.open && l.literal.text == lead.literal.text &&
-               l.literal.caseless == lead.literal.caseless;
+        return l.open == lead.open && SameLiteral(l.literal, lead.literal);
       });
       if (!seen) all.push_back(std::move(lead));
     }
     if (all.size() > kMaxLeadingLiterals) {
+      walk.overflowed = true;
       Close(leads);
       return false;
     }
@@ -70,17 +84,17 @@ bool ExtendBranches(const std::vector<const ReNode*>& branches, bool optionals,
 // branch of an alternation that cannot be followed closes its own literals
 // only: `(?:amdgpu <pci>: |\b)ring` begins with "amdgpu " or "ring". True
 // while a literal is open: the caller may go on to the next item.
-bool Extend(const ReNode& node, bool optionals, std::vector<Lead>& leads) {
+bool Extend(const ReNode& node, Walk& walk, std::vector<Lead>& leads) {
   switch (node.kind) {
     case ReNode::Kind::kAlternation: {
-      if (node.children.size() == 1) return Extend(node.children[0], optionals, leads);
+      if (node.children.size() == 1) return Extend(node.children[0], walk, leads);
       std::vector<const ReNode*> branches;
       for (const ReNode& branch : node.children) branches.push_back(&branch);
-      return ExtendBranches(branches, optionals, leads);
+      return ExtendBranches(branches, walk, leads);
     }
     case ReNode::Kind::kConcat:
       for (const ReNode& child : node.children) {
-        if (!Extend(child, optionals, leads)) return false;
+        if (!Extend(child, walk, leads)) return false;
       }
       return AnyOpen(leads);
     case ReNode::Kind::kGroup:
@@ -90,40 +104,22 @@ bool Extend(const ReNode& node, bool optionals, std::vector<Lead>& leads) {
         Close(leads);
         return false;
       }
-      return Extend(node.children[0], optionals, leads);
+      return Extend(node.children[0], walk, leads);
     case ReNode::Kind::kFlags:
       return AnyOpen(leads);  // as for a group's flags
     case ReNode::Kind::kRepeat:
       // X? is X or nothing, X* is X (then who knows) or nothing; X+ and
       // X{n,...} (n >= 1) begin with X. After X, a repeat may go on: closed.
-      if (node.children.size() != 1 || (node.min == 0 && !optionals)) {
+      if (node.children.size() != 1 || (node.min == 0 && !walk.optionals)) {
         Close(leads);
         return false;
       }
+      // X? is X or nothing; X* nothing or X, closed after X.
+      if (node.op == '?') return ExtendBranches({&node.children[0], nullptr}, walk, leads);
       if (node.min == 0) {
-        // X or nothing (nullptr), the literals after X closed unless X?.
-        if (node.op == '?') return ExtendBranches({&node.children[0], nullptr}, optionals, leads);
-        std::vector<Lead> with = leads;
-        Extend(node.children[0], optionals, with);
-        Close(with);
-        with.erase(std::remove_if(with.begin(), with.end(),
-                                  [&](const Lead& w) {
-                                    return std::any_of(
-                                        leads.begin(), leads.end(), [&](const Lead& l) {
-                                          return !l.open && l.literal.text == w.literal.text &&
-                                                 l.literal.caseless == w.literal.caseless;
-                                        });
-                                  }),
-                   with.end());
-        leads.insert(leads.end(), with.begin(), with.end());
-        if (leads.size() > kMaxLeadingLiterals) {
-          leads.resize(leads.size() - with.size());
-          Close(leads);
-          return false;
-        }
-        return AnyOpen(leads);
+        return ExtendBranches({nullptr, &node.children[0]}, walk, leads, &node.children[0]);
       }
-      Extend(node.children[0], optionals, leads);
+      Extend(node.children[0], walk, leads);
       Close(leads);
       return false;
     case ReNode::Kind::kLiteral: {
@@ -202,18 +198,16 @@ void NoteWildcards(const ReNode& node, bool tail, ConfirmShape& shape) {
   }
 }
 
-// `optionals`: an optional item (X?, X*) is read as X or nothing, which
-// doubles the literals before it; else it closes them.
-std::vector<LeadingLiteral> LeadsOf(const ReNode& tree, bool optionals) {
+std::vector<LeadingLiteral> LeadsOf(const ReNode& tree, Walk& walk) {
   std::vector<Lead> leads(1);
-  Extend(tree, optionals, leads);
+  Extend(tree, walk, leads);
   std::vector<LeadingLiteral> out;
   for (Lead& lead : leads) {
     if (lead.literal.text.empty()) return {};  // a match may begin anywhere
     out.push_back(std::move(lead.literal));
   }
-  // A literal that begins with another (searched the same way) adds no
-  // position to try: `bond[\w.-]*: link` is "bond" alone, not also
+  // A literal that begins with another (searched the same way), or is one
+  // already kept, adds no position to try: `bond[\w.-]*: link` is "bond" alone, not also
   // "bond: link".
   std::vector<LeadingLiteral> kept;
   for (const LeadingLiteral& l : out) {
@@ -221,7 +215,9 @@ std::vector<LeadingLiteral> LeadsOf(const ReNode& tree, bool optionals) {
       return &o != &l && o.caseless == l.caseless && o.text.size() < l.text.size() &&
              l.text.compare(0, o.text.size(), o.text) == 0;
     });
-    if (!longer) kept.push_back(l);
+    const bool again = std::any_of(kept.begin(), kept.end(),
+                                   [&](const LeadingLiteral& k) { return SameLiteral(k, l); });
+    if (!longer && !again) kept.push_back(l);
   }
   return kept;
 }
@@ -231,8 +227,11 @@ std::vector<LeadingLiteral> LeadsOf(const ReNode& tree, bool optionals) {
 // pattern of many optional items in many branches would exceed it, and is
 // read with each optional item closing its literals instead.
 std::vector<LeadingLiteral> LeadsOf(const ReNode& tree) {
-  std::vector<LeadingLiteral> leads = LeadsOf(tree, true);
-  return leads.empty() ? LeadsOf(tree, false) : leads;
+  Walk walk;
+  std::vector<LeadingLiteral> leads = LeadsOf(tree, walk);
+  if (!leads.empty() || !walk.overflowed) return leads;
+  Walk closing{.optionals = false};
+  return LeadsOf(tree, closing);
 }
 
 bool HasEscape(const ReNode& node) {
@@ -245,7 +244,8 @@ bool HasEscape(const ReNode& node) {
 std::vector<LeadingLiteral> WholeLiteralsOf(const ReNode& tree) {
   if (HasEscape(tree)) return {};
   std::vector<Lead> leads(1);
-  Extend(tree, true, leads);
+  Walk walk;
+  Extend(tree, walk, leads);
   std::vector<LeadingLiteral> out;
   for (Lead& lead : leads) {
     // A closed literal is where the walk stopped: more pattern follows it.
