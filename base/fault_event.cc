@@ -219,7 +219,7 @@ std::vector<std::string> BoundEvidence(std::vector<std::string> lines) {
   std::size_t keep = 0;
   std::size_t bytes = 0;
   for (auto it = lines.rbegin(); it != lines.rend() && keep < FaultEvent::kMaxEvidenceLines; ++it) {
-    *it = TruncateUtf8(*it, FaultEvent::kMaxEvidenceLineBytes);
+    it->resize(TruncateUtf8View(*it, FaultEvent::kMaxEvidenceLineBytes).size());  // in place
     if (bytes + it->size() > FaultEvent::kMaxEvidenceBytes) break;
     bytes += it->size();
     ++keep;

@@ -257,11 +257,12 @@ class EventIdWriter {
 // Never throws. kInvalidArgument: not JSON, a required key missing or of the
 // wrong type, an unknown enum value; kFailedPrecondition: a schema version
 // this build does not understand. The message names the key at fault.
-// What ParseFaultEvent keeps of the event's `fields` (the named captures).
-// kCheckOnly: checked exactly as with kKeep (an event with a bad `fields` is
-// refused all the same, with the same message) but left empty, for a reader
-// that never looks at them (the tainter's correlation consumer, which reads
-// every event of the fleet): building the map is a good share of a parse.
+// What ParseFaultEvent keeps of the event's `fields` (the named captures)
+// and `evidence` (the lines before it). kCheckOnly: checked exactly as with
+// kKeep (an event with a bad `fields` or `evidence` is refused all the same,
+// with the same message) but left empty, for a reader that never looks at
+// them (the tainter's correlation consumer, which reads every event of the
+// fleet): building the map and the up to 8 lines is a good share of a parse.
 enum class EventFields { kKeep, kCheckOnly };
 
 Result<FaultEvent> ParseFaultEvent(std::string_view json_text,

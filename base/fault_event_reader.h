@@ -201,7 +201,7 @@ Result<FaultEvent> ReadFaultEvent(const View& j, EventFields fields = EventField
     if (!it->is_array()) return Missing("evidence", "a list of log lines");
     FL_RETURN_IF_ERROR(it->elements([&](const View& line) -> Status {
       if (!line.is_string()) return Missing("evidence", "a list of log lines");
-      e.evidence.emplace_back(line.as_string());
+      if (fields == EventFields::kKeep) e.evidence.emplace_back(line.as_string());
       return OkStatus();
     }));
     // Another writer's event is held to the agent's bounds all the same.

@@ -3,6 +3,8 @@
 
 #include <simdjson.h>
 
+#include <array>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -15,15 +17,58 @@ namespace {
 
 using simdjson::dom::element;
 using simdjson::dom::element_type;
-using Members = std::vector<std::pair<std::string_view, element>>;
+
+// The event object's keys that event_reader asks for. Each has a slot,
+// reached by a hash of the key's length and first and last bytes (no two
+// of these collide: checked below) and then compared whole: the reader
+// looks up about twenty keys, and a simdjson object lookup walks the whole
+// object each time (it must, to find the last of a repeated key as
+// nlohmann keeps it). A key not listed here is found by that walk.
+constexpr std::array<std::string_view, 26> kEventKeys = {
+    "schema",        "id",      "node",      "boot_id",    "source",    "rule",   "pack",
+    "category",      "summary", "message",   "origin",     "severity",  "action", "log_time",
+    "detected_time", "fields",  "labels",    "suppressed", "threshold", "expire", "peer",
+    "condition",     "recover", "probation", "clears",     "evidence"};
+constexpr std::size_t kHashSize = 64;
+constexpr std::size_t KeyHash(std::string_view k) {
+  return (k.size() * 2 + static_cast<unsigned char>(k.front()) * 13 +
+          static_cast<unsigned char>(k.back())) %
+         kHashSize;
+}
+constexpr std::array<std::int8_t, kHashSize> kSlotOfHash = [] {
+  std::array<std::int8_t, kHashSize> t{};
+  t.fill(-1);
+  for (std::size_t i = 0; i < kEventKeys.size(); ++i)
+    t[KeyHash(kEventKeys[i])] = static_cast<std::int8_t>(i);
+  return t;
+}();
+constexpr bool EveryKeyHasItsOwnSlot() {
+  for (std::size_t i = 0; i < kEventKeys.size(); ++i) {
+    if (kSlotOfHash[KeyHash(kEventKeys[i])] != static_cast<std::int8_t>(i)) return false;
+  }
+  return true;
+}
+static_assert(EveryKeyHasItsOwnSlot(), "two event keys share a hash: change KeyHash");
+
+// The slot of `key`, or -1 for a key the reader does not know.
+int SlotOf(std::string_view key) {
+  if (key.empty()) return -1;
+  const int slot = kSlotOfHash[KeyHash(key)];
+  return slot >= 0 && kEventKeys[static_cast<std::size_t>(slot)] == key ? slot : -1;
+}
+
+// The event object's members in their slots: the last of a repeated key,
+// as nlohmann keeps it (they are filled in document order).
+struct Slots {
+  std::array<element, kEventKeys.size()> value;
+  std::array<bool, kEventKeys.size()> present{};
+};
 
 // event_reader's View over a simdjson DOM element. The event object itself
-// comes with its members listed once (`index`): the reader looks up about
-// twenty keys, and a simdjson object lookup walks the whole object each time
-// (it must, to find the last of a repeated key as nlohmann keeps it).
+// comes with its members in their slots.
 class SimdjsonView {
  public:
-  explicit SimdjsonView(element e, const Members* index = nullptr) : e_(e), index_(index) {}
+  explicit SimdjsonView(element e, const Slots* slots = nullptr) : e_(e), slots_(slots) {}
 
   bool is_object() const { return e_.type() == element_type::OBJECT; }
   bool is_array() const { return e_.type() == element_type::ARRAY; }
@@ -54,16 +99,12 @@ class SimdjsonView {
   }
   // The last of a repeated key, as nlohmann's object keeps it.
   std::optional<SimdjsonView> find(std::string_view key) const {
-    if (index_ != nullptr) {
-      for (auto it = index_->rbegin(); it != index_->rend(); ++it) {
-        // Length and first byte before the whole key: most of the event's
-        // twenty-odd keys share their length with another one.
-        if (it->first.size() == key.size() && (key.empty() || it->first[0] == key[0]) &&
-            it->first == key) {
-          return SimdjsonView(it->second);
-        }
+    if (slots_ != nullptr) {
+      if (const int slot = SlotOf(key); slot >= 0) {
+        const auto i = static_cast<std::size_t>(slot);
+        if (!slots_->present[i]) return std::nullopt;
+        return SimdjsonView(slots_->value[i]);
       }
-      return std::nullopt;
     }
     std::optional<SimdjsonView> found;
     for (auto [k, v] : object()) {
@@ -101,7 +142,7 @@ class SimdjsonView {
   simdjson::dom::object object() const { return e_.get_object().value_unsafe(); }
 
   element e_;
-  const Members* index_;
+  const Slots* slots_;
 };
 
 }  // namespace
@@ -110,17 +151,22 @@ std::optional<Result<FaultEvent>> ParseFaultEventSimdjson(std::string_view json_
                                                           EventFields fields) {
   // Reused: its buffers grow to the largest event seen and stay.
   thread_local simdjson::dom::parser parser;
-  thread_local Members index;
+  thread_local Slots slots;
   element root;
   if (parser.parse(json_text.data(), json_text.size(), /*realloc_if_needed=*/true).get(root)) {
     return std::nullopt;  // nlohmann decides: its message, or a reading simdjson has not
   }
-  index.clear();
+  slots.present.fill(false);
   if (root.type() == element_type::OBJECT) {
     const simdjson::dom::object object = root.get_object().value_unsafe();
-    for (auto [k, v] : object) index.emplace_back(k, v);
+    for (auto [k, v] : object) {
+      if (const int slot = SlotOf(k); slot >= 0) {
+        slots.value[static_cast<std::size_t>(slot)] = v;
+        slots.present[static_cast<std::size_t>(slot)] = true;
+      }
+    }
   }
-  return event_reader::ReadFaultEvent(SimdjsonView(root, &index), fields);
+  return event_reader::ReadFaultEvent(SimdjsonView(root, &slots), fields);
 }
 
 }  // namespace faultline

@@ -178,7 +178,7 @@ int CorrelationConsumer::Poll(std::chrono::milliseconds timeout, int max_message
       continue;
     }
     // The correlator never reads the captures (peer, labels and the
-    // outcome are their own keys): checked, not kept.
+    // outcome are their own keys) nor the evidence lines: checked, not kept.
     if (auto e = ParseFaultEvent(payload, EventFields::kCheckOnly)) {
       correlator_.Observe(*e);  // bad ones: dead-lettered by the deciding consumer
     }

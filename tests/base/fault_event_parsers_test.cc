@@ -133,11 +133,13 @@ TEST_CASE("ParseFaultEvent (simdjson first) answers every input as nlohmann alon
 }
 
 TEST_CASE(
-    "ParseFaultEvent with EventFields::kCheckOnly answers every input alike, fields left out") {
+    "ParseFaultEvent with EventFields::kCheckOnly answers every input alike, fields and "
+    "evidence left out") {
   // The correlation consumer reads with kCheckOnly: it must refuse exactly
   // the events the deciding consumer refuses (same message), and read the
-  // others the same but for the captures.
+  // others the same but for the captures and the evidence lines.
   int without = 0;
+  int without_evidence = 0;
   for (const std::string& text : Mutations()) {
     CAPTURE(text);
     Result<FaultEvent> whole = ParseFaultEvent(text);
@@ -148,11 +150,15 @@ TEST_CASE(
       continue;
     }
     CHECK(checked->fields.empty());
+    CHECK(checked->evidence.empty());
     if (!whole->fields.empty()) ++without;
+    if (!whole->evidence.empty()) ++without_evidence;
     whole->fields.clear();
+    whole->evidence.clear();
     CHECK(Describe(checked) == Describe(whole));
   }
-  CHECK(without > 200);  // events read with captures (294 of the mutations)
+  CHECK(without > 200);           // events read with captures (294 of the mutations)
+  CHECK(without_evidence > 200);  // and with evidence lines
 }
 
 TEST_CASE(
