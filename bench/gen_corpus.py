@@ -560,6 +560,7 @@ def fault_templates(rng, px):
             [(K("Memory failure: 0x%x: %s" % (R(1 << 28), C(["unhandlable page.", "already hardware poisoned"]))), ["host.memory-failure-page"])],
             [(K("[Hardware Error]: %s" % C(["Corrected error, no action required.", "Deferred error, no action required."])), ["host.mce-error-status"])],
             [(K("rcu: INFO: %s detected stalls on CPUs/tasks:" % C(["rcu_sched", "rcu_preempt"])), ["host.rcu-stall"])],
+            [(K("BUG: workqueue lockup - pool cpus=%d node=0 flags=0x0 nice=0 stuck for %ds!" % (R(64), R(31, 120))), ["host.workqueue-lockup"])],
             [(K("mlx5_core %s %s: Port: 1 Link %s" % (nic(), C(HCAS), C(["ACTIVE", "DOWN"]))), ["ib.port-link-state"])],
             [(K("NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F) returned from rmStatus @ kernel_ce_gv100.c:%d" % R(100, 999)), ["nvidia.gpu-lost"])],
             [(K(fm + "detected number of NVSwitches don't match with any supported system topology, aborting fabric manager"), ["nvidia.fabricmanager-topology"])],
