@@ -44,6 +44,8 @@ import subprocess
 import sys
 import tempfile
 
+from rg_syntax import for_rg
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SETS = ["builtin", "npd", "user-gpu", "user-host", "user-loose", "user-fleet", "subset-a",
@@ -113,12 +115,13 @@ class PatternSet:
         self.ere_skipped = sorted(skipped)
         assert len(self.ere_ids) == len(p.stdout.splitlines()), (name, len(self.ere_ids))
         # rg reads both syntaxes: a rule without an ERE form is given to it in RE2's,
-        # which rg's own regex syntax reads the same (so rg checks every rule).
+        # which rg's own regex syntax reads the same (so rg checks every rule);
+        # word boundaries in RE2's ASCII meaning (rg_syntax.py).
         ere_lines = iter(p.stdout.splitlines())
         self.rg = os.path.join(self.dir, "patterns.rg")
         with open(self.rg, "w") as f:
             for r in self.rules:
-                f.write((r["pattern"] if r["id"] in skipped else next(ere_lines)) + "\n")
+                f.write(for_rg(r["pattern"] if r["id"] in skipped else next(ere_lines)) + "\n")
         self.key = hashlib.sha256(open(self.re2, "rb").read()).hexdigest()[:12]
 
     def paths(self):

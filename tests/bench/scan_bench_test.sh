@@ -12,7 +12,7 @@ mkdir -p "$FL_BENCH_DIR"
 run() { "$ROOT/bench/scan_bench.sh" --size-mb 1 --runs 1 --no-grep "$@"; }
 
 out=$(run 2>&1) || { echo "$out"; echo "FAIL: scan_bench.sh exited $?"; exit 1; }
-for want in "faultline vs rg:" "rg -j1 -c -f patterns.ere" "equals truth" \
+for want in "faultline vs rg:" "rg -j1 -c -f patterns.rg" "equals truth" \
             "faultline vs vectorscan block:" "per-rule counts equal truth"; do
   grep -qF "$want" <<<"$out" || { echo "$out"; echo "FAIL: no '$want' in the report"; exit 1; }
 done
