@@ -31,20 +31,22 @@ constexpr std::array<std::string_view, 26> kEventKeys = {
     "condition",     "recover", "probation", "clears",     "evidence"};
 constexpr std::size_t kHashSize = 64;
 constexpr std::size_t KeyHash(std::string_view k) {
-  return (k.size() * 2 + static_cast<unsigned char>(k.front()) * 13 +
+  return (k.size() * 2 + std::size_t{static_cast<unsigned char>(k.front())} * 13 +
           static_cast<unsigned char>(k.back())) %
          kHashSize;
 }
-constexpr std::array<std::int8_t, kHashSize> kSlotOfHash = [] {
-  std::array<std::int8_t, kHashSize> t{};
-  t.fill(-1);
-  for (std::size_t i = 0; i < kEventKeys.size(); ++i)
-    t[KeyHash(kEventKeys[i])] = static_cast<std::int8_t>(i);
+constexpr std::uint8_t kNoSlot = 0xFF;
+constexpr std::array<std::uint8_t, kHashSize> kSlotOfHash = [] {
+  std::array<std::uint8_t, kHashSize> t{};
+  t.fill(kNoSlot);
+  for (std::size_t i = 0; i < kEventKeys.size(); ++i) {
+    t[KeyHash(kEventKeys[i])] = static_cast<std::uint8_t>(i);
+  }
   return t;
 }();
 constexpr bool EveryKeyHasItsOwnSlot() {
   for (std::size_t i = 0; i < kEventKeys.size(); ++i) {
-    if (kSlotOfHash[KeyHash(kEventKeys[i])] != static_cast<std::int8_t>(i)) return false;
+    if (kSlotOfHash[KeyHash(kEventKeys[i])] != i) return false;
   }
   return true;
 }
@@ -53,8 +55,8 @@ static_assert(EveryKeyHasItsOwnSlot(), "two event keys share a hash: change KeyH
 // The slot of `key`, or -1 for a key the reader does not know.
 int SlotOf(std::string_view key) {
   if (key.empty()) return -1;
-  const int slot = kSlotOfHash[KeyHash(key)];
-  return slot >= 0 && kEventKeys[static_cast<std::size_t>(slot)] == key ? slot : -1;
+  const std::uint8_t slot = kSlotOfHash[KeyHash(key)];
+  return slot != kNoSlot && kEventKeys[slot] == key ? slot : -1;
 }
 
 // The event object's members in their slots: the last of a repeated key,
