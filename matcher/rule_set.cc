@@ -18,11 +18,17 @@ bool Trusts(const Rule& rule, Origin origin) {
   return std::find(rule.sources.begin(), rule.sources.end(), origin) != rule.sources.end();
 }
 
-RE2::Options RuleOptions(std::int64_t max_mem) {
-  RE2::Options o;
-  o.set_log_errors(false);
-  o.set_max_mem(max_mem);
-  return o;
+RegexBudget BudgetOf(const CompileOptions& options) {
+  return {.max_memory_bytes = options.max_memory_bytes,
+          .rule_max_memory_bytes = options.rule_max_memory_bytes};
+}
+
+// The build compiled and checked every built-in rule at the default limits
+// (tests/matcher/builtin_packs_test.cc, disabled_rule_check_test.cc); limits
+// at least as large pass the same checks.
+bool BuildCheckHolds(const Rule& rule, const CompileOptions& options) {
+  return rule.checked_at_build && options.max_program_size >= CompileOptions{}.max_program_size &&
+         options.max_memory_bytes >= CompileOptions{}.max_memory_bytes;
 }
 
 // E105 for each capture name in `names` that `defined` lacks.
@@ -75,18 +81,7 @@ std::unique_ptr<RE2> CheckRule(const Rule& rule, const CompileOptions& options,
                 "invalid regex: empty pattern in rule '" + rule.id + "'");
     return nullptr;
   }
-  std::unique_ptr<RE2> re;
-  if (options.rule_max_memory_bytes > 0 &&
-      options.rule_max_memory_bytes < options.max_memory_bytes) {
-    // The smaller budget bounds the DFA caches; a program too large for it
-    // keeps the larger one, so which rules compile never depends on it. A
-    // pattern that compiles in less memory compiles in more: the larger
-    // budget is compiled only when the smaller fails (the agent's options
-    // compiled every rule twice).
-    re = std::make_unique<RE2>(rule.pattern, RuleOptions(options.rule_max_memory_bytes));
-    if (!re->ok()) re.reset();
-  }
-  if (!re) re = std::make_unique<RE2>(rule.pattern, RuleOptions(options.max_memory_bytes));
+  std::unique_ptr<RE2> re = CompileRuleRegex(rule.pattern, BudgetOf(options));
   if (!re->ok()) {
     diags.Error("E104", rule.pattern_at, "invalid regex: " + re->error());
     return nullptr;
@@ -147,15 +142,16 @@ std::vector<std::string_view> PatternsOf(const std::vector<int>& members,
 
 namespace {
 
-// Fills `m` with rule `c`'s named groups and resolves its outcome: the same
-// for a match RE2 just found and one read from the memo. `group_at(i,
-// group)` is the text of c.named[i] (RE2's group number `group`), with a
+// Fills `m` with rule `c`'s named groups (`rx`, its regex's) and resolves its
+// outcome: the same for a match RE2 just found and one read from the memo.
+// `group_at(i, group)` is the text of rx.named[i] (RE2's group number `group`), with a
 // null data() when the group took no part in the match.
 template <class GroupAt>
-void FillMatch(const CompiledRule& c, const GroupAt& group_at, RuleMatch& m) {
+void FillMatch(const CompiledRule& c, const RuleRegexParts& rx, const GroupAt& group_at,
+               RuleMatch& m) {
   m.rule = c.rule;
   std::size_t i = 0;
-  for (const auto& [group, name] : c.named) {  // sorted by name: each goes at the map's end
+  for (const auto& [group, name] : rx.named) {  // sorted by name: each goes at the map's end
     const std::string_view g = group_at(i++, group);
     // Bounded: one huge line must not make huge fields, summary or keys.
     if (g.data() != nullptr) {
@@ -170,12 +166,13 @@ void FillMatch(const CompiledRule& c, const GroupAt& group_at, RuleMatch& m) {
 void RuleSet::Impl::Capture(int index, const MemoText& memo_text,
                             std::vector<RuleMatch>& out) const {
   const CompiledRule& c = compiled[static_cast<std::size_t>(index)];
+  const RuleRegexParts& rx = c.regex->Get();
   const std::string_view text = memo_text.text();
   // A repeated message (a storm): RE2's answer for these very bytes, with
   // its groups, from this thread's memo (confirm_memo.h says why nothing
   // but the rule and the bytes decide it). Matches and misses alike.
   ConfirmMemo& memo = ConfirmMemo::ForThisThread();
-  const bool memoise = memo.Usable(text, c.named.size());
+  const bool memoise = memo.Usable(text, rx.named.size());
   const auto rule = static_cast<std::uint32_t>(index);
   const auto span_at = [text](const GroupSpan* spans) {
     return [text, spans](std::size_t i, int) {
@@ -185,18 +182,18 @@ void RuleSet::Impl::Capture(int index, const MemoText& memo_text,
   };
   if (memoise) {
     if (const ConfirmMemo::Result* known = memo.Find(memo_owner, rule, memo_text)) {
-      if (known->matched) FillMatch(c, span_at(known->spans.data()), out.emplace_back());
+      if (known->matched) FillMatch(c, rx, span_at(known->spans.data()), out.emplace_back());
       return;
     }
   }
   ConfirmMemo::Result result;
-  if (c.named.empty()) {
+  if (rx.named.empty()) {
     // Nothing to return but the match itself: RE2's DFA alone says yes or
     // no (asking for where the match is costs a second, reverse DFA pass),
     // or a search for the literals that are all the pattern is. Memoised
     // too: that DFA pass cost ~1,600 instructions a line on user-gpu at 10%.
-    result.matched = c.anchored->Matches(*c.re, text);
-    if (result.matched) FillMatch(c, span_at(result.spans.data()), out.emplace_back());
+    result.matched = c.anchored->Matches(*rx.re, text);
+    if (result.matched) FillMatch(c, rx, span_at(result.spans.data()), out.emplace_back());
     if (memoise) memo.Store(memo_owner, rule, memo_text, result);
     return;
   }
@@ -205,7 +202,7 @@ void RuleSet::Impl::Capture(int index, const MemoText& memo_text,
   constexpr std::size_t kStackGroups = 32;
   std::array<re2::StringPiece, kStackGroups> stack_groups;
   std::vector<re2::StringPiece> heap_groups;
-  const std::size_t n = static_cast<std::size_t>(c.capture_groups);
+  const std::size_t n = static_cast<std::size_t>(rx.capture_groups);
   re2::StringPiece* groups = stack_groups.data();
   if (n > kStackGroups) {
     heap_groups.resize(n);
@@ -216,7 +213,7 @@ void RuleSet::Impl::Capture(int index, const MemoText& memo_text,
   // the reverse DFA pass that finds where the match starts (on subset-a,
   // 852 ns of the 1,044 a match with its groups cost, the forward DFA alone
   // 267: anchored_capture.h). Without, RE2's unanchored search.
-  result.matched = c.anchored->Match(*c.re, text, groups, c.capture_groups);
+  result.matched = c.anchored->Match(*rx.re, text, groups, rx.capture_groups);
   if (!result.matched) {
     if (memoise) memo.Store(memo_owner, rule, memo_text, result);  // a near miss repeats too
     return;
@@ -224,7 +221,7 @@ void RuleSet::Impl::Capture(int index, const MemoText& memo_text,
   RuleMatch& m = out.emplace_back();  // filled in place: no temporary to move and free
   if (!memoise) {
     FillMatch(
-        c,
+        c, rx,
         [groups](std::size_t, int group) {
           const re2::StringPiece& g = groups[static_cast<std::size_t>(group)];
           return std::string_view(g.data(), g.size());
@@ -234,7 +231,7 @@ void RuleSet::Impl::Capture(int index, const MemoText& memo_text,
   }
   // A memoised text is at most kMaxTextBytes long: its offsets fit.
   std::size_t i = 0;
-  for (const auto& named : c.named) {
+  for (const auto& named : rx.named) {
     const re2::StringPiece& g = groups[static_cast<std::size_t>(named.first)];
     if (g.data() != nullptr) {
       result.spans[i] = {static_cast<std::uint16_t>(g.data() - text.data()),
@@ -242,21 +239,22 @@ void RuleSet::Impl::Capture(int index, const MemoText& memo_text,
     }
     ++i;
   }
-  FillMatch(c, span_at(result.spans.data()), m);
+  FillMatch(c, rx, span_at(result.spans.data()), m);
   memo.Store(memo_owner, rule, memo_text, result);
 }
 
 void RuleSet::Impl::CaptureSetHit(int index, const MemoText& memo_text,
                                   std::vector<RuleMatch>& out) const {
   const CompiledRule& c = compiled[static_cast<std::size_t>(index)];
-  if (!c.named.empty()) {
+  const RuleRegexParts& rx = c.regex->Get();
+  if (!rx.named.empty()) {
     Capture(index, memo_text, out);
     return;
   }
   // ~1,600 instructions a line on user-loose's lines (AnchoredCapture::
   // Matches' DFA pass), spent to repeat the Set's yes.
   FillMatch(
-      c, [](std::size_t, int) { return std::string_view(); }, out.emplace_back());
+      c, rx, [](std::size_t, int) { return std::string_view(); }, out.emplace_back());
 }
 
 void RuleSet::Impl::RunSet(const RE2::Set* set, const std::vector<int>& map, std::string_view text,
@@ -277,7 +275,7 @@ void RuleSet::Impl::RunSet(const RE2::Set* set, const std::vector<int>& map, std
   }
   for (int index : map) {
     if (RE2::PartialMatch(re2::StringPiece(text.data(), text.size()),
-                          *compiled[static_cast<std::size_t>(index)].re)) {
+                          *compiled[static_cast<std::size_t>(index)].regex->Get().re)) {
       hits.push_back(index);
     }
   }
@@ -330,34 +328,32 @@ std::unique_ptr<RuleSet::Impl> CompileRuleSet(std::vector<Rule> rules,
   impl->rules = std::move(rules);
   bool failed = false;
   for (const Rule& rule : impl->rules) {
-    // Its checks passed at build time at the default limits, and a disabled
-    // rule is never matched: no RE2 to compile. Smaller limits than the
-    // build's could fail it (E111), so those still compile it.
-    if (rule.disabled && rule.checked_at_build &&
-        options.max_program_size >= CompileOptions{}.max_program_size &&
-        options.max_memory_bytes >= CompileOptions{}.max_memory_bytes) {
-      continue;
-    }
-    std::size_t errors_before = diags.error_count();
-    ++impl->rules_checked;
-    std::unique_ptr<RE2> re = CheckRule(rule, options, diags);
-    if (!re || diags.error_count() > errors_before) {
-      failed = true;
-      continue;
-    }
-    if (rule.disabled) continue;
+    // A built-in rule's checks passed at build time at the default limits:
+    // disabled, it is never matched and needs no RE2; enabled, its RE2 is
+    // built at its first use. Smaller limits than the build's could fail it
+    // (E111), and any other rule may be wrong: those are checked now.
+    const bool build_checked = BuildCheckHolds(rule, options);
+    if (rule.disabled && build_checked) continue;
     CompiledRule c;
     c.rule = &rule;
-    for (const auto& [group, name] : re->CapturingGroupNames()) {
-      c.named.emplace_back(group, name);
-      c.capture_groups = std::max(c.capture_groups, group + 1);
+    if (build_checked) {
+      // Nothing to report: its RE2 waits for the first line that needs it
+      // (rule_regex.h). A start compiled all 196, 62.6 M instructions.
+      c.regex = std::make_unique<RuleRegex>(rule.pattern, BudgetOf(options));
+      ++impl->regex_deferred;
+    } else {
+      std::size_t errors_before = diags.error_count();
+      ++impl->rules_checked;
+      std::unique_ptr<RE2> re = CheckRule(rule, options, diags);
+      if (!re || diags.error_count() > errors_before) {
+        failed = true;
+        continue;
+      }
+      if (rule.disabled) continue;
+      c.regex = std::make_unique<RuleRegex>(std::move(re));
     }
     c.anchored = std::make_unique<AnchoredCapture>();
-    // By name, the order of RuleMatch::fields (Capture appends at its end).
-    std::sort(c.named.begin(), c.named.end(),
-              [](const auto& a, const auto& b) { return a.second < b.second; });
     for (Origin o : rule.sources) c.origin_mask |= 1u << OriginIndex(o);
-    c.re = std::move(re);
     impl->compiled.push_back(std::move(c));
   }
   if (failed) return nullptr;
@@ -502,6 +498,12 @@ std::size_t RuleSetTesting::LiteralsFromSnapshot(const RuleSet& set) {
 }
 
 std::size_t RuleSetTesting::RulesChecked(const RuleSet& set) { return set.impl_->rules_checked; }
+std::size_t RuleSetTesting::RegexDeferred(const RuleSet& set) { return set.impl_->regex_deferred; }
+std::size_t RuleSetTesting::RegexBuilt(const RuleSet& set) {
+  return static_cast<std::size_t>(
+      std::count_if(set.impl_->compiled.begin(), set.impl_->compiled.end(),
+                    [](const CompiledRule& c) { return c.regex->built(); }));
+}
 
 bool RuleSetTesting::AnySetDeferred(const RuleSet& set) { return set.impl_->any_set_proven; }
 

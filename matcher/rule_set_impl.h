@@ -20,6 +20,7 @@
 #include "matcher/literal_expansion.h"
 #include "matcher/literal_prefilter.h"
 #include "matcher/literal_snapshot.h"
+#include "matcher/rule_regex.h"
 #include "matcher/rule_set.h"
 #include "matcher/set_fit.h"
 #include "matcher/unfiltered_search.h"
@@ -31,12 +32,9 @@ inline std::size_t OriginIndex(Origin o) { return static_cast<std::size_t>(o); }
 
 struct CompiledRule {
   const Rule* rule = nullptr;
-  std::unique_ptr<RE2> re;
-  std::vector<std::pair<int, std::string>> named;  // group index -> name, sorted by name
-  // How many groups Capture asks RE2 for: 0 to the highest named one (an
-  // unnamed group after it is never read, and each costs the submatch
-  // engine; with 5 or fewer, group 0 included, RE2 may use OnePass).
-  int capture_groups = 1;
+  // Its RE2 and named groups; for a pattern the build checked, built at the
+  // first line that needs it (rule_regex.h).
+  std::unique_ptr<RuleRegex> regex;
   // Finds the match and its groups at the literals every match begins
   // with, when the pattern proves some (anchored_capture.h): no reverse
   // DFA pass to find where the match starts. Without named groups, its
@@ -80,6 +78,8 @@ struct RuleSet::Impl {
   std::size_t literals_from_snapshot = 0;
   // How many rules' patterns CheckRule compiled (RuleSetTesting).
   std::size_t rules_checked = 0;
+  // How many enabled rules' RE2 waits for their first use (rule_regex.h).
+  std::size_t regex_deferred = 0;
   // The build proved that these rules fit in one Set (set_fit.h): origin
   // `any`'s was not built at Compile, it is built when first matched.
   bool any_set_proven = false;

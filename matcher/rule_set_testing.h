@@ -42,6 +42,10 @@ struct RuleSetTesting {
   // How many rules' patterns Compile compiled to check them (CheckRule);
   // a disabled built-in rule that no override changed is not among them.
   static std::size_t RulesChecked(const RuleSet& set);
+  // How many enabled rules' RE2 waits for its first use (rule_regex.h), and
+  // how many of those a match has built so far.
+  static std::size_t RegexDeferred(const RuleSet& set);
+  static std::size_t RegexBuilt(const RuleSet& set);
   // Whether Compile left origin `any`'s Set to its first match (a proof
   // covered the rules), and whether that Set exists now.
   static bool AnySetDeferred(const RuleSet& set);
