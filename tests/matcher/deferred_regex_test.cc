@@ -55,7 +55,7 @@ std::vector<std::string> Describe(const std::vector<RuleMatch>& out) {
   return d;
 }
 
-TEST_CASE("a start compiles no built-in rule's RE2; a line builds only the rules it reaches") {
+TEST_CASE("a start compiles no built-in rule's RE2, and a line builds only the rules it reaches") {
   Loaded l = LoadBuiltins();
   const std::size_t rules = l.set->size();
   CHECK(RuleSetTesting::RulesChecked(*l.set) == 0);
