@@ -49,7 +49,7 @@ std::vector<std::string> Describe(const std::vector<RuleMatch>& out) {
   for (const RuleMatch& m : out) {
     std::string s = m.rule->id + " " + m.category + " " + std::string(SeverityName(m.severity)) +
                     " " + std::string(ActionName(m.action)) + " " + m.summary;
-    for (const auto& [name, value] : m.fields) s += " " + name + "=" + value;
+    for (const auto& [name, value] : m.fields) s.append(" ").append(name).append("=").append(value);
     d.push_back(s);
   }
   return d;
