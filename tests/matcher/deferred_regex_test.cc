@@ -19,14 +19,9 @@ namespace {
 
 constexpr char kXid[] = "NVRM: Xid (PCI:0000:3b:00): 79, pid=0, name=, GPU has fallen off the bus.";
 
-Loaded LoadBuiltins(const std::string& local_pack = "pack: local\nversion: 1\n",
-                    CompileOptions options = {}) {
-  TempDir dir;
-  RuleSources sources;
-  sources.builtin = true;
-  sources.paths.push_back(dir.Write("local.yaml", local_pack));
-  Loaded l;
-  l.set = LoadRules(sources, options, l.diags, l.texts);
+// The built-in packs as shipped (with an empty local pack).
+Loaded LoadBuiltins(CompileOptions options = {}) {
+  Loaded l = LoadWithBuiltins("pack: local\nversion: 1\n", options);
   REQUIRE_MESSAGE(l.set, l.diags.ToJson().dump(1));
   return l;
 }
@@ -118,7 +113,7 @@ TEST_CASE("threads that reach one rule's first line at once all get its match") 
 TEST_CASE("a built-in rule built at first use keeps the smaller per-rule budget's fallback") {
   CompileOptions small;
   small.rule_max_memory_bytes = 4096;  // too small for any program: the larger budget serves
-  Loaded l = LoadBuiltins("pack: local\nversion: 1\n", small);
+  Loaded l = LoadBuiltins(small);
   CHECK(RuleSetTesting::RegexDeferred(*l.set) == l.set->size());
   std::vector<RuleMatch> out;
   l.set->Match(kXid, Origin::kKernel, out);
@@ -127,18 +122,13 @@ TEST_CASE("a built-in rule built at first use keeps the smaller per-rule budget'
 }
 
 TEST_CASE("an enabled built-in rule whose override changes its pattern is checked at load") {
-  TempDir dir;
-  RuleSources sources;
-  sources.builtin = true;
-  sources.paths.push_back(dir.Write("local.yaml", R"(pack: local
+  Loaded l = LoadWithBuiltins(R"(pack: local
 version: 1
 rules:
   - id: amd.ras-uncorrectable
     override: true
     pattern: 'amdgpu ('
-)"));
-  Loaded l;
-  l.set = LoadRules(sources, {}, l.diags, l.texts);
+)");
   CHECK_FALSE(l.set);
   CHECK(l.Where("E104") == std::vector<std::string>{"6:14"});
 }

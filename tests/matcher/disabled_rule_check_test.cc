@@ -13,17 +13,6 @@
 namespace faultline {
 namespace {
 
-// The built-in packs, then `override_pack` (a file of its own).
-Loaded LoadWithBuiltins(const std::string& override_pack, CompileOptions options = {}) {
-  TempDir dir;
-  RuleSources sources;
-  sources.builtin = true;
-  sources.paths.push_back(dir.Write("local.yaml", override_pack));
-  Loaded l;
-  l.set = LoadRules(sources, options, l.diags, l.texts);
-  return l;
-}
-
 // The built-in packs' rules, merged as LoadRules merges them.
 std::vector<Rule> BuiltinRules() {
   std::vector<RulePack> packs;

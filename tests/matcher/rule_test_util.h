@@ -54,6 +54,18 @@ inline Loaded LoadPack(const std::string& text, CompileOptions options = {}) {
   return LoadPacks({{"pack.yaml", text}}, options);
 }
 
+// The built-in packs, then `local_pack` (a file of its own), as the CLI
+// loads them.
+inline Loaded LoadWithBuiltins(const std::string& local_pack, CompileOptions options = {}) {
+  TempDir dir;
+  RuleSources sources;
+  sources.builtin = true;
+  sources.paths.push_back(dir.Write("local.yaml", local_pack));
+  Loaded l;
+  l.set = LoadRules(sources, options, l.diags, l.texts);
+  return l;
+}
+
 // `text` compiled twice: as faultline runs it, and without the literal
 // prefilter (the reference its results must equal). Both must load.
 struct PrefilterPair {
