@@ -498,6 +498,7 @@ def fault_templates(rng, px):
             [(K("amdgpu %s: amdgpu: ring %s timeout, signaled seq=%d, emitted seq=%d" % (pci, C(["gfx_0.0.0", "comp_1.2.0", "sdma0"]), R(10**6), R(10**6))), ["amd.ring-timeout"])],
             [(K("amdgpu %s: amdgpu: Ring gfx_0.0.0 reset failed" % pci), ["amd.ring-reset-failed"])],
             [(K("amdgpu %s: amdgpu: [%s] no-retry page fault (src_id:0 ring:%d vmid:%d pasid:%d)" % (pci, C(["gfxhub0", "mmhub0"]), R(256), R(16), R(32768, 40000))), ["amd.page-fault"])],
+            [(K("[drm:gfx_v9_0_priv_reg_irq [amdgpu]] *ERROR* Illegal %s in command stream" % C(["register access", "instruction", "opcode"])), ["amd.illegal-command"])],
             [(K("amdgpu %s: amdgpu: SMU: I'm not done with your previous command: SMN_C2PMSG_66:0x00000012 SMN_C2PMSG_82:0x00000005" % pci), ["amd.firmware-busy"])],
             [(K("amdgpu %s: SMU: No response msg_reg: %d resp_reg: 0" % (pci, R(1, 60))), ["amd.smu-hang"])],
             [(K("amdgpu %s: amdgpu: Fatal error during GPU init" % pci), ["amd.init-failed"])],
@@ -565,6 +566,7 @@ def fault_templates(rng, px):
             [(K("NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F) returned from rmStatus @ kernel_ce_gv100.c:%d" % R(100, 999)), ["nvidia.gpu-lost"])],
             [(K(fm + "detected number of NVSwitches don't match with any supported system topology, aborting fabric manager"), ["nvidia.fabricmanager-topology"])],
             [(K(fm + "failed to find the GPU handle %d in the multicast team request setup %d." % (R(1 << 62), R(1 << 62))), ["nvidia.fabricmanager-multicast-error"])],
+            [(P("libfabric:%d:1730211122::efa:domain:efa_hmem_info_init_cuda():201<warn> Failed to register CUDA buffer with the EFA device, FI_HMEM transfers that require peer to peer support will fail." % R(1, 99999)), ["efa.hmem-p2p-unavailable"])],
             [(P("[rank%d]: NET/OFI Request 0x%x completed with error. RC: %d. Error: 2 (UNDELIVERABLE). Completed length: 0" % (R(256), R(1 << 44), C([21, 113]))), ["efa.ofi-nccl-error"])],
             [(P("libfabric:%d:%d::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address My EFA addr: fi_addr_efa://[fe80::13:c2ff:fe6f:f03d]:0:%d" % (R(1000, 99999), R(10**9, 2 * 10**9), R(10**9))), ["efa.libfabric-cq-error"])],
             # round 5 of the real-line rules (rules/README.md, "Held-out evidence (round 5)")
