@@ -562,6 +562,8 @@ def fault_templates(rng, px):
             [(K("Memory failure: 0x%x: %s" % (R(1 << 28), C(["unhandlable page.", "already hardware poisoned"]))), ["host.memory-failure-page"])],
             [(K("[Hardware Error]: %s" % C(["Corrected error, no action required.", "Deferred error, no action required."])), ["host.mce-error-status"])],
             [(K("rcu: INFO: %s detected stalls on CPUs/tasks:" % C(["rcu_sched", "rcu_preempt"])), ["host.rcu-stall"])],
+            [(K("BTRFS error (device nvme%dn1): bdev /dev/nvme%dn1 errs: wr %d, rd 0, flush 0, corrupt %d, gen 0" % ((lambda d: (d, d))(R(8)) + (R(200), R(200)))), ["host.btrfs-error"])],
+            [(K("BTRFS: error (device nvme%dn1) in btrfs_commit_transaction:2564: errno=-5 IO failure" % R(8)), ["host.btrfs-aborted"])],
             [(K("BUG: workqueue lockup - pool cpus=%d node=0 flags=0x0 nice=0 stuck for %ds!" % (R(64), R(31, 120))), ["host.workqueue-lockup"])],
             [(K("mlx5_core %s %s: Port: 1 Link %s" % (nic(), C(HCAS), C(["ACTIVE", "DOWN"]))), ["ib.port-link-state"])],
             [(K("NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F) returned from rmStatus @ kernel_ce_gv100.c:%d" % R(100, 999)), ["nvidia.gpu-lost"])],
