@@ -9,9 +9,7 @@
 #include <doctest/doctest.h>
 
 #include "base/vocabulary.h"
-#include "matcher/rule_merge.h"
 #include "matcher/rule_set_testing.h"
-#include "matcher/rule_snapshot.h"
 #include "tests/matcher/rule_test_util.h"
 
 namespace faultline {
@@ -28,11 +26,9 @@ Loaded LoadBuiltins(CompileOptions options = {}) {
 
 // The built-in rules with the build's mark taken off: compiled at load.
 std::shared_ptr<const RuleSet> CompiledAtLoad() {
-  std::vector<RulePack> packs;
-  for (const RulePackText& text : BuiltinRulePacks()) packs.push_back(ReadBuiltinPack(text).pack);
-  Diagnostics diags;
-  std::vector<Rule> rules = MergeRulePacks(std::move(packs), diags);
+  std::vector<Rule> rules = BuiltinRules();
   for (Rule& rule : rules) rule.checked_at_build = false;
+  Diagnostics diags;
   auto set = RuleSet::Compile(std::move(rules), {}, diags);
   REQUIRE_MESSAGE(set, diags.ToJson().dump(1));
   REQUIRE(RuleSetTesting::RegexDeferred(*set) == 0);

@@ -5,23 +5,11 @@
 // rule, a replaced built-in pack, and limits smaller than the build's.
 #include <doctest/doctest.h>
 
-#include "matcher/rule_merge.h"
 #include "matcher/rule_set_testing.h"
-#include "matcher/rule_snapshot.h"
 #include "tests/matcher/rule_test_util.h"
 
 namespace faultline {
 namespace {
-
-// The built-in packs' rules, merged as LoadRules merges them.
-std::vector<Rule> BuiltinRules() {
-  std::vector<RulePack> packs;
-  for (const RulePackText& text : BuiltinRulePacks()) packs.push_back(ReadBuiltinPack(text).pack);
-  Diagnostics diags;
-  std::vector<Rule> rules = MergeRulePacks(std::move(packs), diags);
-  REQUIRE(!diags.has_errors());
-  return rules;
-}
 
 const char* const kDisableThree = R"(pack: local
 version: 1

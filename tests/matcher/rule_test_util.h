@@ -8,7 +8,9 @@
 #include <doctest/doctest.h>
 
 #include "matcher/literal_prefilter.h"
+#include "matcher/rule_merge.h"
 #include "matcher/rule_set.h"
+#include "matcher/rule_snapshot.h"
 #include "tests/support/temp_dir.h"
 
 namespace faultline {
@@ -52,6 +54,16 @@ inline Loaded LoadPacks(const std::vector<std::pair<std::string, std::string>>& 
 
 inline Loaded LoadPack(const std::string& text, CompileOptions options = {}) {
   return LoadPacks({{"pack.yaml", text}}, options);
+}
+
+// The built-in packs' rules, merged as LoadRules merges them.
+inline std::vector<Rule> BuiltinRules() {
+  std::vector<RulePack> packs;
+  for (const RulePackText& text : BuiltinRulePacks()) packs.push_back(ReadBuiltinPack(text).pack);
+  Diagnostics diags;
+  std::vector<Rule> rules = MergeRulePacks(std::move(packs), diags);
+  REQUIRE(!diags.has_errors());
+  return rules;
 }
 
 // The built-in packs, then `local_pack` (a file of its own), as the CLI
