@@ -557,6 +557,8 @@ def fault_templates(rng, px):
             [(P("[rank%d]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank %d] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=1" % ((lambda r: (r, r))(R(256)))), ["nccl.watchdog-hang"])],
             [(P("torch.AcceleratorError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"), ["nccl.cuda-device-unavailable"])],
             [(P("nrtd[1]: [NRTD:InitTongas] Failed to initialize devices, error:%d" % R(1, 3)), ["neuron.device-init-failed"])],
+            [(P("%d-Nov-01 06:02:18.0992 %d:%d ERROR  NMGR:dlr_infer                               Inference completed with err: %d" % (R(2021, 2026), R(1000, 60000), R(1000, 60000), C([1002, 1004, 1006]))), ["neuron.execution-error"])],
+            [(P("E1122 07:02:53.%06d       1 main.go:62] Error to get IB device: %s" % (R(1000000), C(["open /run/infa-map.json: no such file or directory", "no RDMA device found"]))), ["ib.rdma-device-plugin-error"])],
             # round 4 of the real-line rules (rules/README.md, "Held-out evidence (round 4)")
             [(K("XFS (vda%d): Metadata corruption detected at xfs_bmap_validate_extent+0x2d/0xa0 [xfs], inode 0x%x xfs_iformat_extents(2)" % (R(1, 8), R(1 << 24))), ["host.xfs-corruption"])],
             [(K("Memory failure: 0x%x: %s" % (R(1 << 28), C(["unhandlable page.", "already hardware poisoned"]))), ["host.memory-failure-page"])],
@@ -564,6 +566,7 @@ def fault_templates(rng, px):
             [(K("rcu: INFO: %s detected stalls on CPUs/tasks:" % C(["rcu_sched", "rcu_preempt"])), ["host.rcu-stall"])],
             [(K("BTRFS error (device nvme%dn1): bdev /dev/nvme%dn1 errs: wr %d, rd 0, flush 0, corrupt %d, gen 0" % ((lambda d: (d, d))(R(8)) + (R(200), R(200)))), ["host.btrfs-error"])],
             [(K("BTRFS: error (device nvme%dn1) in btrfs_commit_transaction:2564: errno=-5 IO failure" % R(8)), ["host.btrfs-aborted"])],
+            [(K(C(["JBD2: Invalid checksum recovering data block %d in journal block %d" % (R(1 << 20), R(1 << 16)), "JBD2: recovery failed", "EXT4-fs (nvme%dn1p2): error loading journal" % R(8)])), ["host.ext4-journal-error"])],
             [(K("BUG: workqueue lockup - pool cpus=%d node=0 flags=0x0 nice=0 stuck for %ds!" % (R(64), R(31, 120))), ["host.workqueue-lockup"])],
             [(K("mlx5_core %s %s: Port: 1 Link %s" % (nic(), C(HCAS), C(["ACTIVE", "DOWN"]))), ["ib.port-link-state"])],
             [(K("NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F) returned from rmStatus @ kernel_ce_gv100.c:%d" % R(100, 999)), ["nvidia.gpu-lost"])],
