@@ -605,6 +605,9 @@ def fault_templates(rng, px):
             [(P("W1122 07:02:53.%06d %d rdma_io.cc:412] poll_once - channel_id: %d, CQE error, wr_id=%d, status=%s" % (R(1000000), R(1000, 99999), R(16), R(1 << 20), C(["10 (remote access error)", "5 (Work Request Flushed Error)", "11 (remote operation error)"]))), ["ib.uccl-completion-error"])],
             # round 12's held-out misses, covered after the measurement from the drivers' formats
             [(K("NVRM: krcWatchdog_IMPL: RC watchdog: GPU is probably locked!  Notify Timeout Seconds: %d" % R(5, 10)), ["nvidia.rc-watchdog"])],
+            # session 21's generalisation pass: NICs and storage controllers, from the drivers' formats
+            [(K(C(["ixgbe %s: Adapter removed" % nic(), "igb %s %s: PCIe link lost" % (nic(), C(NETDEVS)), "bnxt_en %s %s: Firmware reset aborted, rc = -%d" % (nic(), C(NETDEVS), R(1, 120)), "ice %s: Rebuild failed, unload and reload driver" % nic(), "ena %s: Reset attempt failed. Can not reset the device" % nic()])), ["net.nic-failed"])],
+            [(K(C(["megaraid_sas %s: Reset failed, killing adapter scsi%d." % (nic(), R(4)), "mpt3sas_cm%d: fault_state(0x%04x)!" % (R(4), R(1 << 16)), "mpt3sas_cm%d: SAS host is non-operational !!!!" % R(4), "smartpqi %s: controller offline" % nic(), "ata%d: reset failed, giving up" % R(1, 9)])), ["host.storage-controller-failed"])],
         ])
 
 
