@@ -506,6 +506,11 @@ def fault_templates(rng, px):
             [(P("Memory access fault by GPU node-%d (Agent handle: 0x55d0c8a0b2c0) on address 0x7f0c%08x. Reason: Page not present or supervisor privilege." % (R(2, 10), R(1 << 32))), ["amd.rocm-memory-fault"])],
             [(P("HW Exception by GPU node-%d (Agent handle: 0x5624b3e1f2c0) reason :GPU Hang" % R(2, 10)), ["amd.rocm-gpu-hang"])],
             [(P("RuntimeError: HIP error: uncorrectable ECC error encountered"), ["amd.hip-uncorrectable-ecc"])],
+            # session 21's generalisation pass: amdgpu, from the driver's formats
+            [(K(C(["amdgpu %s: amdgpu: device lost from bus!" % pci, "amdgpu %s: amdgpu: SMU: response:0xFFFFFFFF for index:%d param:0x00000000 message:%s?" % (pci, R(1, 60), C(["GetSmuVersion", "Mode1Reset"])), "amdgpu %s: [drm] device wedged, needs recovery" % pci])), ["amd.device-lost"])],
+            [(K(C(["amdgpu %s: amdgpu: GPU mode1 reset failed" % pci, "amdgpu %s: [drm] *ERROR* GPU reset(%d) failed" % (pci, R(1, 9))])), ["amd.gpu-reset-failed"])],
+            [(K(C(["amdgpu %s: amdgpu: asic reset on init failed" % pci, "amdgpu %s: amdgpu: XGMI: Failed to add node %d, hive 0x%x ret: -22" % (pci, R(8), R(1 << 60))])), ["amd.init-failed"])],
+            [(K("amdgpu %s: amdgpu: %s PCS %s detected" % (pci, C(["XGMI", "WAFL", "XGMI3X16"]), C(["DataLossErr", "TrainingErr", "CRCErr", "BERExceededErr"]))), ["amd.xgmi-pcs-error"])],
         ])
 
     def habana():  # habanalabs kernel lines (rules/habanalabs.yaml)
@@ -516,6 +521,9 @@ def fault_templates(rng, px):
             [(K("habanalabs %s: %s Failed to reset! Device is NOT usable" % (hl, pci)), ["habana.device-unusable"])],
             [(K("habanalabs %s: Failed to communicate with Device CPU (CPU-CP timeout)" % hl), ["habana.cpu-cp-timeout"])],
             [(K("habanalabs %s: Going to reset device" % hl), ["habana.hard-reset"])],
+            # session 21's generalisation pass: habanalabs, from the driver's formats
+            [(K("habanalabs %s: Device boot error - %s" % (hl, C(["DRAM initialization failed", "FIT image corrupted", "PLL failure", "unknown ERR0 error 0x%08x" % R(1 << 31)]))), ["habana.boot-error"])],
+            [(K("habanalabs %s: %s page fault on va 0x%x" % (hl, C(["PMMU", "HMMU", "MMU"]), R(1 << 40))), ["habana.mmu-page-fault"])],
             [(K("habanalabs %s: Device heartbeat failed! PCI link is %s" % (hl, C(["healthy", "broken"]))), ["habana.heartbeat-failed"])],
             [(K("habanalabs %s: DEC%d_SPI: ECC error detected. address: 0x%x. Syndrome: 0x%x. wrapper id %d. block id 0x%x. critical %d." % (hl, R(8), R(1 << 32), R(16), R(8), R(64), R(2))), ["habana.ecc-error"])],
         ])
