@@ -26,6 +26,7 @@
 #include <string_view>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "base/fault_event.h"
 #include "base/status.h"
@@ -60,15 +61,32 @@ Status GetTime(const View& j, const char* key, std::chrono::system_clock::time_p
   return OkStatus();
 }
 
-// `out` null: checked only.
+// `out` null: checked only. `out` is filled in place: a map that already
+// holds the same keys in the same order (the last event a reader of many
+// read, as the agent writes the keys sorted) keeps its nodes and their
+// strings' buffers, and only the values are copied.
 template <class View>
 Status GetMap(const View& j, const char* key, std::map<std::string, std::string>* out) {
   std::optional<View> it = j.find(key);
-  if (!it || it->is_null()) return OkStatus();
+  if (!it || it->is_null()) {
+    if (out != nullptr) out->clear();
+    return OkStatus();
+  }
   if (!it->is_object()) return Missing(key, "an object");
-  return it->members([&](std::string_view k, const View& v) -> Status {
+  // [out->begin(), reuse) is the map of the members read so far; the nodes
+  // from `reuse` on are the last event's, each key above every key before
+  // it (the map is sorted), so a member with that key takes that node.
+  auto reuse = out != nullptr ? out->begin() : std::map<std::string, std::string>::iterator();
+  Status status = it->members([&](std::string_view k, const View& v) -> Status {
     if (!v.is_string()) return Missing(std::string(key) + "." + std::string(k), "a string");
     if (out == nullptr) return OkStatus();
+    if (reuse != out->end()) {
+      if (std::string_view(reuse->first) == k) {
+        (reuse++)->second.assign(v.as_string());
+        return OkStatus();
+      }
+      reuse = out->erase(reuse, out->end());  // another key: the general path from here
+    }
     // The agent writes the keys in order: append at the end without a
     // search. A key out of order, or repeated (the last one wins), takes
     // the general path.
@@ -81,10 +99,70 @@ Status GetMap(const View& j, const char* key, std::map<std::string, std::string>
     }
     return OkStatus();
   });
+  if (out != nullptr && status.ok()) out->erase(reuse, out->end());
+  return status;
 }
 
+// Lines taken out of an event read in place (ReadFaultEventInto) for their
+// buffers, given to the next event's lines: the agent attaches evidence to
+// every other event of a node with a fault (the tainting ones), so keeping
+// them in the event alone would free and allocate them every other event.
+// At most kMaxEvidenceLines are kept. Per thread, like the parsers.
+inline std::vector<std::string>& SpareLines() {
+  thread_local std::vector<std::string> spare;
+  return spare;
+}
+
+// `lines` cut to its first `n`, the rest kept as spare buffers.
+inline void KeepLines(std::vector<std::string>& lines, std::size_t n) {
+  std::vector<std::string>& spare = SpareLines();
+  while (lines.size() > n) {
+    if (spare.size() < FaultEvent::kMaxEvidenceLines) spare.push_back(std::move(lines.back()));
+    lines.pop_back();
+  }
+}
+
+// Appends `line` to `lines`, in a spare buffer when there is one.
+inline void AddLine(std::vector<std::string>& lines, std::string_view line) {
+  std::vector<std::string>& spare = SpareLines();
+  if (spare.empty()) {
+    lines.emplace_back(line);
+    return;
+  }
+  lines.push_back(std::move(spare.back()));
+  spare.pop_back();
+  lines.back().assign(line);
+}
+
+// Every member of `e` back to its default, the strings' and lists' buffers
+// kept for the next event read into it (ReadFaultEventInto); `fields` and
+// `labels` are refilled in place by GetMap.
+inline void ClearKeepingBuffers(FaultEvent& e) {
+  // A new member of FaultEvent must be cleared here (else an event read in
+  // place would keep the last one's): this size says one was added.
+  static_assert(sizeof(FaultEvent) == 648 || sizeof(void*) != 8,
+                "FaultEvent changed: clear its new member here, then update the size");
+  for (std::string* s : {&e.id, &e.node, &e.boot_id, &e.source, &e.rule, &e.pack, &e.category,
+                         &e.summary, &e.message, &e.peer, &e.condition, &e.recover}) {
+    s->clear();
+  }
+  e.origin = Origin::kAny;
+  e.severity = Severity::kWarning;
+  e.action = Action::kEvent;
+  e.log_time = {};
+  e.detected_time = {};
+  e.suppressed = 0;
+  e.threshold.reset();
+  e.expire.reset();
+  e.probation.reset();
+  e.clears.clear();
+  KeepLines(e.evidence, 0);
+}
+
+// Reads the event into `e`, reusing its buffers (ClearKeepingBuffers); on an
+// error `e` holds part of the event.
 template <class View>
-Result<FaultEvent> ReadFaultEvent(const View& j, EventFields fields = EventFields::kKeep) {
+Status ReadFaultEventInto(const View& j, FaultEvent& e, EventFields fields = EventFields::kKeep) {
   if (!j.is_object()) return InvalidArgumentError("event is not a JSON object");
   std::optional<View> schema = j.find("schema");
   if (!schema || !schema->is_integer()) return Missing("schema", "an integer");
@@ -96,7 +174,7 @@ Result<FaultEvent> ReadFaultEvent(const View& j, EventFields fields = EventField
                                    " is not understood (this build reads 1.." +
                                    std::to_string(FaultEvent::kSchemaVersion) + ")");
   }
-  FaultEvent e;
+  ClearKeepingBuffers(e);
   FL_RETURN_IF_ERROR(GetString(j, "id", &e.id, true));
   FL_RETURN_IF_ERROR(GetString(j, "node", &e.node, true));
   FL_RETURN_IF_ERROR(GetString(j, "boot_id", &e.boot_id, false));
@@ -132,6 +210,7 @@ Result<FaultEvent> ReadFaultEvent(const View& j, EventFields fields = EventField
 
   FL_RETURN_IF_ERROR(GetTime(j, "log_time", &e.log_time));
   FL_RETURN_IF_ERROR(GetTime(j, "detected_time", &e.detected_time));
+  if (fields == EventFields::kCheckOnly) e.fields.clear();
   FL_RETURN_IF_ERROR(GetMap(j, "fields", fields == EventFields::kKeep ? &e.fields : nullptr));
   FL_RETURN_IF_ERROR(GetMap(j, "labels", &e.labels));
 
@@ -201,12 +280,19 @@ Result<FaultEvent> ReadFaultEvent(const View& j, EventFields fields = EventField
     if (!it->is_array()) return Missing("evidence", "a list of log lines");
     FL_RETURN_IF_ERROR(it->elements([&](const View& line) -> Status {
       if (!line.is_string()) return Missing("evidence", "a list of log lines");
-      if (fields == EventFields::kKeep) e.evidence.emplace_back(line.as_string());
+      if (fields == EventFields::kKeep) AddLine(e.evidence, line.as_string());
       return OkStatus();
     }));
     // Another writer's event is held to the agent's bounds all the same.
     e.evidence = BoundEvidence(std::move(e.evidence));
   }
+  return OkStatus();
+}
+
+template <class View>
+Result<FaultEvent> ReadFaultEvent(const View& j, EventFields fields = EventFields::kKeep) {
+  FaultEvent e;
+  FL_RETURN_IF_ERROR(ReadFaultEventInto(j, e, fields));
   return e;
 }
 

@@ -149,8 +149,8 @@ class SimdjsonView {
 
 }  // namespace
 
-std::optional<Result<FaultEvent>> ParseFaultEventSimdjson(std::string_view json_text,
-                                                          EventFields fields) {
+std::optional<Status> ParseFaultEventSimdjson(std::string_view json_text, FaultEvent& event,
+                                              EventFields fields) {
   // Reused: its buffers grow to the largest event seen and stay.
   thread_local simdjson::dom::parser parser;
   thread_local Slots slots;
@@ -168,7 +168,7 @@ std::optional<Result<FaultEvent>> ParseFaultEventSimdjson(std::string_view json_
       }
     }
   }
-  return event_reader::ReadFaultEvent(SimdjsonView(root, &slots), fields);
+  return event_reader::ReadFaultEventInto(SimdjsonView(root, &slots), event, fields);
 }
 
 }  // namespace faultline

@@ -119,10 +119,11 @@ class Tainter {
 
   using Done = std::function<void()>;
   // Decides one live event and applies the decision (see class comment).
-  // By value: the queue keeps the event until it is applied, so a caller
-  // that is done with it moves it in (the Kafka consumer) instead of
-  // copying every string and map once more per event.
-  void Handle(FaultEvent event, Done done = {});
+  // By reference: most events are decided and applied within the call,
+  // from the caller's event (the Kafka consumer's, whose buffers serve the
+  // next message); only one that must wait (a queue for its node, a retry,
+  // a valve reservation or refusal) is copied into the queue.
+  void Handle(const FaultEvent& event, Done done = {});
   // An event decided before (re-read after a restart or rebalance): fills
   // the windows and the dedupe set only.
   void Replay(const FaultEvent& event);
@@ -212,7 +213,16 @@ class Tainter {
  private:
   struct Work {
     bool decided = false;
-    FaultEvent event;   // the event to decide (kept: decided again if the node changed)
+    // The event to decide (kept: decided again if the node changed): Handle's
+    // caller's while it decides without a queue (`borrowed`), else its own
+    // copy (Own()), which work that waits must hold.
+    FaultEvent event;
+    const FaultEvent* borrowed = nullptr;
+    const FaultEvent& Event() const { return borrowed != nullptr ? *borrowed : event; }
+    void Own() {
+      if (borrowed != nullptr) event = *borrowed;
+      borrowed = nullptr;
+    }
     Decision decision;  // decided: the decision to apply, with its plan
     bool update_done = false;
     bool reserved = false;  // kTaint: the valve record has its place
