@@ -898,6 +898,7 @@ class NlohmannView {
     if (it == j_->end()) return std::nullopt;
     return NlohmannView(*it);
   }
+  std::optional<NlohmannView> find(event_reader::EventKey key) const { return find(key.name); }
   template <class F>
   Status members(F f) const {
     for (const auto& [k, v] : j_->items()) FL_RETURN_IF_ERROR(f(k, NlohmannView(v)));

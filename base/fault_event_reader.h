@@ -13,12 +13,15 @@
 //   std::uint64_t as_uint64()
 //   std::string_view as_string()
 //   std::optional<View> find(std::string_view key)   (a repeated key: the last one, as nlohmann)
+//   std::optional<View> find(EventKey key)            the same for one of the event object's keys
 //   std::string dump()                                (an integer's decimal text)
 //   Status members(F)   calls F(std::string_view key, View) in key order, each key once
 //                       (the last of repeats), stopping at the first error
 //   Status elements(F)  calls F(View) per array element, stopping at the first error
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -35,26 +38,51 @@
 
 namespace faultline::event_reader {
 
+// The event object's keys the reader asks for, each named with its index in
+// this list (Key("id")), so that a view can find them without comparing
+// names: simdjson's keeps the event's members in slots by this index, filled
+// in one walk of the object (base/fault_event_simdjson.cc); finding a key by
+// its name cost about 90 instructions, some 25 per event.
+inline constexpr std::array<std::string_view, 26> kEventKeys = {
+    "schema",        "id",      "node",      "boot_id",    "source",    "rule",   "pack",
+    "category",      "summary", "message",   "origin",     "severity",  "action", "log_time",
+    "detected_time", "fields",  "labels",    "suppressed", "threshold", "expire", "peer",
+    "condition",     "recover", "probation", "clears",     "evidence"};
+
+struct EventKey {
+  std::string_view name;
+  std::size_t index;  // in kEventKeys
+};
+
+consteval EventKey Key(std::string_view name) {
+  for (std::size_t i = 0; i < kEventKeys.size(); ++i) {
+    if (kEventKeys[i] == name) return {name, i};
+  }
+  throw "not one of kEventKeys";  // a compile error
+}
+
 inline Status Missing(std::string_view key, std::string_view want) {
   return InvalidArgumentError("event key '" + std::string(key) + "' is missing or not " +
                               std::string(want));
 }
 
 template <class View>
-Status GetString(const View& j, const char* key, std::string* out, bool required) {
+Status GetString(const View& j, EventKey key, std::string* out, bool required) {
   std::optional<View> it = j.find(key);
-  if (!it || it->is_null()) return required ? Missing(key, "a string") : OkStatus();
-  if (!it->is_string()) return Missing(key, "a string");
+  if (!it || it->is_null()) return required ? Missing(key.name, "a string") : OkStatus();
+  if (!it->is_string()) return Missing(key.name, "a string");
   out->assign(it->as_string());
   return OkStatus();
 }
 
 template <class View>
-Status GetTime(const View& j, const char* key, std::chrono::system_clock::time_point* out) {
+Status GetTime(const View& j, EventKey key, std::chrono::system_clock::time_point* out) {
   std::optional<View> it = j.find(key);
-  if (!it || it->is_null() || !it->is_string()) return Missing(key, "a string");
+  if (!it || it->is_null() || !it->is_string()) return Missing(key.name, "a string");
   auto t = ParseRfc3339(it->as_string());
-  if (!t) return InvalidArgumentError(std::string("event key '") + key + "' is not RFC 3339");
+  if (!t) {
+    return InvalidArgumentError("event key '" + std::string(key.name) + "' is not RFC 3339");
+  }
   // At the schema's precision (FormatRfc3339 writes microseconds): an
   // event read is the event written back, whatever digits it came with.
   *out = std::chrono::floor<std::chrono::microseconds>(*t);
@@ -66,19 +94,19 @@ Status GetTime(const View& j, const char* key, std::chrono::system_clock::time_p
 // read, as the agent writes the keys sorted) keeps its nodes and their
 // strings' buffers, and only the values are copied.
 template <class View>
-Status GetMap(const View& j, const char* key, std::map<std::string, std::string>* out) {
+Status GetMap(const View& j, EventKey key, std::map<std::string, std::string>* out) {
   std::optional<View> it = j.find(key);
   if (!it || it->is_null()) {
     if (out != nullptr) out->clear();
     return OkStatus();
   }
-  if (!it->is_object()) return Missing(key, "an object");
+  if (!it->is_object()) return Missing(key.name, "an object");
   // [out->begin(), reuse) is the map of the members read so far; the nodes
   // from `reuse` on are the last event's, each key above every key before
   // it (the map is sorted), so a member with that key takes that node.
   auto reuse = out != nullptr ? out->begin() : std::map<std::string, std::string>::iterator();
   Status status = it->members([&](std::string_view k, const View& v) -> Status {
-    if (!v.is_string()) return Missing(std::string(key) + "." + std::string(k), "a string");
+    if (!v.is_string()) return Missing(std::string(key.name) + "." + std::string(k), "a string");
     if (out == nullptr) return OkStatus();
     if (reuse != out->end()) {
       if (std::string_view(reuse->first) == k) {
@@ -164,7 +192,7 @@ inline void ClearKeepingBuffers(FaultEvent& e) {
 template <class View>
 Status ReadFaultEventInto(const View& j, FaultEvent& e, EventFields fields = EventFields::kKeep) {
   if (!j.is_object()) return InvalidArgumentError("event is not a JSON object");
-  std::optional<View> schema = j.find("schema");
+  std::optional<View> schema = j.find(Key("schema"));
   if (!schema || !schema->is_integer()) return Missing("schema", "an integer");
   // Read as 64 bits: an int would wrap 4294967297 to 1 and accept an event
   // of an unknown future schema as ours.
@@ -175,52 +203,52 @@ Status ReadFaultEventInto(const View& j, FaultEvent& e, EventFields fields = Eve
                                    std::to_string(FaultEvent::kSchemaVersion) + ")");
   }
   ClearKeepingBuffers(e);
-  FL_RETURN_IF_ERROR(GetString(j, "id", &e.id, true));
-  FL_RETURN_IF_ERROR(GetString(j, "node", &e.node, true));
-  FL_RETURN_IF_ERROR(GetString(j, "boot_id", &e.boot_id, false));
-  FL_RETURN_IF_ERROR(GetString(j, "source", &e.source, true));
-  FL_RETURN_IF_ERROR(GetString(j, "rule", &e.rule, true));
-  FL_RETURN_IF_ERROR(GetString(j, "pack", &e.pack, false));
-  FL_RETURN_IF_ERROR(GetString(j, "category", &e.category, false));
-  FL_RETURN_IF_ERROR(GetString(j, "summary", &e.summary, false));
-  FL_RETURN_IF_ERROR(GetString(j, "message", &e.message, false));
+  FL_RETURN_IF_ERROR(GetString(j, Key("id"), &e.id, true));
+  FL_RETURN_IF_ERROR(GetString(j, Key("node"), &e.node, true));
+  FL_RETURN_IF_ERROR(GetString(j, Key("boot_id"), &e.boot_id, false));
+  FL_RETURN_IF_ERROR(GetString(j, Key("source"), &e.source, true));
+  FL_RETURN_IF_ERROR(GetString(j, Key("rule"), &e.rule, true));
+  FL_RETURN_IF_ERROR(GetString(j, Key("pack"), &e.pack, false));
+  FL_RETURN_IF_ERROR(GetString(j, Key("category"), &e.category, false));
+  FL_RETURN_IF_ERROR(GetString(j, Key("summary"), &e.summary, false));
+  FL_RETURN_IF_ERROR(GetString(j, Key("message"), &e.message, false));
   if (e.id.empty()) return InvalidArgumentError("event key 'id' is empty");
   if (e.node.empty()) return InvalidArgumentError("event key 'node' is empty");
   if (e.rule.empty()) return InvalidArgumentError("event key 'rule' is empty");
 
   std::string name;
-  FL_RETURN_IF_ERROR(GetString(j, "origin", &name, false));
+  FL_RETURN_IF_ERROR(GetString(j, Key("origin"), &name, false));
   if (!name.empty()) {
     auto origin = ParseOrigin(name);
     if (!origin) return InvalidArgumentError("event key 'origin' has unknown value '" + name + "'");
     e.origin = *origin;
   }
   name.clear();
-  FL_RETURN_IF_ERROR(GetString(j, "severity", &name, true));
+  FL_RETURN_IF_ERROR(GetString(j, Key("severity"), &name, true));
   auto severity = ParseSeverity(name);
   if (!severity) {
     return InvalidArgumentError("event key 'severity' has unknown value '" + name + "'");
   }
   e.severity = *severity;
   name.clear();
-  FL_RETURN_IF_ERROR(GetString(j, "action", &name, true));
+  FL_RETURN_IF_ERROR(GetString(j, Key("action"), &name, true));
   auto action = ParseAction(name);
   if (!action) return InvalidArgumentError("event key 'action' has unknown value '" + name + "'");
   e.action = *action;
 
-  FL_RETURN_IF_ERROR(GetTime(j, "log_time", &e.log_time));
-  FL_RETURN_IF_ERROR(GetTime(j, "detected_time", &e.detected_time));
+  FL_RETURN_IF_ERROR(GetTime(j, Key("log_time"), &e.log_time));
+  FL_RETURN_IF_ERROR(GetTime(j, Key("detected_time"), &e.detected_time));
   if (fields == EventFields::kCheckOnly) e.fields.clear();
-  FL_RETURN_IF_ERROR(GetMap(j, "fields", fields == EventFields::kKeep ? &e.fields : nullptr));
-  FL_RETURN_IF_ERROR(GetMap(j, "labels", &e.labels));
+  FL_RETURN_IF_ERROR(GetMap(j, Key("fields"), fields == EventFields::kKeep ? &e.fields : nullptr));
+  FL_RETURN_IF_ERROR(GetMap(j, Key("labels"), &e.labels));
 
-  if (std::optional<View> it = j.find("suppressed"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("suppressed")); it && !it->is_null()) {
     if (!it->is_integer() || (!it->is_unsigned() && it->as_int64() < 0)) {
       return Missing("suppressed", "a non-negative integer");
     }
     e.suppressed = it->as_uint64();
   }
-  if (std::optional<View> it = j.find("threshold"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("threshold")); it && !it->is_null()) {
     if (!it->is_object()) return Missing("threshold", "an object");
     EventThreshold t;
     // An int, as before: the low 32 bits of a larger integer (nlohmann's get<int>()).
@@ -244,31 +272,31 @@ Status ReadFaultEventInto(const View& j, FaultEvent& e, EventFields fields = Eve
     }
     e.threshold = std::move(t);
   }
-  if (std::optional<View> it = j.find("expire"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("expire")); it && !it->is_null()) {
     if (!it->is_string()) return Missing("expire", "a duration");
     auto d = ParseDuration(it->as_string());
     if (!d) return InvalidArgumentError("event key 'expire' is not a duration");
     e.expire = std::chrono::duration_cast<std::chrono::seconds>(*d);
   }
-  if (std::optional<View> it = j.find("peer"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("peer")); it && !it->is_null()) {
     if (!it->is_string()) return Missing("peer", "a string");
     e.peer = TruncateUtf8(it->as_string(), FaultEvent::kMaxFieldBytes);
   }
-  if (std::optional<View> it = j.find("condition"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("condition")); it && !it->is_null()) {
     if (!it->is_string()) return Missing("condition", "a string");
     e.condition = std::string(it->as_string());
   }
-  if (std::optional<View> it = j.find("recover"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("recover")); it && !it->is_null()) {
     if (!it->is_string()) return Missing("recover", "a string");
     e.recover = std::string(it->as_string());
   }
-  if (std::optional<View> it = j.find("probation"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("probation")); it && !it->is_null()) {
     if (!it->is_string()) return Missing("probation", "a duration");
     auto d = ParseDuration(it->as_string());
     if (!d) return InvalidArgumentError("event key 'probation' is not a duration");
     e.probation = std::chrono::duration_cast<std::chrono::seconds>(*d);
   }
-  if (std::optional<View> it = j.find("clears"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("clears")); it && !it->is_null()) {
     if (!it->is_array()) return Missing("clears", "a list of rule ids");
     FL_RETURN_IF_ERROR(it->elements([&](const View& r) -> Status {
       if (!r.is_string()) return Missing("clears", "a list of rule ids");
@@ -276,7 +304,7 @@ Status ReadFaultEventInto(const View& j, FaultEvent& e, EventFields fields = Eve
       return OkStatus();
     }));
   }
-  if (std::optional<View> it = j.find("evidence"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("evidence")); it && !it->is_null()) {
     if (!it->is_array()) return Missing("evidence", "a list of log lines");
     FL_RETURN_IF_ERROR(it->elements([&](const View& line) -> Status {
       if (!line.is_string()) return Missing("evidence", "a list of log lines");
