@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "base/fault_event.h"
+#include "base/reused_lines.h"
 #include "base/status.h"
 #include "base/time_format.h"
 #include "base/vocabulary.h"
@@ -131,45 +132,16 @@ Status GetMap(const View& j, EventKey key, std::map<std::string, std::string>* o
   return status;
 }
 
-// Lines taken out of an event read in place (ReadFaultEventInto) for their
-// buffers, given to the next event's lines: the agent attaches evidence to
-// every other event of a node with a fault (the tainting ones), so keeping
-// them in the event alone would free and allocate them every other event.
-// At most kMaxEvidenceLines are kept. Per thread, like the parsers.
-inline std::vector<std::string>& SpareLines() {
-  thread_local std::vector<std::string> spare;
-  return spare;
-}
-
-// `lines` cut to its first `n`, the rest kept as spare buffers.
-inline void KeepLines(std::vector<std::string>& lines, std::size_t n) {
-  std::vector<std::string>& spare = SpareLines();
-  while (lines.size() > n) {
-    if (spare.size() < FaultEvent::kMaxEvidenceLines) spare.push_back(std::move(lines.back()));
-    lines.pop_back();
-  }
-}
-
-// Appends `line` to `lines`, in a spare buffer when there is one.
-inline void AddLine(std::vector<std::string>& lines, std::string_view line) {
-  std::vector<std::string>& spare = SpareLines();
-  if (spare.empty()) {
-    lines.emplace_back(line);
-    return;
-  }
-  lines.push_back(std::move(spare.back()));
-  spare.pop_back();
-  lines.back().assign(line);
-}
-
 // Every member of `e` back to its default, the strings' and lists' buffers
 // kept for the next event read into it (ReadFaultEventInto); `fields` and
 // `labels` are refilled in place by GetMap.
 inline void ClearKeepingBuffers(FaultEvent& e) {
   // A new member of FaultEvent must be cleared here (else an event read in
   // place would keep the last one's): this size says one was added.
+#ifdef __GLIBCXX__  // libstdc++'s sizes
   static_assert(sizeof(FaultEvent) == 648 || sizeof(void*) != 8,
                 "FaultEvent changed: clear its new member here, then update the size");
+#endif
   for (std::string* s : {&e.id, &e.node, &e.boot_id, &e.source, &e.rule, &e.pack, &e.category,
                          &e.summary, &e.message, &e.peer, &e.condition, &e.recover}) {
     s->clear();

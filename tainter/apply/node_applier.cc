@@ -154,34 +154,44 @@ void Tainter::Handle(const FaultEvent& event, Done done) {
     return;
   }
   const std::string& node = event.node;
-  Work work;
-  work.done = std::move(done);
-  if (queues_.find(node) == queues_.end() && !RoundOver(clock_.MonotonicNow())) {
-    // Nothing waits for this node: decided here, without a queue (whose
-    // deque and map entry cost more than most decisions, issue 12.4), and
-    // from the caller's event; work that waits keeps a copy.
-    work.borrowed = &event;
-    switch (Process(work)) {
-      case Step::kDone:
-        if (Done finished = Settle(work)) finished();
-        ApplyDeferred(node);
-        break;
-      case Step::kRetry:
-        work.Own();
-        ScheduleRetry(Enqueue(node, std::move(work)));
-        break;
-      case Step::kHeld:
-        work.Own();
-        Enqueue(node, std::move(work));
-        held_.push_back(node);
-        break;
-    }
+  if (queues_.find(node) != queues_.end() || RoundOver(clock_.MonotonicNow())) {
+    Work work;
+    work.event = event;
+    work.done = std::move(done);
+    Enqueue(node, std::move(work));
+    Drain(node);
     UpdateGauges();
     return;
   }
-  work.event = event;
-  Enqueue(node, std::move(work));
-  Drain(node);
+  // Nothing waits for this node: decided here, without a queue (whose
+  // deque and map entry cost more than most decisions, issue 12.4), from
+  // the caller's event, in the Work the last such event used (the policy
+  // writes the decision into its buffers); work that waits keeps a copy of
+  // the event. A Handle from within this one (a `done` called back) uses
+  // a Work of its own.
+  Work spare;
+  Work& work = direct_busy_ ? spare : direct_;
+  const bool reusing = !direct_busy_;
+  direct_busy_ = true;
+  work.Recycle();
+  work.borrowed = &event;
+  work.done = std::move(done);
+  switch (Process(work)) {
+    case Step::kDone:
+      if (Done finished = Settle(work)) finished();
+      ApplyDeferred(node);
+      break;
+    case Step::kRetry:
+      work.Own();
+      ScheduleRetry(Enqueue(node, std::move(work)));
+      break;
+    case Step::kHeld:
+      work.Own();
+      Enqueue(node, std::move(work));
+      held_.push_back(node);
+      break;
+  }
+  if (reusing) direct_busy_ = false;
   UpdateGauges();
 }
 
@@ -316,7 +326,11 @@ Tainter::Step Tainter::Process(Work& work) {
       }
       if (!s.ok()) return Retryable(s.code()) ? Step::kRetry : Step::kDone;
     }
-    work.decision = work.again ? policy_.Redecide(event) : policy_.Decide(event);
+    if (work.again) {
+      policy_.Redecide(event, work.decision);
+    } else {
+      policy_.Decide(event, work.decision);
+    }
     work.decided = true;
     // A taint is counted once the fleet's valve record granted it (Execute);
     // a parked fault's refusal once, when it was parked.
@@ -600,7 +614,7 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
       AdoptNode(*live, /*merge_memory=*/false, read_at);
       if (work.Event().rule.empty()) return Written::kNothingToDo;  // an expiry's update
       // A new fault on a node lifted by hand is a new taint: the valve decides.
-      work.decision = policy_.Redecide(work.Event());
+      policy_.Redecide(work.Event(), work.decision);
       if (work.decision.outcome != DecisionOutcome::kTaint) Count(work.decision);
       return Written::kDecidedAgain;
     }

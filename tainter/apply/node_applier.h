@@ -242,6 +242,30 @@ class Tainter {
     // its status). Cleared after every attempt, so a retry reads afresh.
     std::optional<NodeInfo> read;
     Done done;
+
+    // Back to a new Work's state but for `event` (unread while `borrowed`)
+    // and `decision`, which Policy::Decide overwrites whole in its buffers:
+    // Handle's direct path reuses one Work for event after event.
+    void Recycle() {
+#ifdef __GLIBCXX__  // libstdc++'s sizes
+      static_assert(sizeof(void*) != 8 || sizeof(Work) == kWorkSize,
+                    "Work changed: reset the new member here, then kWorkSize");
+#endif
+      decided = false;
+      borrowed = nullptr;
+      update_done = false;
+      reserved = false;
+      valve_answer.reset();
+      pause_after_write = false;
+      paused = false;
+      again = false;
+      events_done = 0;
+      conditions_done = false;
+      pods_told = false;
+      read.reset();
+      done = nullptr;
+    }
+    static constexpr std::size_t kWorkSize = 1600;
   };
   struct NodeQueue {
     std::deque<Work> work;
@@ -337,6 +361,8 @@ class Tainter {
   const Clock& clock_;
   Policy policy_;
   std::map<std::string, NodeQueue> queues_;
+  Work direct_;               // Handle's work for an event decided without a queue (reused)
+  bool direct_busy_ = false;  // direct_ is deciding (a Handle within a Handle takes another)
   std::map<std::string, std::string> node_uids_;
   std::size_t pending_ = 0;
   bool adopted_ = false;
