@@ -46,6 +46,20 @@ std::string ByNlohmann(const std::string& text) {
   }
 }
 
+// `base` with `key`'s value replaced by `value`, and `base` with `key`
+// again at its end (written as given: a repeated key, or a map's repeated
+// and unordered keys, stay in the text; both readers keep the last one).
+void AddWith(std::vector<std::string>& out, const nlohmann::json& base, const std::string& key,
+             const std::string& value) {
+  nlohmann::json with = base;
+  with[key] = nlohmann::json::parse(value);
+  out.push_back(with.dump());
+  std::string text = base.dump();
+  text.pop_back();
+  text.append(",\"").append(key).append("\":").append(value).append("}");
+  out.push_back(std::move(text));
+}
+
 std::vector<std::string> Mutations() {
   const nlohmann::json base = nlohmann::json::parse(kEvent);
   const std::vector<std::string> values = {"null",
@@ -94,16 +108,7 @@ std::vector<std::string> Mutations() {
     nlohmann::json without = base;
     without.erase(key);
     out.push_back(without.dump());
-    for (const std::string& v : values) {
-      nlohmann::json with = base;
-      with[key] = nlohmann::json::parse(v);
-      out.push_back(with.dump());
-      // The same key again at the end: both readers keep the last one.
-      std::string text = base.dump();
-      text.pop_back();
-      text.append(",\"").append(key).append("\":").append(v).append("}");
-      out.push_back(std::move(text));
-    }
+    for (const std::string& v : values) AddWith(out, base, key, v);
   }
   // Raw control bytes (JSON allows only blanks, and only between tokens),
   // at every 7th offset of the event: inside strings, keys, numbers, between tokens.
@@ -178,16 +183,7 @@ std::vector<std::string> Neighbours() {
                                          R"({"device":"mlx5_0","port":"1","zz":"a long value )"
                                          R"(that does not fit a short string's buffer"})"};
   for (const char* key : {"fields", "labels"}) {
-    for (const std::string& m : maps) {
-      nlohmann::json with = base;
-      with[key] = nlohmann::json::parse(m);
-      out.push_back(with.dump());
-      // Written as given: repeated and unordered keys stay in the text.
-      std::string text = base.dump();
-      text.pop_back();
-      text.append(",\"").append(key).append("\":").append(m).append("}");
-      out.push_back(std::move(text));
-    }
+    for (const std::string& m : maps) AddWith(out, base, key, m);
   }
   // From no evidence to more lines than an event keeps, longer and shorter.
   for (std::size_t n : {0, 1, 3, 8, 9, 12}) {
