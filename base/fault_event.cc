@@ -898,6 +898,7 @@ class NlohmannView {
     if (it == j_->end()) return std::nullopt;
     return NlohmannView(*it);
   }
+  std::optional<NlohmannView> find(event_reader::EventKey key) const { return find(key.name); }
   template <class F>
   Status members(F f) const {
     for (const auto& [k, v] : j_->items()) FL_RETURN_IF_ERROR(f(k, NlohmannView(v)));
@@ -919,20 +920,26 @@ Result<FaultEvent> FaultEventFromJson(const nlohmann::json& j) {
   return event_reader::ReadFaultEvent(NlohmannView(j));
 }
 
-Result<FaultEvent> ParseFaultEvent(std::string_view json_text, EventFields fields) {
+Status ParseFaultEventInto(std::string_view json_text, FaultEvent& event, EventFields fields) {
   // The fast path reads nearly every event; what simdjson does not take
   // (not JSON, or JSON it reads differently) nlohmann reads, as it always did.
-  if (std::optional<Result<FaultEvent>> fast = ParseFaultEventSimdjson(json_text, fields)) {
-    return std::move(*fast);
+  if (std::optional<Status> fast = ParseFaultEventSimdjson(json_text, event, fields)) {
+    return *std::move(fast);
   }
   nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgumentError("event is not valid JSON");
   try {
-    return event_reader::ReadFaultEvent(NlohmannView(j), fields);
+    return event_reader::ReadFaultEventInto(NlohmannView(j), event, fields);
   } catch (const nlohmann::json::exception& e) {
     // A number out of range for get<int>() and the like.
     return InvalidArgumentError(std::string("event is malformed: ") + e.what());
   }
+}
+
+Result<FaultEvent> ParseFaultEvent(std::string_view json_text, EventFields fields) {
+  FaultEvent event;
+  FL_RETURN_IF_ERROR(ParseFaultEventInto(json_text, event, fields));
+  return event;
 }
 
 }  // namespace faultline

@@ -267,6 +267,13 @@ enum class EventFields { kKeep, kCheckOnly };
 
 Result<FaultEvent> ParseFaultEvent(std::string_view json_text,
                                    EventFields fields = EventFields::kKeep);
+// The same reading into `event`, whose strings, maps and lines keep their
+// buffers: a reader of many events (the tainter's two consumers) copies an
+// event's text into the last one's buffers instead of allocating each
+// string, capture and evidence line anew and freeing it after. `event`
+// then holds what ParseFaultEvent would return; after an error, part of it.
+Status ParseFaultEventInto(std::string_view json_text, FaultEvent& event,
+                           EventFields fields = EventFields::kKeep);
 Result<FaultEvent> FaultEventFromJson(const nlohmann::json& json);
 
 }  // namespace faultline

@@ -13,12 +13,15 @@
 //   std::uint64_t as_uint64()
 //   std::string_view as_string()
 //   std::optional<View> find(std::string_view key)   (a repeated key: the last one, as nlohmann)
+//   std::optional<View> find(EventKey key)            the same for one of the event object's keys
 //   std::string dump()                                (an integer's decimal text)
 //   Status members(F)   calls F(std::string_view key, View) in key order, each key once
 //                       (the last of repeats), stopping at the first error
 //   Status elements(F)  calls F(View) per array element, stopping at the first error
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -26,13 +29,38 @@
 #include <string_view>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "base/fault_event.h"
+#include "base/reused_lines.h"
 #include "base/status.h"
 #include "base/time_format.h"
 #include "base/vocabulary.h"
 
 namespace faultline::event_reader {
+
+// The event object's keys the reader asks for, each named with its index in
+// this list (Key("id")), so that a view can find them without comparing
+// names: simdjson's keeps the event's members in slots by this index, filled
+// in one walk of the object (base/fault_event_simdjson.cc); finding a key by
+// its name cost about 90 instructions, some 25 per event.
+inline constexpr std::array<std::string_view, 26> kEventKeys = {
+    "schema",        "id",      "node",      "boot_id",    "source",    "rule",   "pack",
+    "category",      "summary", "message",   "origin",     "severity",  "action", "log_time",
+    "detected_time", "fields",  "labels",    "suppressed", "threshold", "expire", "peer",
+    "condition",     "recover", "probation", "clears",     "evidence"};
+
+struct EventKey {
+  std::string_view name;
+  std::size_t index;  // in kEventKeys
+};
+
+consteval EventKey Key(std::string_view name) {
+  for (std::size_t i = 0; i < kEventKeys.size(); ++i) {
+    if (kEventKeys[i] == name) return {name, i};
+  }
+  throw "not one of kEventKeys";  // a compile error
+}
 
 inline Status Missing(std::string_view key, std::string_view want) {
   return InvalidArgumentError("event key '" + std::string(key) + "' is missing or not " +
@@ -40,35 +68,54 @@ inline Status Missing(std::string_view key, std::string_view want) {
 }
 
 template <class View>
-Status GetString(const View& j, const char* key, std::string* out, bool required) {
+Status GetString(const View& j, EventKey key, std::string* out, bool required) {
   std::optional<View> it = j.find(key);
-  if (!it || it->is_null()) return required ? Missing(key, "a string") : OkStatus();
-  if (!it->is_string()) return Missing(key, "a string");
+  if (!it || it->is_null()) return required ? Missing(key.name, "a string") : OkStatus();
+  if (!it->is_string()) return Missing(key.name, "a string");
   out->assign(it->as_string());
   return OkStatus();
 }
 
 template <class View>
-Status GetTime(const View& j, const char* key, std::chrono::system_clock::time_point* out) {
+Status GetTime(const View& j, EventKey key, std::chrono::system_clock::time_point* out) {
   std::optional<View> it = j.find(key);
-  if (!it || it->is_null() || !it->is_string()) return Missing(key, "a string");
+  if (!it || it->is_null() || !it->is_string()) return Missing(key.name, "a string");
   auto t = ParseRfc3339(it->as_string());
-  if (!t) return InvalidArgumentError(std::string("event key '") + key + "' is not RFC 3339");
+  if (!t) {
+    return InvalidArgumentError("event key '" + std::string(key.name) + "' is not RFC 3339");
+  }
   // At the schema's precision (FormatRfc3339 writes microseconds): an
   // event read is the event written back, whatever digits it came with.
   *out = std::chrono::floor<std::chrono::microseconds>(*t);
   return OkStatus();
 }
 
-// `out` null: checked only.
+// `out` null: checked only. `out` is filled in place: a map that already
+// holds the same keys in the same order (the last event a reader of many
+// read, as the agent writes the keys sorted) keeps its nodes and their
+// strings' buffers, and only the values are copied.
 template <class View>
-Status GetMap(const View& j, const char* key, std::map<std::string, std::string>* out) {
+Status GetMap(const View& j, EventKey key, std::map<std::string, std::string>* out) {
   std::optional<View> it = j.find(key);
-  if (!it || it->is_null()) return OkStatus();
-  if (!it->is_object()) return Missing(key, "an object");
-  return it->members([&](std::string_view k, const View& v) -> Status {
-    if (!v.is_string()) return Missing(std::string(key) + "." + std::string(k), "a string");
+  if (!it || it->is_null()) {
+    if (out != nullptr) out->clear();
+    return OkStatus();
+  }
+  if (!it->is_object()) return Missing(key.name, "an object");
+  // [out->begin(), reuse) is the map of the members read so far; the nodes
+  // from `reuse` on are the last event's, each key above every key before
+  // it (the map is sorted), so a member with that key takes that node.
+  auto reuse = out != nullptr ? out->begin() : std::map<std::string, std::string>::iterator();
+  Status status = it->members([&](std::string_view k, const View& v) -> Status {
+    if (!v.is_string()) return Missing(std::string(key.name) + "." + std::string(k), "a string");
     if (out == nullptr) return OkStatus();
+    if (reuse != out->end()) {
+      if (std::string_view(reuse->first) == k) {
+        (reuse++)->second.assign(v.as_string());
+        return OkStatus();
+      }
+      reuse = out->erase(reuse, out->end());  // another key: the general path from here
+    }
     // The agent writes the keys in order: append at the end without a
     // search. A key out of order, or repeated (the last one wins), takes
     // the general path.
@@ -81,12 +128,43 @@ Status GetMap(const View& j, const char* key, std::map<std::string, std::string>
     }
     return OkStatus();
   });
+  if (out != nullptr && status.ok()) out->erase(reuse, out->end());
+  return status;
 }
 
+// Every member of `e` back to its default, the strings' and lists' buffers
+// kept for the next event read into it (ReadFaultEventInto); `fields` and
+// `labels` are refilled in place by GetMap.
+inline void ClearKeepingBuffers(FaultEvent& e) {
+  // A new member of FaultEvent must be cleared here (else an event read in
+  // place would keep the last one's): this size says one was added.
+#ifdef __GLIBCXX__  // libstdc++'s sizes
+  static_assert(sizeof(FaultEvent) == 648 || sizeof(void*) != 8,
+                "FaultEvent changed: clear its new member here, then update the size");
+#endif
+  for (std::string* s : {&e.id, &e.node, &e.boot_id, &e.source, &e.rule, &e.pack, &e.category,
+                         &e.summary, &e.message, &e.peer, &e.condition, &e.recover}) {
+    s->clear();
+  }
+  e.origin = Origin::kAny;
+  e.severity = Severity::kWarning;
+  e.action = Action::kEvent;
+  e.log_time = {};
+  e.detected_time = {};
+  e.suppressed = 0;
+  e.threshold.reset();
+  e.expire.reset();
+  e.probation.reset();
+  e.clears.clear();
+  KeepLines(e.evidence, 0);
+}
+
+// Reads the event into `e`, reusing its buffers (ClearKeepingBuffers); on an
+// error `e` holds part of the event.
 template <class View>
-Result<FaultEvent> ReadFaultEvent(const View& j, EventFields fields = EventFields::kKeep) {
+Status ReadFaultEventInto(const View& j, FaultEvent& e, EventFields fields = EventFields::kKeep) {
   if (!j.is_object()) return InvalidArgumentError("event is not a JSON object");
-  std::optional<View> schema = j.find("schema");
+  std::optional<View> schema = j.find(Key("schema"));
   if (!schema || !schema->is_integer()) return Missing("schema", "an integer");
   // Read as 64 bits: an int would wrap 4294967297 to 1 and accept an event
   // of an unknown future schema as ours.
@@ -96,52 +174,53 @@ Result<FaultEvent> ReadFaultEvent(const View& j, EventFields fields = EventField
                                    " is not understood (this build reads 1.." +
                                    std::to_string(FaultEvent::kSchemaVersion) + ")");
   }
-  FaultEvent e;
-  FL_RETURN_IF_ERROR(GetString(j, "id", &e.id, true));
-  FL_RETURN_IF_ERROR(GetString(j, "node", &e.node, true));
-  FL_RETURN_IF_ERROR(GetString(j, "boot_id", &e.boot_id, false));
-  FL_RETURN_IF_ERROR(GetString(j, "source", &e.source, true));
-  FL_RETURN_IF_ERROR(GetString(j, "rule", &e.rule, true));
-  FL_RETURN_IF_ERROR(GetString(j, "pack", &e.pack, false));
-  FL_RETURN_IF_ERROR(GetString(j, "category", &e.category, false));
-  FL_RETURN_IF_ERROR(GetString(j, "summary", &e.summary, false));
-  FL_RETURN_IF_ERROR(GetString(j, "message", &e.message, false));
+  ClearKeepingBuffers(e);
+  FL_RETURN_IF_ERROR(GetString(j, Key("id"), &e.id, true));
+  FL_RETURN_IF_ERROR(GetString(j, Key("node"), &e.node, true));
+  FL_RETURN_IF_ERROR(GetString(j, Key("boot_id"), &e.boot_id, false));
+  FL_RETURN_IF_ERROR(GetString(j, Key("source"), &e.source, true));
+  FL_RETURN_IF_ERROR(GetString(j, Key("rule"), &e.rule, true));
+  FL_RETURN_IF_ERROR(GetString(j, Key("pack"), &e.pack, false));
+  FL_RETURN_IF_ERROR(GetString(j, Key("category"), &e.category, false));
+  FL_RETURN_IF_ERROR(GetString(j, Key("summary"), &e.summary, false));
+  FL_RETURN_IF_ERROR(GetString(j, Key("message"), &e.message, false));
   if (e.id.empty()) return InvalidArgumentError("event key 'id' is empty");
   if (e.node.empty()) return InvalidArgumentError("event key 'node' is empty");
   if (e.rule.empty()) return InvalidArgumentError("event key 'rule' is empty");
 
   std::string name;
-  FL_RETURN_IF_ERROR(GetString(j, "origin", &name, false));
+  FL_RETURN_IF_ERROR(GetString(j, Key("origin"), &name, false));
   if (!name.empty()) {
     auto origin = ParseOrigin(name);
     if (!origin) return InvalidArgumentError("event key 'origin' has unknown value '" + name + "'");
     e.origin = *origin;
   }
   name.clear();
-  FL_RETURN_IF_ERROR(GetString(j, "severity", &name, true));
+  FL_RETURN_IF_ERROR(GetString(j, Key("severity"), &name, true));
   auto severity = ParseSeverity(name);
   if (!severity) {
     return InvalidArgumentError("event key 'severity' has unknown value '" + name + "'");
   }
   e.severity = *severity;
   name.clear();
-  FL_RETURN_IF_ERROR(GetString(j, "action", &name, true));
+  FL_RETURN_IF_ERROR(GetString(j, Key("action"), &name, true));
   auto action = ParseAction(name);
   if (!action) return InvalidArgumentError("event key 'action' has unknown value '" + name + "'");
   e.action = *action;
 
-  FL_RETURN_IF_ERROR(GetTime(j, "log_time", &e.log_time));
-  FL_RETURN_IF_ERROR(GetTime(j, "detected_time", &e.detected_time));
-  FL_RETURN_IF_ERROR(GetMap(j, "fields", fields == EventFields::kKeep ? &e.fields : nullptr));
-  FL_RETURN_IF_ERROR(GetMap(j, "labels", &e.labels));
+  FL_RETURN_IF_ERROR(GetTime(j, Key("log_time"), &e.log_time));
+  FL_RETURN_IF_ERROR(GetTime(j, Key("detected_time"), &e.detected_time));
+  if (fields == EventFields::kCheckOnly) e.fields.clear();
+  FL_RETURN_IF_ERROR(GetMap(j, Key("fields"), fields == EventFields::kKeep ? &e.fields : nullptr));
+  FL_RETURN_IF_ERROR(GetMap(j, Key("labels"), &e.labels));
 
-  if (std::optional<View> it = j.find("suppressed"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("suppressed")); it && !it->is_null()) {
     if (!it->is_integer() || (!it->is_unsigned() && it->as_int64() < 0)) {
       return Missing("suppressed", "a non-negative integer");
     }
     e.suppressed = it->as_uint64();
   }
-  if (std::optional<View> it = j.find("threshold"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("threshold")); it && !it->is_null()) {
     if (!it->is_object()) return Missing("threshold", "an object");
     EventThreshold t;
     // An int, as before: the low 32 bits of a larger integer (nlohmann's get<int>()).
@@ -165,31 +244,31 @@ Result<FaultEvent> ReadFaultEvent(const View& j, EventFields fields = EventField
     }
     e.threshold = std::move(t);
   }
-  if (std::optional<View> it = j.find("expire"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("expire")); it && !it->is_null()) {
     if (!it->is_string()) return Missing("expire", "a duration");
     auto d = ParseDuration(it->as_string());
     if (!d) return InvalidArgumentError("event key 'expire' is not a duration");
     e.expire = std::chrono::duration_cast<std::chrono::seconds>(*d);
   }
-  if (std::optional<View> it = j.find("peer"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("peer")); it && !it->is_null()) {
     if (!it->is_string()) return Missing("peer", "a string");
     e.peer = TruncateUtf8(it->as_string(), FaultEvent::kMaxFieldBytes);
   }
-  if (std::optional<View> it = j.find("condition"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("condition")); it && !it->is_null()) {
     if (!it->is_string()) return Missing("condition", "a string");
     e.condition = std::string(it->as_string());
   }
-  if (std::optional<View> it = j.find("recover"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("recover")); it && !it->is_null()) {
     if (!it->is_string()) return Missing("recover", "a string");
     e.recover = std::string(it->as_string());
   }
-  if (std::optional<View> it = j.find("probation"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("probation")); it && !it->is_null()) {
     if (!it->is_string()) return Missing("probation", "a duration");
     auto d = ParseDuration(it->as_string());
     if (!d) return InvalidArgumentError("event key 'probation' is not a duration");
     e.probation = std::chrono::duration_cast<std::chrono::seconds>(*d);
   }
-  if (std::optional<View> it = j.find("clears"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("clears")); it && !it->is_null()) {
     if (!it->is_array()) return Missing("clears", "a list of rule ids");
     FL_RETURN_IF_ERROR(it->elements([&](const View& r) -> Status {
       if (!r.is_string()) return Missing("clears", "a list of rule ids");
@@ -197,16 +276,23 @@ Result<FaultEvent> ReadFaultEvent(const View& j, EventFields fields = EventField
       return OkStatus();
     }));
   }
-  if (std::optional<View> it = j.find("evidence"); it && !it->is_null()) {
+  if (std::optional<View> it = j.find(Key("evidence")); it && !it->is_null()) {
     if (!it->is_array()) return Missing("evidence", "a list of log lines");
     FL_RETURN_IF_ERROR(it->elements([&](const View& line) -> Status {
       if (!line.is_string()) return Missing("evidence", "a list of log lines");
-      if (fields == EventFields::kKeep) e.evidence.emplace_back(line.as_string());
+      if (fields == EventFields::kKeep) AddLine(e.evidence, line.as_string());
       return OkStatus();
     }));
     // Another writer's event is held to the agent's bounds all the same.
     e.evidence = BoundEvidence(std::move(e.evidence));
   }
+  return OkStatus();
+}
+
+template <class View>
+Result<FaultEvent> ReadFaultEvent(const View& j, EventFields fields = EventFields::kKeep) {
+  FaultEvent e;
+  FL_RETURN_IF_ERROR(ReadFaultEventInto(j, e, fields));
   return e;
 }
 

@@ -18,17 +18,14 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
-// The event object's keys that event_reader asks for. Each has a slot,
-// reached by a hash of the key's length and first and last bytes (no two
-// of these collide: checked below) and then compared whole: the reader
-// looks up about twenty keys, and a simdjson object lookup walks the whole
-// object each time (it must, to find the last of a repeated key as
-// nlohmann keeps it). A key not listed here is found by that walk.
-constexpr std::array<std::string_view, 26> kEventKeys = {
-    "schema",        "id",      "node",      "boot_id",    "source",    "rule",   "pack",
-    "category",      "summary", "message",   "origin",     "severity",  "action", "log_time",
-    "detected_time", "fields",  "labels",    "suppressed", "threshold", "expire", "peer",
-    "condition",     "recover", "probation", "clears",     "evidence"};
+// The event object's keys that event_reader asks for
+// (event_reader::kEventKeys). Each has a slot, its index there, reached by a
+// hash of the key's length and first and last bytes (no two of these
+// collide: checked below) and then compared whole: the reader looks up about
+// twenty keys, and a simdjson object lookup walks the whole object each time
+// (it must, to find the last of a repeated key as nlohmann keeps it). A key
+// not listed here is found by that walk.
+using event_reader::kEventKeys;
 constexpr std::size_t kHashSize = 64;
 constexpr std::size_t KeyHash(std::string_view k) {
   return (k.size() * 2 + std::size_t{static_cast<unsigned char>(k.front())} * 13 +
@@ -100,6 +97,12 @@ class SimdjsonView {
     return e_.type() == element_type::UINT64 ? std::to_string(as_uint64())
                                              : std::to_string(as_int64());
   }
+  // The event object's member in its slot; the walk below elsewhere.
+  std::optional<SimdjsonView> find(event_reader::EventKey key) const {
+    if (slots_ == nullptr) return find(key.name);
+    if (!slots_->present[key.index]) return std::nullopt;
+    return SimdjsonView(slots_->value[key.index]);
+  }
   // The last of a repeated key, as nlohmann's object keeps it.
   std::optional<SimdjsonView> find(std::string_view key) const {
     if (slots_ != nullptr) {
@@ -149,8 +152,8 @@ class SimdjsonView {
 
 }  // namespace
 
-std::optional<Result<FaultEvent>> ParseFaultEventSimdjson(std::string_view json_text,
-                                                          EventFields fields) {
+std::optional<Status> ParseFaultEventSimdjson(std::string_view json_text, FaultEvent& event,
+                                              EventFields fields) {
   // Reused: its buffers grow to the largest event seen and stay.
   thread_local simdjson::dom::parser parser;
   thread_local Slots slots;
@@ -168,7 +171,7 @@ std::optional<Result<FaultEvent>> ParseFaultEventSimdjson(std::string_view json_
       }
     }
   }
-  return event_reader::ReadFaultEvent(SimdjsonView(root, &slots), fields);
+  return event_reader::ReadFaultEventInto(SimdjsonView(root, &slots), event, fields);
 }
 
 }  // namespace faultline

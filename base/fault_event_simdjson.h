@@ -16,7 +16,8 @@ namespace faultline {
 // nlohmann (integers beyond 64 bits, which nlohmann reads as doubles;
 // nesting deeper than 1024); ParseFaultEvent then reads it with nlohmann, so every input gets
 // exactly the result and message it always got. One parser per thread.
-std::optional<Result<FaultEvent>> ParseFaultEventSimdjson(std::string_view json_text,
-                                                          EventFields fields = EventFields::kKeep);
+// The event is read into `event` (ParseFaultEventInto).
+std::optional<Status> ParseFaultEventSimdjson(std::string_view json_text, FaultEvent& event,
+                                              EventFields fields = EventFields::kKeep);
 
 }  // namespace faultline

@@ -146,38 +146,52 @@ Status Tainter::LearnNode(const std::string& node) {
   return OkStatus();
 }
 
-void Tainter::Handle(FaultEvent event, Done done) {
+void Tainter::Handle(const FaultEvent& event, Done done) {
   m_.events.Inc();
   if (blames_peer_ && blames_peer_(event)) {
     m_.Decisions("attributed_to_peer").Inc();
     if (done) done();
     return;
   }
-  const std::string node = event.node;  // the work (and its event) may be gone after Drain
-  Work work;
-  work.event = std::move(event);
-  work.done = std::move(done);
-  if (queues_.find(node) == queues_.end() && !RoundOver(clock_.MonotonicNow())) {
-    // Nothing waits for this node: decided here, without a queue (whose
-    // deque and map entry cost more than most decisions, issue 12.4).
-    switch (Process(work)) {
-      case Step::kDone:
-        if (Done finished = Settle(work)) finished();
-        ApplyDeferred(node);
-        break;
-      case Step::kRetry:
-        ScheduleRetry(Enqueue(node, std::move(work)));
-        break;
-      case Step::kHeld:
-        Enqueue(node, std::move(work));
-        held_.push_back(node);
-        break;
-    }
+  const std::string& node = event.node;
+  if (queues_.find(node) != queues_.end() || RoundOver(clock_.MonotonicNow())) {
+    Work work;
+    work.event = event;
+    work.done = std::move(done);
+    Enqueue(node, std::move(work));
+    Drain(node);
     UpdateGauges();
     return;
   }
-  Enqueue(node, std::move(work));
-  Drain(node);
+  // Nothing waits for this node: decided here, without a queue (whose
+  // deque and map entry cost more than most decisions, issue 12.4), from
+  // the caller's event, in the Work the last such event used (the policy
+  // writes the decision into its buffers); work that waits keeps a copy of
+  // the event. A Handle from within this one (a `done` called back) uses
+  // a Work of its own.
+  Work spare;
+  Work& work = direct_busy_ ? spare : direct_;
+  const bool reusing = !direct_busy_;
+  direct_busy_ = true;
+  work.Recycle();
+  work.borrowed = &event;
+  work.done = std::move(done);
+  switch (Process(work)) {
+    case Step::kDone:
+      if (Done finished = Settle(work)) finished();
+      ApplyDeferred(node);
+      break;
+    case Step::kRetry:
+      work.Own();
+      ScheduleRetry(Enqueue(node, std::move(work)));
+      break;
+    case Step::kHeld:
+      work.Own();
+      Enqueue(node, std::move(work));
+      held_.push_back(node);
+      break;
+  }
+  if (reusing) direct_busy_ = false;
   UpdateGauges();
 }
 
@@ -255,6 +269,7 @@ Tainter::Done Tainter::Settle(Work& work) {
   // Moved out only to be parked (a move of a whole event is not free);
   // usually only its `done` is left to call.
   if (!Parkable(work)) return std::move(work.done);
+  work.Own();
   parked_.push_back(std::move(work));
   if (parked_.size() > options_.max_parked) {
     auto victim =
@@ -271,7 +286,7 @@ Tainter::Done Tainter::Settle(Work& work) {
 
 bool Tainter::Parkable(const Work& work) const {
   return work.decision.outcome == DecisionOutcome::kRefusedByValve &&
-         work.event.action == Action::kTaint && !work.event.rule.empty();
+         work.Event().action == Action::kTaint && !work.Event().rule.empty();
 }
 
 void Tainter::RetryParked() {
@@ -301,7 +316,8 @@ void Tainter::RetryParked() {
 
 Tainter::Step Tainter::Process(Work& work) {
   if (!work.decided) {
-    const std::string& node = work.event.node;
+    const FaultEvent& event = work.Event();
+    const std::string& node = event.node;
     if (!policy_.Knows(node)) {
       Status s = LearnNode(node);
       if (s.code() == StatusCode::kNotFound) {
@@ -310,7 +326,11 @@ Tainter::Step Tainter::Process(Work& work) {
       }
       if (!s.ok()) return Retryable(s.code()) ? Step::kRetry : Step::kDone;
     }
-    work.decision = work.again ? policy_.Redecide(work.event) : policy_.Decide(work.event);
+    if (work.again) {
+      policy_.Redecide(event, work.decision);
+    } else {
+      policy_.Decide(event, work.decision);
+    }
     work.decided = true;
     // A taint is counted once the fleet's valve record granted it (Execute);
     // a parked fault's refusal once, when it was parked.
@@ -468,7 +488,7 @@ Status Tainter::Execute(Work& work) {
     if (!refusal) return refusal.error();
     work.reserved = true;
     if (!refusal->empty()) {
-      work.decision = policy_.RefuseTaint(work.decision, work.event, *refusal);
+      work.decision = policy_.RefuseTaint(work.decision, work.Event(), *refusal);
       Count(work.decision);
       return Execute(work);
     }
@@ -592,9 +612,9 @@ Result<Tainter::Written> Tainter::WriteReasons(Work& work) {
     if (plan.write == NodePlan::Write::kReasons && !HasOurTaint(*live)) {
       // Our taint was lifted since the decision: the old reasons go with it.
       AdoptNode(*live, /*merge_memory=*/false, read_at);
-      if (work.event.rule.empty()) return Written::kNothingToDo;  // an expiry's update
+      if (work.Event().rule.empty()) return Written::kNothingToDo;  // an expiry's update
       // A new fault on a node lifted by hand is a new taint: the valve decides.
-      work.decision = policy_.Redecide(work.event);
+      policy_.Redecide(work.Event(), work.decision);
       if (work.decision.outcome != DecisionOutcome::kTaint) Count(work.decision);
       return Written::kDecidedAgain;
     }

@@ -119,10 +119,11 @@ class Tainter {
 
   using Done = std::function<void()>;
   // Decides one live event and applies the decision (see class comment).
-  // By value: the queue keeps the event until it is applied, so a caller
-  // that is done with it moves it in (the Kafka consumer) instead of
-  // copying every string and map once more per event.
-  void Handle(FaultEvent event, Done done = {});
+  // By reference: most events are decided and applied within the call,
+  // from the caller's event (the Kafka consumer's, whose buffers serve the
+  // next message); only one that must wait (a queue for its node, a retry,
+  // a valve reservation or refusal) is copied into the queue.
+  void Handle(const FaultEvent& event, Done done = {});
   // An event decided before (re-read after a restart or rebalance): fills
   // the windows and the dedupe set only.
   void Replay(const FaultEvent& event);
@@ -212,7 +213,16 @@ class Tainter {
  private:
   struct Work {
     bool decided = false;
-    FaultEvent event;   // the event to decide (kept: decided again if the node changed)
+    // The event to decide (kept: decided again if the node changed): Handle's
+    // caller's while it decides without a queue (`borrowed`), else its own
+    // copy (Own()), which work that waits must hold.
+    FaultEvent event;
+    const FaultEvent* borrowed = nullptr;
+    const FaultEvent& Event() const { return borrowed != nullptr ? *borrowed : event; }
+    void Own() {
+      if (borrowed != nullptr) event = *borrowed;
+      borrowed = nullptr;
+    }
     Decision decision;  // decided: the decision to apply, with its plan
     bool update_done = false;
     bool reserved = false;  // kTaint: the valve record has its place
@@ -232,6 +242,30 @@ class Tainter {
     // its status). Cleared after every attempt, so a retry reads afresh.
     std::optional<NodeInfo> read;
     Done done;
+
+    // Back to a new Work's state but for `event` (unread while `borrowed`)
+    // and `decision`, which Policy::Decide overwrites whole in its buffers:
+    // Handle's direct path reuses one Work for event after event.
+    void Recycle() {
+#ifdef __GLIBCXX__  // libstdc++'s sizes
+      static_assert(sizeof(void*) != 8 || sizeof(Work) == kWorkSize,
+                    "Work changed: reset the new member here, then kWorkSize");
+#endif
+      decided = false;
+      borrowed = nullptr;
+      update_done = false;
+      reserved = false;
+      valve_answer.reset();
+      pause_after_write = false;
+      paused = false;
+      again = false;
+      events_done = 0;
+      conditions_done = false;
+      pods_told = false;
+      read.reset();
+      done = nullptr;
+    }
+    static constexpr std::size_t kWorkSize = 1600;
   };
   struct NodeQueue {
     std::deque<Work> work;
@@ -327,6 +361,8 @@ class Tainter {
   const Clock& clock_;
   Policy policy_;
   std::map<std::string, NodeQueue> queues_;
+  Work direct_;               // Handle's work for an event decided without a queue (reused)
+  bool direct_busy_ = false;  // direct_ is deciding (a Handle within a Handle takes another)
   std::map<std::string, std::string> node_uids_;
   std::size_t pending_ = 0;
   bool adopted_ = false;

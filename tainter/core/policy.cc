@@ -4,10 +4,58 @@
 #include <algorithm>
 
 #include "base/fault_event.h"
+#include "base/reused_lines.h"
 #include "base/time_format.h"
 #include "tainter/core/conditions.h"
 
 namespace faultline {
+namespace {
+
+// A new member of Reason, Decision or NodePlan must be cleared below (else a
+// decision written into a kept one would keep the last one's): these sizes
+// say one was added.
+#ifdef __GLIBCXX__  // libstdc++'s sizes
+static_assert(sizeof(void*) != 8 ||
+                  (sizeof(Reason) == 312 && sizeof(Decision) == 528 && sizeof(NodePlan) == 80),
+              "Reason, Decision or NodePlan changed: clear the new member below, then the size");
+#endif
+
+// Every member back to its default, the strings' and lines' buffers kept
+// for the next decision written into them (Policy::Decide(event, d)).
+void ClearKeepingBuffers(Reason& r) {
+  for (std::string* s :
+       {&r.rule, &r.summary, &r.message, &r.event_id, &r.condition, &r.boot_id, &r.recover}) {
+    s->clear();
+  }
+  r.first_seen = {};
+  r.last_seen = {};
+  r.expires_at.reset();
+  r.probation.reset();
+  r.recurring = false;
+  r.reboots = 0;
+  r.inspection = false;
+  KeepLines(r.evidence, 0);
+}
+
+void ClearKeepingBuffers(Decision& d) {
+  d.outcome = DecisionOutcome::kIgnored;
+  d.node.clear();
+  d.event_id.clear();
+  ClearKeepingBuffers(d.reason);
+  d.escalated = false;
+  d.emit_event = false;
+  d.event_suppressed = false;
+  d.write_reasons = false;
+  d.opted_out = false;
+  d.detail.clear();
+  d.plan.write = NodePlan::Write::kNone;
+  d.plan.reasons.clear();
+  d.plan.events.clear();
+  d.plan.history.clear();
+  d.recovered.clear();
+}
+
+}  // namespace
 
 std::string_view DecisionOutcomeName(DecisionOutcome outcome) {
   switch (outcome) {
@@ -301,20 +349,20 @@ std::uint64_t Policy::CountInWindow(const FaultEvent& event,
   return total;
 }
 
-Reason Policy::MakeReason(const FaultEvent& event, std::chrono::system_clock::time_point at) const {
-  Reason r;
-  r.rule = event.rule;
-  r.summary = event.summary;
-  r.message = TruncateUtf8(event.message, kMaxReasonMessageBytes);
-  r.evidence = event.evidence;  // already bounded by the event's reader
-  r.event_id = event.id;
+void Policy::AssignReason(const FaultEvent& event, std::chrono::system_clock::time_point at,
+                          Reason& r) const {
+  ClearKeepingBuffers(r);
+  r.rule.assign(event.rule);
+  r.summary.assign(event.summary);
+  r.message.assign(TruncateUtf8View(event.message, kMaxReasonMessageBytes));
+  AssignLines(r.evidence, event.evidence);  // already bounded by the event's reader
+  r.event_id.assign(event.id);
   r.first_seen = r.last_seen = at;
   if (event.expire) r.expires_at = at + std::min(*event.expire, options_.max_expire);
   r.condition = ConditionTypeFor(event);
-  r.boot_id = event.boot_id;
-  r.recover = event.recover;
+  r.boot_id.assign(event.boot_id);
+  r.recover.assign(event.recover);
   r.probation = event.probation;
-  return r;
 }
 
 std::string Policy::ValveRefusal(const std::string& rule) {
@@ -331,8 +379,13 @@ std::string Policy::ValveRefusal(const std::string& rule) {
 // rule still gets its Event. The summary is not: it may interpolate a pod's
 // output, and 50 distinct NCCL WARN lines must not make 50 Events.
 std::string Policy::EventKey(const FaultEvent& event) {
-  return event.rule + '\x1f' + std::string(ActionName(event.action)) + '\x1f' +
-         std::string(SeverityName(event.severity));
+  // Written into one buffer: the chain of + made four strings per event.
+  const std::string_view action = ActionName(event.action);
+  const std::string_view severity = SeverityName(event.severity);
+  std::string key;
+  key.reserve(event.rule.size() + action.size() + severity.size() + 2);
+  key.append(event.rule).append(1, '\x1f').append(action).append(1, '\x1f').append(severity);
+  return key;
 }
 
 void Policy::RefusalEvent(Decision& d, NodeState& state, const std::string& rule) {
@@ -365,9 +418,23 @@ bool Policy::EventDue(NodeState& state, const std::string& rule) {
   return true;
 }
 
-Decision Policy::Decide(const FaultEvent& event) { return DecideEvent(event, /*fresh=*/true); }
+Decision Policy::Decide(const FaultEvent& event) {
+  Decision d;
+  DecideEvent(event, /*fresh=*/true, d);
+  return d;
+}
 
-Decision Policy::Redecide(const FaultEvent& event) { return DecideEvent(event, /*fresh=*/false); }
+Decision Policy::Redecide(const FaultEvent& event) {
+  Decision d;
+  DecideEvent(event, /*fresh=*/false, d);
+  return d;
+}
+
+void Policy::Decide(const FaultEvent& event, Decision& d) { DecideEvent(event, /*fresh=*/true, d); }
+
+void Policy::Redecide(const FaultEvent& event, Decision& d) {
+  DecideEvent(event, /*fresh=*/false, d);
+}
 
 // A repeat of a held reason `r`, seen at `at` as `seen`: merged into it;
 // true when it was seen again in a later boot than before (the reboot did
@@ -413,30 +480,36 @@ bool Policy::MergeRepeat(Reason& r, const Reason& seen, std::chrono::system_cloc
   return survived;
 }
 
-Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
-  Decision d;
-  d.node = event.node;
-  d.event_id = event.id;
-  d.reason.rule = event.rule;
+void Policy::DecideEvent(const FaultEvent& event, bool fresh, Decision& d) {
+  ClearKeepingBuffers(d);
+  d.node.assign(event.node);
+  d.event_id.assign(event.id);
+  d.reason.rule.assign(event.rule);
   if (fresh && !Remember(event.id)) {
     d.outcome = DecisionOutcome::kDuplicate;
-    return d;
+    return;
   }
   if (event.action == Action::kIgnore) {
     d.outcome = DecisionOutcome::kIgnored;
-    return d;
+    return;
   }
   auto node_it = nodes_.find(event.node);
   if (node_it == nodes_.end() || !node_it->second.managed) {
     d.outcome = DecisionOutcome::kUnmanaged;
-    return d;
+    return;
   }
   NodeState& state = node_it->second;
   const auto at = EventTime(event);
-  d.reason = MakeReason(event, at);
+  AssignReason(event, at, d.reason);
   if (d.reason.boot_id.empty()) d.reason.boot_id = state.boot_id;
-  if (!event.clears.empty()) return DecideClear(event, state, std::move(d));
-  if (event.rule == kRoundRule) return DecideRound(event, state, std::move(d));
+  if (!event.clears.empty()) {
+    DecideClear(event, state, d);
+    return;
+  }
+  if (event.rule == kRoundRule) {
+    DecideRound(event, state, d);
+    return;
+  }
 
   if (fresh && event.threshold && event.threshold->count > 1) {
     const std::uint64_t count = CountInWindow(event, at);
@@ -444,19 +517,19 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
       d.outcome = DecisionOutcome::kBelowThreshold;
       d.detail = std::to_string(count) + "/" + std::to_string(event.threshold->count) + " in " +
                  FormatDuration(event.threshold->window);
-      return d;
+      return;
     }
   }
   if (d.reason.expires_at && *d.reason.expires_at <= clock_.Now()) {
     d.outcome = DecisionOutcome::kStale;
-    return d;
+    return;
   }
   if (event.action == Action::kEvent || state.opted_out) {
     d.outcome = DecisionOutcome::kRecordEvent;
     d.opted_out = event.action == Action::kTaint;
     d.emit_event = EventDue(state, EventKey(event));
     Plan(d, state);
-    return d;
+    return;
   }
 
   // action: taint. A fault soon after an automatic recovery of its rule
@@ -502,14 +575,14 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
                                             "a new fault in the boot after the reboot; the "
                                             "node stays out: ")});
     }
-    return d;
+    return;
   }
   if (std::string refusal = ValveRefusal(event.rule); !refusal.empty()) {
     d.outcome = DecisionOutcome::kRefusedByValve;
     d.detail = std::move(refusal);
     RefusalEvent(d, state, event.rule);
     Plan(d, state);
-    return d;
+    return;
   }
   state.tainted = true;
   state.reasons[event.rule] = d.reason;
@@ -525,10 +598,10 @@ Decision Policy::DecideEvent(const FaultEvent& event, bool fresh) {
   d.write_reasons = true;
   state.last_event[EventKey(event)] = clock_.MonotonicNow();
   Plan(d, state);
-  return d;
+  return;
 }
 
-Decision Policy::DecideClear(const FaultEvent& event, NodeState& state, Decision d) {
+void Policy::DecideClear(const FaultEvent& event, NodeState& state, Decision& d) {
   const auto now = clock_.Now();
   std::vector<Recovery> lifted;
   std::vector<std::string> recurring;
@@ -558,7 +631,7 @@ Decision Policy::DecideClear(const FaultEvent& event, NodeState& state, Decision
     d.outcome = DecisionOutcome::kIgnored;
     d.detail = recurring.empty() ? "clear: nothing to clear"
                                  : "clear: " + recurring.front() + " is recurring (lift by hand)";
-    return d;
+    return;
   }
   for (const Recovery& l : lifted) AppendRecovery(state.history, l);
   d.recovered = std::move(lifted);
@@ -571,10 +644,9 @@ Decision Policy::DecideClear(const FaultEvent& event, NodeState& state, Decision
   d.emit_event = true;
   d.write_reasons = true;
   Plan(d, state);
-  return d;
 }
 
-Decision Policy::DecideRound(const FaultEvent& event, NodeState& state, Decision d) {
+void Policy::DecideRound(const FaultEvent& event, NodeState& state, Decision& d) {
   const std::string boot_id = d.reason.boot_id;  // the event's, else the node's
   auto field = [&](const char* key) {
     auto it = event.fields.find(key);
@@ -589,11 +661,11 @@ Decision Policy::DecideRound(const FaultEvent& event, NodeState& state, Decision
   if (!state.tainted) {
     // Nothing waits for it; an untainted node's rounds are not written.
     d.detail = "check round: node not tainted";
-    return d;
+    return;
   }
   if (!NoteValidation(state, boot_id, passed, std::move(detail), clock_.Now())) {
     d.detail = "check round: nothing new";
-    return d;
+    return;
   }
   // Written with the history, and the conditions follow (AwaitingValidation
   // -> ValidationFailed, or on to the lift at the next Expire).
@@ -608,7 +680,6 @@ Decision Policy::DecideRound(const FaultEvent& event, NodeState& state, Decision
                           " after the reboot; the node stays out: " + field("message"),
                       1024)});
   }
-  return d;
 }
 
 Decision Policy::RefuseTaint(const Decision& taint, const FaultEvent& event, std::string detail) {

@@ -203,6 +203,13 @@ class Policy {
   // plan was applied (e.g. the taint lifted by hand): no dedupe, no second
   // count in its threshold window; the valve is asked again.
   Decision Redecide(const FaultEvent& event);
+  // The same decisions written into `d`, every member overwritten, its
+  // strings' and lists' buffers reused: a caller deciding one event after
+  // another (the Tainter) keeps one Decision instead of allocating the
+  // reason's summary, message, ids and evidence lines for every event and
+  // freeing them after.
+  void Decide(const FaultEvent& event, Decision& d);
+  void Redecide(const FaultEvent& event, Decision& d);
 
   // Feeds an event already decided before (re-read from Kafka after a
   // restart or a rebalance): it fills the threshold window and the dedupe
@@ -269,12 +276,15 @@ class Policy {
     std::chrono::steady_clock::time_point last_arrival{};
   };
 
-  Decision DecideEvent(const FaultEvent& event, bool fresh);
+  void DecideEvent(const FaultEvent& event, bool fresh, Decision& d);
   // A `clear:` rule's match: lifts the named reasons (tainter/core/recovery.h).
-  Decision DecideClear(const FaultEvent& event, NodeState& state, Decision d);
+  // `d`, DecideEvent's, is completed in place (as DecideRound's): every
+  // return of DecideEvent is then the one Decision, built where the caller
+  // receives it (no move of a whole decision per event).
+  void DecideClear(const FaultEvent& event, NodeState& state, Decision& d);
   // The agent's check-round summary (rule check.round): the validation of
   // its boot, recorded in the history (tainter/core/recovery.h).
-  Decision DecideRound(const FaultEvent& event, NodeState& state, Decision d);
+  void DecideRound(const FaultEvent& event, NodeState& state, Decision& d);
   // Records a validation verdict for `boot_id`; true when it is news (the
   // first for that boot, or a different verdict).
   bool NoteValidation(NodeState& state, const std::string& boot_id, bool passed, std::string detail,
@@ -292,7 +302,9 @@ class Policy {
   // Adds the event to its window; returns the weight within the window.
   std::uint64_t CountInWindow(const FaultEvent& event, std::chrono::system_clock::time_point at);
   std::chrono::system_clock::time_point EventTime(const FaultEvent& event) const;
-  Reason MakeReason(const FaultEvent& event, std::chrono::system_clock::time_point at) const;
+  // The reason `event` stands for, written into `r` (its buffers reused).
+  void AssignReason(const FaultEvent& event, std::chrono::system_clock::time_point at,
+                    Reason& r) const;
   // Empty when a taint is allowed, else which limit refuses it.
   std::string ValveRefusal(const std::string& rule);
   static std::string EventKey(const FaultEvent& event);

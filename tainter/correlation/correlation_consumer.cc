@@ -179,8 +179,9 @@ int CorrelationConsumer::Poll(std::chrono::milliseconds timeout, int max_message
     }
     // The correlator never reads the captures (peer, labels and the
     // outcome are their own keys) nor the evidence lines: checked, not kept.
-    if (auto e = ParseFaultEvent(payload, EventFields::kCheckOnly)) {
-      correlator_.Observe(*e);  // bad ones: dead-lettered by the deciding consumer
+    // Read into the last message's buffers: the correlator copies what it keeps.
+    if (ParseFaultEventInto(payload, event_, EventFields::kCheckOnly).ok()) {
+      correlator_.Observe(event_);  // bad ones: dead-lettered by the deciding consumer
     }
   }
   return taken;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/fault_event.h"
 #include "base/metrics.h"
 #include "base/status.h"
 #include "tainter/correlation/correlation_metrics.h"
@@ -90,6 +91,7 @@ class CorrelationConsumer {
   std::vector<std::pair<int32_t, std::int64_t>> pending_events_;
   bool identity_pending_ = false;
   std::chrono::steady_clock::time_point identity_deadline_{};
+  FaultEvent event_;  // the message Poll() reads, parsed into the last one's buffers
   void AddEventsPartitions();
 };
 

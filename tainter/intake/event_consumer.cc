@@ -317,7 +317,8 @@ void KafkaEventConsumer::Take(RdKafka::Message& m) {
   const std::int64_t offset = m.offset();
   state.next = std::max(state.next, offset + 1);
   std::string_view payload(static_cast<const char*>(m.payload()), m.len());
-  Result<FaultEvent> event = ParseFaultEvent(payload);
+  FaultEvent& event = event_;  // the last message's buffers, reused
+  const Status parsed = ParseFaultEventInto(payload, event);
   const RdKafka::MessageTimestamp ts = m.timestamp();
   const bool history = state.history_before_ms >= 0 &&
                        ts.type != RdKafka::MessageTimestamp::MSG_TIMESTAMP_NOT_AVAILABLE &&
@@ -326,29 +327,29 @@ void KafkaEventConsumer::Take(RdKafka::Message& m) {
     // Decided before this assignment: it only rebuilds windows and dedupe
     // (an event whose key names another node never counts, nor one its
     // rule does not vouch for).
-    if (event && m.key() != nullptr && *m.key() == event->node &&
-        (options_.rule_check == nullptr || options_.rule_check->Check(*event).ok())) {
-      tainter_.Replay(*event);
+    if (parsed.ok() && m.key() != nullptr && *m.key() == event.node &&
+        (options_.rule_check == nullptr || options_.rule_check->Check(event).ok())) {
+      tainter_.Replay(event);
     }
     return;
   }
-  if (!event) {
-    DeadLetter(m, event.error().ToString(), state);
+  if (!parsed.ok()) {
+    DeadLetter(m, parsed.ToString(), state);
     return;
   }
-  if (const std::string* key = m.key(); key == nullptr || *key != event->node) {
+  if (const std::string* key = m.key(); key == nullptr || *key != event.node) {
     // The key routes the event to its node's owner; an event whose key
     // names another node (a forgery, or a broken producer) would let one
     // node's partition decide for another: set aside, not decided.
     m_.SetAside("key_mismatch").Inc();
     DeadLetter(
-        m, "key '" + (key ? *key : std::string()) + "' does not match node '" + event->node + "'",
+        m, "key '" + (key ? *key : std::string()) + "' does not match node '" + event.node + "'",
         state);
     return;
   }
-  if (options_.rule_check != nullptr && !CheckRule(m, *event, state)) return;
-  state.nodes.insert(event->node);
-  if (partition_count_ > 0 && PartitionFor(event->node, partition_count_) != m.partition()) {
+  if (options_.rule_check != nullptr && !CheckRule(m, event, state)) return;
+  state.nodes.insert(event.node);
+  if (partition_count_ > 0 && PartitionFor(event.node, partition_count_) != m.partition()) {
     // The producer partitions differently (another `partitioner`): ownership
     // then rests on the nodes seen per partition only.
     m_.partition_mismatches.Inc();
@@ -356,7 +357,7 @@ void KafkaEventConsumer::Take(RdKafka::Message& m) {
   state.in_flight.insert(offset);
   const int32_t partition = m.partition();
   const std::uint64_t generation = state.generation;
-  tainter_.Handle(std::move(*event),
+  tainter_.Handle(event,
                   [this, partition, generation, offset] { Done(partition, generation, offset); });
 }
 

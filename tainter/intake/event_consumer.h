@@ -184,6 +184,9 @@ class KafkaEventConsumer {
   std::atomic<bool> joined_{false};
   std::atomic<bool> connected_{true};
   LogLimiter rule_log_;  // set-aside events
+  // The message Take() reads, parsed into the last one's buffers
+  // (ParseFaultEventInto); the Tainter copies what it keeps.
+  FaultEvent event_;
 };
 
 }  // namespace faultline

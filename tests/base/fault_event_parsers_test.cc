@@ -5,6 +5,8 @@
 // and every mutation of it that the validation distinguishes (each key
 // removed, each value replaced by each JSON type and the integers at the
 // edges of 32 and 64 bits, repeated keys), against nlohmann's own reading.
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,20 @@ std::string ByNlohmann(const std::string& text) {
   } catch (const nlohmann::json::exception& e) {
     return std::string("invalid_argument: event is malformed: ") + e.what();
   }
+}
+
+// `base` with `key`'s value replaced by `value`, and `base` with `key`
+// again at its end (written as given: a repeated key, or a map's repeated
+// and unordered keys, stay in the text; both readers keep the last one).
+void AddWith(std::vector<std::string>& out, const nlohmann::json& base, const std::string& key,
+             const std::string& value) {
+  nlohmann::json with = base;
+  with[key] = nlohmann::json::parse(value);
+  out.push_back(with.dump());
+  std::string text = base.dump();
+  text.pop_back();
+  text.append(",\"").append(key).append("\":").append(value).append("}");
+  out.push_back(std::move(text));
 }
 
 std::vector<std::string> Mutations() {
@@ -92,16 +108,7 @@ std::vector<std::string> Mutations() {
     nlohmann::json without = base;
     without.erase(key);
     out.push_back(without.dump());
-    for (const std::string& v : values) {
-      nlohmann::json with = base;
-      with[key] = nlohmann::json::parse(v);
-      out.push_back(with.dump());
-      // The same key again at the end: both readers keep the last one.
-      std::string text = base.dump();
-      text.pop_back();
-      text.append(",\"").append(key).append("\":").append(v).append("}");
-      out.push_back(std::move(text));
-    }
+    for (const std::string& v : values) AddWith(out, base, key, v);
   }
   // Raw control bytes (JSON allows only blanks, and only between tokens),
   // at every 7th offset of the event: inside strings, keys, numbers, between tokens.
@@ -126,7 +133,8 @@ TEST_CASE("ParseFaultEvent (simdjson first) answers every input as nlohmann alon
   for (const std::string& text : Mutations()) {
     CAPTURE(text);
     CHECK(Describe(ParseFaultEvent(text)) == ByNlohmann(text));
-    if (ParseFaultEventSimdjson(text)) ++fast;
+    FaultEvent event;
+    if (ParseFaultEventSimdjson(text, event)) ++fast;
   }
   // Nearly all of them went through simdjson (not only the fallback).
   CHECK(fast > 1000);
@@ -161,17 +169,104 @@ TEST_CASE(
   CHECK(without_evidence > 200);  // and with evidence lines
 }
 
+// Events whose captures, labels and evidence differ from kEvent's in count,
+// keys and order, for ParseFaultEventInto's reused maps and lines.
+std::vector<std::string> Neighbours() {
+  const nlohmann::json base = nlohmann::json::parse(kEvent);
+  std::vector<std::string> out;
+  const std::vector<std::string> maps = {R"({})",
+                                         R"({"device":"mlx5_0"})",
+                                         R"({"device":"mlx5_1","port":"2","lane":"3"})",
+                                         R"({"a":"1","device":"mlx5_0","port":"1"})",
+                                         R"({"port":"1","device":"mlx5_0"})",
+                                         R"({"device":"x","device":"y","port":"1"})",
+                                         R"({"device":"mlx5_0","port":"1","zz":"a long value )"
+                                         R"(that does not fit a short string's buffer"})"};
+  for (const char* key : {"fields", "labels"}) {
+    for (const std::string& m : maps) AddWith(out, base, key, m);
+  }
+  // From no evidence to more lines than an event keeps, longer and shorter.
+  for (std::size_t n : {0, 1, 3, 8, 9, 12}) {
+    nlohmann::json with = base;
+    with["evidence"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < n; ++i) {
+      with["evidence"].push_back("line " + std::to_string(i) + std::string(60 * (i % 4), 'x'));
+    }
+    out.push_back(with.dump());
+  }
+  nlohmann::json bare = base;  // only the required keys
+  for (const char* key : {"boot_id", "pack", "category", "summary", "message", "fields", "labels",
+                          "suppressed", "threshold", "expire", "peer", "condition", "evidence"}) {
+    bare.erase(key);
+  }
+  out.push_back(bare.dump());
+  nlohmann::json extra = base;  // the optional keys kEvent leaves out
+  extra["recover"] = "reboot";
+  extra["probation"] = "10m";
+  extra["clears"] = {"ib.link_flap", "nvidia.xid"};
+  out.push_back(extra.dump());
+  return out;
+}
+
+TEST_CASE("ParseFaultEventInto into one event, again and again, answers as ParseFaultEvent") {
+  // The tainter's consumers read every message into one FaultEvent each,
+  // its buffers reused: whatever came before, each event must be the one
+  // a fresh parse gives (nothing of the last one kept), and the same error.
+  std::vector<std::string> texts = Mutations();
+  const std::vector<std::string> neighbours = Neighbours();
+  texts.insert(texts.end(), neighbours.begin(), neighbours.end());
+  // Each text after each neighbour, and the neighbours in both orders.
+  std::vector<std::string> order;
+  for (const std::string& text : texts) {
+    order.push_back(neighbours[order.size() % neighbours.size()]);
+    order.push_back(text);
+  }
+  order.insert(order.end(), neighbours.rbegin(), neighbours.rend());
+  order.insert(order.end(), neighbours.begin(), neighbours.end());
+  for (EventFields fields : {EventFields::kKeep, EventFields::kCheckOnly}) {
+    FaultEvent event;
+    FaultEvent other;  // read with the other EventFields in between
+    int read = 0;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const std::string& text = order[i];
+      CAPTURE(text);
+      const Result<FaultEvent> fresh = ParseFaultEvent(text, fields);
+      const Status status = ParseFaultEventInto(text, event, fields);
+      REQUIRE(status.ok() == fresh.ok());
+      if (!fresh) {
+        CHECK(status.ToString() == fresh.error().ToString());
+        continue;
+      }
+      ++read;
+      CHECK(Describe(event) == Describe(fresh));
+      CHECK(event.fields == fresh->fields);
+      CHECK(event.evidence == fresh->evidence);
+      CHECK(event.labels == fresh->labels);
+      if (i % 3 == 0) {
+        const EventFields flip =
+            fields == EventFields::kKeep ? EventFields::kCheckOnly : EventFields::kKeep;
+        REQUIRE(ParseFaultEventInto(text, other, flip).ok());
+        REQUIRE(ParseFaultEventInto(text, other, fields).ok());
+        CHECK(Describe(other) == Describe(fresh));
+        CHECK(other.evidence == fresh->evidence);
+      }
+    }
+    CHECK(read > 500);
+  }
+}
+
 TEST_CASE(
     "simdjson's path reads an event, and leaves raw control bytes and huge integers to "
     "nlohmann") {
-  auto fast = ParseFaultEventSimdjson(kEvent);
+  FaultEvent event;
+  std::optional<Status> fast = ParseFaultEventSimdjson(kEvent, event);
   REQUIRE(fast);
   REQUIRE(fast->ok());
-  CHECK((*fast)->threshold->key == std::vector<std::string>{"device", "port"});
-  CHECK((*fast)->peer == "10.0.4.12");
-  CHECK_FALSE(ParseFaultEventSimdjson(std::string(kEvent) + std::string(1, '\0')));
-  CHECK_FALSE(ParseFaultEventSimdjson("{\"schema\":\"a\x01b\"}"));
-  CHECK_FALSE(ParseFaultEventSimdjson("{\"schema\":18446744073709551616}"));
+  CHECK(event.threshold->key == std::vector<std::string>{"device", "port"});
+  CHECK(event.peer == "10.0.4.12");
+  CHECK_FALSE(ParseFaultEventSimdjson(std::string(kEvent) + std::string(1, '\0'), event));
+  CHECK_FALSE(ParseFaultEventSimdjson("{\"schema\":\"a\x01b\"}", event));
+  CHECK_FALSE(ParseFaultEventSimdjson("{\"schema\":18446744073709551616}", event));
   CHECK(ParseFaultEvent("{\"schema\":18446744073709551616}").error().message() ==
         "event key 'schema' is missing or not an integer");
 }

@@ -3,7 +3,9 @@
 // message value, so any producer with write access to the topic controls this
 // input. Beyond "no crash": an accepted event survives a round trip through
 // SerializeFaultEvent unchanged (the agent's writer and the tainter's reader
-// agree), and a rejected one carries a message.
+// agree), and a rejected one carries a message. Read as the tainter's
+// consumers read (ParseFaultEventInto, into the buffers of the inputs run
+// before it), every input gets the same answer as a fresh parse.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -28,6 +30,15 @@ bool SameEvent(const faultline::FaultEvent& a, const faultline::FaultEvent& b) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   faultline::Result<faultline::FaultEvent> event = faultline::ParseFaultEvent(text);
+  static faultline::FaultEvent reused;
+  const faultline::Status into = faultline::ParseFaultEventInto(text, reused);
+  if (into.ok() != event.ok()) std::abort();
+  if (!into.ok() && into.ToString() != event.error().ToString()) std::abort();
+  if (into.ok() &&
+      (faultline::SerializeFaultEvent(reused) != faultline::SerializeFaultEvent(*event) ||
+       reused.message != event->message || reused.evidence != event->evidence)) {
+    std::abort();
+  }
   if (!event.ok()) {
     if (event.error().message().empty()) std::abort();  // every refusal says why
     return 0;

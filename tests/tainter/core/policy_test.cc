@@ -2,11 +2,15 @@
 #include "tainter/core/policy.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <doctest/doctest.h>
 
 #include "tainter/core/label_selector.h"
 #include "tainter/core/reasons.h"
+#include "tainter/core/recovery.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/sample_event.h"
 
@@ -45,6 +49,120 @@ struct Fixture {
   FakeClock clock;
   Policy policy;
 };
+
+// Every member of two decisions, or the first that differs.
+std::string Differs(const Decision& a, const Decision& b) {
+  if (a.outcome != b.outcome) return "outcome";
+  if (a.node != b.node || a.event_id != b.event_id) return "node or event_id";
+  if (!(a.reason == b.reason)) return "reason";
+  if (a.escalated != b.escalated || a.emit_event != b.emit_event ||
+      a.event_suppressed != b.event_suppressed || a.write_reasons != b.write_reasons ||
+      a.opted_out != b.opted_out) {
+    return "a flag";
+  }
+  if (a.detail != b.detail) return "detail";
+  if (a.plan.write != b.plan.write || !(a.plan.reasons == b.plan.reasons) ||
+      !(a.plan.history == b.plan.history)) {
+    return "plan";
+  }
+  if (a.plan.events.size() != b.plan.events.size()) return "plan.events";
+  for (std::size_t i = 0; i < a.plan.events.size(); ++i) {
+    const PlannedEvent& x = a.plan.events[i];
+    const PlannedEvent& y = b.plan.events[i];
+    if (x.type != y.type || x.reason != y.reason || x.message != y.message) return "plan.events";
+  }
+  if (!(a.recovered == b.recovered)) return "recovered";
+  return {};
+}
+
+TEST_CASE("a decision written into a kept Decision is the one a fresh Decide gives") {
+  // The Tainter decides every event into one Decision, its buffers reused:
+  // whatever the last decision held (evidence, a plan, a refusal, a
+  // recovery), the next must be exactly the fresh one. Two policies, fed
+  // alike; one answers fresh, the other into `kept`.
+  Policy::Options options;
+  options.max_fraction = 0.2;  // 2 of 10 nodes, then refusals
+  options.per_rule_max_fraction = 0.2;
+  options.persist_interval = seconds(30);
+  Fixture fresh(10, options);
+  Fixture reused(10, options);
+  for (Fixture* f : {&fresh, &reused}) {
+    f->policy.SetNode("gpu-9", true, /*opted_out=*/true);
+    f->policy.SetNode("cpu-0", false, false);
+    f->policy.SetBootId("gpu-1", "boot-a");
+  }
+  auto lines = [](int n, const std::string& tag) {
+    std::vector<std::string> out;
+    for (int i = 0; i < n; ++i) out.push_back(tag + " line " + std::to_string(i) + " " + tag);
+    return out;
+  };
+  std::vector<FaultEvent> events;
+  int id = 0;
+  auto add = [&](FaultEvent e) {
+    e.id = "kept-" + std::to_string(++id);
+    events.push_back(std::move(e));
+  };
+  for (int round = 0; round < 3; ++round) {
+    FaultEvent taint = Ev("gpu-1");
+    taint.evidence = lines(8, "aer" + std::to_string(round));
+    taint.boot_id = round == 2 ? "boot-b" : "boot-a";
+    taint.recover = "reboot";
+    taint.condition = "GPUFault";
+    taint.expire = hours(1);
+    add(taint);
+    add(Ev("cpu-0"));  // unmanaged: a reason with only its rule, after one with evidence
+    add(Ev("gpu-1", "nvidia.xid13", Action::kEvent));  // no evidence, an Event
+    FaultEvent repeat = Ev("gpu-1");
+    repeat.evidence = lines(round + 1, "short");
+    repeat.summary = "Xid 79 again, round " + std::to_string(round);
+    add(repeat);
+    add(Ev("gpu-2"));
+    add(Ev("gpu-3"));  // the valve refuses: 2 of 10 tainted
+    add(Ev("gpu-4", "ib.link_flap", Action::kIgnore));
+    add(Ev("cpu-0"));  // unmanaged
+    add(Ev("gpu-9"));  // opted out
+    add(WithThreshold(Ev("gpu-5", "ib.port_flap"), 3, minutes(10), {"port"}));
+    FaultEvent stale = Ev("gpu-6");
+    stale.expire = seconds(1);
+    stale.detected_time = fresh.clock.Now() + seconds(20 * id) - minutes(5);  // when decided
+    add(stale);
+    FaultEvent cleared = Ev("gpu-2", "nvidia.xid-recovered", Action::kEvent);
+    cleared.clears = {"nvidia.xid"};
+    add(cleared);
+    FaultEvent round_event = Ev("gpu-1", std::string(kRoundRule), Action::kEvent);
+    round_event.fields = {{"status", round == 1 ? "fail" : "ok"}, {"message", "dcgm diag"}};
+    round_event.boot_id = "boot-b";
+    add(round_event);
+  }
+  events.push_back(events.front());  // a duplicate
+  Decision kept;
+  std::set<DecisionOutcome> outcomes;
+  int n = 0;
+  for (const FaultEvent& e : events) {
+    CAPTURE(e.id);
+    CAPTURE(e.rule);
+    for (Fixture* f : {&fresh, &reused}) f->clock.Advance(seconds(20));
+    // Detected now, unless the test set the time (a stale event).
+    const FaultEvent timed = e.detected_time == FaultEvent().detected_time ? fresh.At(e) : e;
+    const Decision want = fresh.policy.Decide(timed);
+    reused.policy.Decide(timed, kept);
+    CHECK(Differs(kept, want) == "");
+    outcomes.insert(want.outcome);
+    // Every other one decided again (no dedupe): Redecide into the same.
+    if (++n % 2 == 0) {
+      const Decision again = fresh.policy.Redecide(timed);
+      reused.policy.Redecide(timed, kept);
+      CHECK(Differs(kept, again) == "");
+    }
+  }
+  // The sequence went through every outcome an event can have.
+  CHECK(outcomes ==
+        std::set<DecisionOutcome>{DecisionOutcome::kIgnored, DecisionOutcome::kDuplicate,
+                                  DecisionOutcome::kUnmanaged, DecisionOutcome::kBelowThreshold,
+                                  DecisionOutcome::kStale, DecisionOutcome::kRecordEvent,
+                                  DecisionOutcome::kTaint, DecisionOutcome::kUpdateReasons,
+                                  DecisionOutcome::kRefusedByValve, DecisionOutcome::kLift});
+}
 
 TEST_CASE("a taint rule without threshold taints the node at once with its reason") {
   Fixture f;
