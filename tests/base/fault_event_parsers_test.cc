@@ -174,14 +174,16 @@ TEST_CASE(
 std::vector<std::string> Neighbours() {
   const nlohmann::json base = nlohmann::json::parse(kEvent);
   std::vector<std::string> out;
+  // A value longer than a short string's buffer.
+  const std::string kLongValue =
+      std::string(R"({"device":"mlx5_0","port":"1","zz":")") + std::string(80, 'v') + R"("})";
   const std::vector<std::string> maps = {R"({})",
                                          R"({"device":"mlx5_0"})",
                                          R"({"device":"mlx5_1","port":"2","lane":"3"})",
                                          R"({"a":"1","device":"mlx5_0","port":"1"})",
                                          R"({"port":"1","device":"mlx5_0"})",
                                          R"({"device":"x","device":"y","port":"1"})",
-                                         R"({"device":"mlx5_0","port":"1","zz":"a long value )"
-                                         R"(that does not fit a short string's buffer"})"};
+                                         kLongValue};
   for (const char* key : {"fields", "labels"}) {
     for (const std::string& m : maps) AddWith(out, base, key, m);
   }

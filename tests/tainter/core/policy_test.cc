@@ -92,8 +92,11 @@ TEST_CASE("a decision written into a kept Decision is the one a fresh Decide giv
     f->policy.SetBootId("gpu-1", "boot-a");
   }
   auto lines = [](int n, const std::string& tag) {
-    std::vector<std::string> out;
-    for (int i = 0; i < n; ++i) out.push_back(tag + " line " + std::to_string(i) + " " + tag);
+    std::vector<std::string> out(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      std::string& line = out[static_cast<std::size_t>(i)];
+      line.append(tag).append(" line ").append(std::to_string(i)).append(" ").append(tag);
+    }
     return out;
   };
   std::vector<FaultEvent> events;
