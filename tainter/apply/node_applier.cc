@@ -169,8 +169,8 @@ void Tainter::Handle(const FaultEvent& event, Done done) {
   // writes the decision into its buffers); work that waits keeps a copy of
   // the event. A Handle from within this one (a `done` called back) uses
   // a Work of its own.
-  Work spare;
-  Work& work = direct_busy_ ? spare : direct_;
+  std::optional<Work> spare;  // built only then: a Work is two events' worth of members
+  Work& work = direct_busy_ ? spare.emplace() : direct_;
   const bool reusing = !direct_busy_;
   direct_busy_ = true;
   work.Recycle();

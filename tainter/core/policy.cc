@@ -598,7 +598,6 @@ void Policy::DecideEvent(const FaultEvent& event, bool fresh, Decision& d) {
   d.write_reasons = true;
   state.last_event[EventKey(event)] = clock_.MonotonicNow();
   Plan(d, state);
-  return;
 }
 
 void Policy::DecideClear(const FaultEvent& event, NodeState& state, Decision& d) {
