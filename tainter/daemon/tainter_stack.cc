@@ -284,8 +284,9 @@ void TainterStack::ReloadRules(const char* why) {
   LogInfo("rules", "rules reloaded", {{"reason", why}, {"rules", rule_check_->rules().size()}});
 }
 
-void TainterStack::Apply(CorrelationNews news) {
-  for (FaultEvent& blame : news.blames) applier_->Handle(std::move(blame));
+void TainterStack::Apply(const CorrelationNews& news) {
+  // Handle copies an event only for work that waits (node_applier.h).
+  for (const FaultEvent& blame : news.blames) applier_->Handle(blame);
   // The incidents' Events: one attempt each (a repeat is counted by the
   // Event's deterministic name, never duplicated).
   for (const CorrelationNews::IncidentEvent& e : news.events) {

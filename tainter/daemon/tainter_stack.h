@@ -103,7 +103,7 @@ class TainterStack {
   void ObserveNodes(bool only_changes);
   void ReloadRules(const char* why);
   // Correlation decides, the applier acts (tainter/correlation/fleet_correlation.h).
-  void Apply(CorrelationNews news);
+  void Apply(const CorrelationNews& news);
 
   TainterConfig config_;
   const Clock& clock_;

@@ -90,8 +90,8 @@ struct RecoveryFixture : KubeTainterFixture {
     e.log_time = e.detected_time = f.clock.Now();
     return e;
   }
-  void Handle(FaultEvent e) {
-    tainter->Handle(std::move(e));
+  void Handle(const FaultEvent& e) {
+    tainter->Handle(e);
     REQUIRE(tainter->pending() == 0);
   }
   json Condition(const std::string& type) {
