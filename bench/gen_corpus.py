@@ -625,6 +625,11 @@ def fault_templates(rng, px):
             # session 21's generalisation pass: NICs and storage controllers, from the drivers' formats
             [(K(C(["ixgbe %s: Adapter removed" % nic(), "igb %s %s: PCIe link lost" % (nic(), C(NETDEVS)), "bnxt_en %s %s: Firmware reset aborted, rc = -%d" % (nic(), C(NETDEVS), R(1, 120)), "ice %s: Rebuild failed, unload and reload driver" % nic(), "ena %s: Reset attempt failed. Can not reset the device" % nic()])), ["net.nic-failed"])],
             [(K(C(["megaraid_sas %s: Reset failed, killing adapter scsi%d." % (nic(), R(4)), "mpt3sas_cm%d: fault_state(0x%04x)!" % (R(4), R(1 << 16)), "mpt3sas_cm%d: SAS host is non-operational !!!!" % R(4), "smartpqi %s: controller offline" % nic(), "ata%d: reset failed, giving up" % R(1, 9)])), ["host.storage-controller-failed"])],
+            # session 22's generalisation pass: accelerator user-space stacks, from the programs' formats
+            [(J("nv-hostengine[4021]", C(["Pending page retirements together with a DBE were detected on GPU %d." % R(8), "CUDA APIs have indicated that a double-bit ECC error has occured on GPU %d." % R(8), "GPU had an uncontained error (XID 95)"])), ["nvidia.dcgm-volatile-dbe"])],
+            [(P(C(["2024/06/06 09:12:%02d ERROR XidCriticalError: the device will go unhealthy xid=%d aip=01P0-HL2080A0-15-TNZ%02d-07-02" % (R(60), R(1, 4), R(100)), "2023/11/06 16:40:%02d XidCriticalError: Xid=%d on AIP=01P0-HL2080A0-15-TNZ%02d-07-02, the device will go unhealthy" % (R(60), R(1, 4), R(100))])), ["habana.device-plugin-unhealthy"])],
+            [(P("RuntimeError: synStatus=%d [%s] Device acquire failed." % C([(8, "Device not found"), (17, "Device reset"), (20, "Device already acquired"), (26, "Generic failure")])), ["habana.synapse-error"])],
+            [(P(C(["[rank%d]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting %dms for %s operation to complete" % (R(64), C([300000, 1800000]), C(["recv", "send"])), "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.4.%d]:%d" % (R(256), R(1024, 65536)), "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (10.0.4.%d, 29500)." % R(256)])), ["torch.c10d-network-error"])],
         ])
 
 
