@@ -550,6 +550,8 @@ def fault_templates(rng, px):
             [(K("{%d}[Hardware Error]:   error_type: 3, multi-bit ECC" % R(1, 9)), ["host.ghes-multibit-ecc"])],
             [(K("Memory failure: 0x%x: recovery action for %s: %s" % (R(1 << 28), C(["dirty LRU page", "reserved kernel page", "huge page"]), C(["Recovered", "Failed", "Ignored"]))), ["host.memory-failure"])],
             [(K("NMI watchdog: Watchdog detected hard LOCKUP on cpu %d" % R(128)), ["host.hard-lockup"])],
+            [(K("Uhhuh. NMI received for unknown reason %02x on CPU %d." % (C([0x2d, 0x3d, 0x30, 0xb1]), R(128))), ["host.unknown-nmi"])],
+            [(J("nhc[%d]" % (4000 + R(9000)), "ERROR:  nhc:  Health check failed:  %s" % C(["check_gpu_count: Expected 8 GPUs, found 7", "check_hw_ib:  No IB port mlx5_%d:1 is ACTIVE (LinkUp 400 Gb/sec)." % R(8)])), ["host.nhc-check-failed"])],
             [(K("amdgpu %s: amdgpu: amdgpu_device_ip_init failed" % pci), ["amd.init-failed"])],
             [(K("amdgpu: probe of %s failed with error -22" % pci), ["amd.init-failed"])],
             [(K("[drm:amdgpu_device_ip_init [amdgpu]] *ERROR* %s of IP block <%s> failed -%d" % (C(["sw_init", "hw_init", "resume"]), C(["psp", "smu", "gmc_v9_0", "gfx_v9_0"]), C([2, 22, 62]))), ["amd.ip-block-failed"])],
