@@ -625,6 +625,17 @@ def fault_templates(rng, px):
             # session 21's generalisation pass: NICs and storage controllers, from the drivers' formats
             [(K(C(["ixgbe %s: Adapter removed" % nic(), "igb %s %s: PCIe link lost" % (nic(), C(NETDEVS)), "bnxt_en %s %s: Firmware reset aborted, rc = -%d" % (nic(), C(NETDEVS), R(1, 120)), "ice %s: Rebuild failed, unload and reload driver" % nic(), "ena %s: Reset attempt failed. Can not reset the device" % nic()])), ["net.nic-failed"])],
             [(K(C(["megaraid_sas %s: Reset failed, killing adapter scsi%d." % (nic(), R(4)), "mpt3sas_cm%d: fault_state(0x%04x)!" % (R(4), R(1 << 16)), "mpt3sas_cm%d: SAS host is non-operational !!!!" % R(4), "smartpqi %s: controller offline" % nic(), "ata%d: reset failed, giving up" % R(1, 9)])), ["host.storage-controller-failed"])],
+            # session 22's generalisation pass: file systems and block storage, from the kernel's, OpenZFS's, multipath-tools', Lustre's and Ceph's formats
+            [(K("md/%s: %s" % (C(["raid0md%d" % R(128), "raid1:md%d" % R(128), "raid:md%d" % R(128)]), C(["Disk failure on nvme%dn1 detected, failing array." % R(8), "Cannot continue operation (%d/%d failed)." % (R(2, 4), R(4, 9))]))), ["host.md-array-failed"])],
+            [(K("device-mapper: multipath: 253:%d: Failing path %d:%d." % (R(16), C([8, 65, 259]), R(256))), ["host.multipath-path-failed"])],
+            [(J("multipathd[%d]" % R(1000, 99999), "mpath%s: remaining active paths: 0" % C("abcdef")), ["host.multipath-no-paths"])],
+            [(K("device-mapper: verity: 259:%d: %s block %d is corrupted" % (R(16), C(["data", "metadata"]), R(1 << 20))), ["host.dm-verity-corrupted"])],
+            [(K("WARNING: Pool '%s' has encountered an uncorrectable I/O failure and has been suspended." % C(["tank", "scratch", "data"])), ["host.zfs-pool-suspended"])],
+            [(J("zed", "eid=%d class=%s pool='tank' vdev=nvme%dn1p1" % (R(1, 999), C(["checksum", "io", "data"]), R(8))), ["host.zfs-vdev-error"])],
+            [(K("Lustre: %d:0:(client.c:2141:ptlrpc_expire_one_request()) @@@ Request sent has timed out for slow reply: [sent 1763794973/real 1763794973]  req@ffff8d2a3c5e%04x x%d/t0(0) o400->scratch-OST%04x-osc-ffff8d2a3c5e0800@10.0.%d.%d@o2ib:28/4 lens 224/224 e 0 to 1 dl 1763794980 ref 1 fl Rpc:XNQr/0/ffffffff rc 0/-1" % (R(1000, 9999), R(1 << 16), R(1 << 40), R(64), R(256), R(256))), ["host.lustre-rpc-timeout"])],
+            [(K(C(["ceph: mds%d %s" % (R(4), C(["hung", "closed our session", "reconnect denied"])), "libceph: mon%d (1)10.0.3.%d:6789 session lost, hunting for new mon" % (R(3), R(256))])), ["host.cephfs-session-lost"])],
+            [(K(C(["BTRFS error (device nvme%dn1 state EA): level verify failed on logical %d mirror 1 wanted 1 found 0" % (R(8), R(1 << 40)), "BTRFS error (device nvme%dn1): scrub: unable to fixup (regular) error at logical %d on dev /dev/nvme1n1 physical %d" % (R(8), R(1 << 40), R(1 << 40))])), ["host.btrfs-error"])],
+            [(K("XFS (nvme%dn1): Metadata I/O Error (0x1) detected at xfs_trans_read_buf_map+0x1d0/0x2c0 [xfs] (fs/xfs/xfs_trans_buf.c:296).  Shutting down filesystem." % R(8)), ["host.xfs-shutdown"])],
         ])
 
 
