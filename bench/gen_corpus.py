@@ -632,6 +632,17 @@ def fault_templates(rng, px):
             [(P(C(["2024/06/06 09:12:%02d ERROR XidCriticalError: the device will go unhealthy xid=%d aip=01P0-HL2080A0-15-TNZ%02d-07-02" % (R(60), R(1, 4), R(100)), "2023/11/06 16:40:%02d XidCriticalError: Xid=%d on AIP=01P0-HL2080A0-15-TNZ%02d-07-02, the device will go unhealthy" % (R(60), R(1, 4), R(100))])), ["habana.device-plugin-unhealthy"])],
             [(P("RuntimeError: synStatus=%d [%s] Device acquire failed." % C([(8, "Device not found"), (17, "Device reset"), (20, "Device already acquired"), (26, "Generic failure")])), ["habana.synapse-error"])],
             [(P(C(["[rank%d]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting %dms for %s operation to complete" % (R(64), C([300000, 1800000]), C(["recv", "send"])), "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.4.%d]:%d" % (R(256), R(1024, 65536)), "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (10.0.4.%d, 29500)." % R(256)])), ["torch.c10d-network-error"])],
+            # session 22's generalisation pass: file systems and block storage, from the kernel's, OpenZFS's, multipath-tools', Lustre's and Ceph's formats
+            [(K("md/%s: %s" % (C(["raid0md%d" % R(128), "raid1:md%d" % R(128), "raid:md%d" % R(128)]), C(["Disk failure on nvme%dn1 detected, failing array." % R(8), "Cannot continue operation (%d/%d failed)." % (R(2, 4), R(4, 9))]))), ["host.md-array-failed"])],
+            [(K("device-mapper: multipath: 253:%d: Failing path %d:%d." % (R(16), C([8, 65, 259]), R(256))), ["host.multipath-path-failed"])],
+            [(J("multipathd[%d]" % R(1000, 99999), "mpath%s: remaining active paths: 0" % C("abcdef")), ["host.multipath-no-paths"])],
+            [(K("device-mapper: verity: 259:%d: %s block %d is corrupted" % (R(16), C(["data", "metadata"]), R(1 << 20))), ["host.dm-verity-corrupted"])],
+            [(K("WARNING: Pool '%s' has encountered an uncorrectable I/O failure and has been suspended." % C(["tank", "scratch", "data"])), ["host.zfs-pool-suspended"])],
+            [(J("zed", "eid=%d class=%s pool='tank' vdev=nvme%dn1p1" % (R(1, 999), C(["checksum", "io", "data"]), R(8))), ["host.zfs-vdev-error"])],
+            [(K("Lustre: %d:0:(client.c:2141:ptlrpc_expire_one_request()) @@@ Request sent has timed out for slow reply: [sent 1763794973/real 1763794973]  req@ffff8d2a3c5e%04x x%d/t0(0) o400->scratch-OST%04x-osc-ffff8d2a3c5e0800@10.0.%d.%d@o2ib:28/4 lens 224/224 e 0 to 1 dl 1763794980 ref 1 fl Rpc:XNQr/0/ffffffff rc 0/-1" % (R(1000, 9999), R(1 << 16), R(1 << 40), R(64), R(256), R(256))), ["host.lustre-rpc-timeout"])],
+            [(K(C(["ceph: mds%d %s" % (R(4), C(["hung", "closed our session", "reconnect denied"])), "libceph: mon%d (1)10.0.3.%d:6789 session lost, hunting for new mon" % (R(3), R(256))])), ["host.cephfs-session-lost"])],
+            [(K(C(["BTRFS error (device nvme%dn1 state EA): level verify failed on logical %d mirror 1 wanted 1 found 0" % (R(8), R(1 << 40)), "BTRFS error (device nvme%dn1): scrub: unable to fixup (regular) error at logical %d on dev /dev/nvme1n1 physical %d" % (R(8), R(1 << 40), R(1 << 40))])), ["host.btrfs-error"])],
+            [(K("XFS (nvme%dn1): Metadata I/O Error (0x1) detected at xfs_trans_read_buf_map+0x1d0/0x2c0 [xfs] (fs/xfs/xfs_trans_buf.c:296).  Shutting down filesystem." % R(8)), ["host.xfs-shutdown"])],
         ])
 
 
