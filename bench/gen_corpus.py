@@ -554,6 +554,7 @@ def fault_templates(rng, px):
             [(P("E1122 07:02:%02d.%06d       1 utils.go:58] GRPC call: /csi.v1.Node/Node%sVolume, GRPC error: rpc error: code = %s desc = mount failed: exit status %d" % (R(60), R(1000000), C(["Stage", "Publish"]), C(["Internal", "DeadlineExceeded"]), R(1, 33))), ["host.csi-mount-failed"])],
             [(P(C(["[ERROR] Failed to get new memory reference with rc: %d" % R(1, 120), "[ERROR] Received import response from node id %d with failure status %d" % (R(18), R(1, 9))])), ["nvidia.imex-error"])],
             [(K("ixgbe %s: Warning firmware error detected FWSM: 0x%08X" % (nic(), C([0, 0xFFFFFFFF, 0x0118801F]))), ["net.nic-firmware-error"])],
+            [(P("Failed, NCCL error %s:%d '%s'" % (C(["all_reduce.cu", "/src/plugins/ncclPlugin/allreducePlugin.cpp"]), R(40, 400), C(["unknown result code", "invalid usage (run with NCCL_DEBUG=WARN for details)", "invalid argument (run with NCCL_DEBUG=WARN for details)"]))), ["nccl.check-failed"])],
             [(P("Accelerator Fatal Error: call to %s returned error %d: Other" % (C(["cuCtxCreate", "cuMemcpyDtoHAsync", "cuStreamSynchronize"]), C([214, 220]))), ["nccl.cuda-fatal-code"])],
             [(J("nhc[%d]" % (4000 + R(9000)), "ERROR:  nhc:  Health check failed:  %s" % C(["check_gpu_count: Expected 8 GPUs, found 7", "check_hw_ib:  No IB port mlx5_%d:1 is ACTIVE (LinkUp 400 Gb/sec)." % R(8)])), ["host.nhc-check-failed"])],
             [(K("amdgpu %s: amdgpu: amdgpu_device_ip_init failed" % pci), ["amd.init-failed"])],
